@@ -1,0 +1,305 @@
+// EngineClient over SGLang's scheduler protocol (gRPC, HTTP/2, Connect v2).
+//
+// Wire facts this file relies on (see proto/sglang_scheduler.proto):
+//  - Generate is a server stream of GenerateResponse{chunk | complete}.
+//  - A chunk carries the NEW token ids since the previous chunk (possibly
+//    several) plus running usage totals; `index` tells choices apart (n > 1).
+//  - In stream mode the worker follows the last chunk with a complete whose
+//    output_ids repeat that chunk's ids, so complete.output_ids is only
+//    trusted in non-stream mode.
+//  - Proto3 zeros are not the engine defaults: every sampling scalar is
+//    filled explicitly (top_k = -1, repetition_penalty = 1, ...).
+import { create } from '@bufbuild/protobuf';
+import { Code, ConnectError, createClient, type Client } from '@connectrpc/connect';
+import { createGrpcTransport, Http2SessionManager } from '@connectrpc/connect-node';
+
+import {
+  AbortRequestSchema,
+  GenerateRequestSchema,
+  GetLoadsRequestSchema,
+  GetModelInfoRequestSchema,
+  GetServerInfoRequestSchema,
+  HealthCheckRequestSchema,
+  SamplingParamsSchema,
+  SglangScheduler,
+  type GenerateComplete,
+  type GenerateRequest,
+} from '../gen/sglang_scheduler_pb.js';
+import { EngineError } from './errors.js';
+import type {
+  EngineClient,
+  EngineEvent,
+  EngineLoads,
+  EngineModelInfo,
+  EngineServerInfo,
+  GenerateDone,
+  GenerateParams,
+} from './types.js';
+
+export interface SglangClientOptions {
+  /** Give up opening the HTTP/2 connection after this long. Default 3000. */
+  connectTimeoutMs?: number;
+  /** Deadline for unary rpcs (health, abort, info, loads). Default 5000. */
+  rpcTimeoutMs?: number;
+  /**
+   * HTTP/2 PING interval while streams are open. A worker that stops
+   * answering PINGs (hung process, dead host) fails its streams after
+   * pingIntervalMs + pingTimeoutMs. Default 10000.
+   */
+  pingIntervalMs?: number;
+  /** Default 5000. */
+  pingTimeoutMs?: number;
+  /** Close an unused connection after this long. Default 15 min. */
+  idleConnectionTimeoutMs?: number;
+}
+
+/** grpc://host:port → http://host:port (grpcs → https). */
+export function toBaseUrl(url: string): string {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    throw new EngineError('invalid_argument', `bad engine worker URL ${JSON.stringify(url)}`, url);
+  }
+  const scheme = u.protocol === 'grpc:' || u.protocol === 'http:' ? 'http:'
+    : u.protocol === 'grpcs:' || u.protocol === 'https:' ? 'https:'
+    : undefined;
+  if (!scheme || !u.hostname || !u.port) {
+    throw new EngineError('invalid_argument', `engine worker URL must look like grpc://host:port, got ${url}`, url);
+  }
+  return `${scheme}//${u.host}`;
+}
+
+export class SglangEngineClient implements EngineClient {
+  readonly url: string;
+  private readonly session: Http2SessionManager;
+  private readonly rpc: Client<typeof SglangScheduler>;
+  private readonly rpcTimeoutMs: number;
+
+  constructor(url: string, opts: SglangClientOptions = {}) {
+    this.url = url;
+    const baseUrl = toBaseUrl(url);
+    this.rpcTimeoutMs = opts.rpcTimeoutMs ?? 5000;
+    // Own the session manager so close() can tear the connection down.
+    this.session = new Http2SessionManager(baseUrl, {
+      connectTimeoutMs: opts.connectTimeoutMs ?? 3000,
+      pingIntervalMs: opts.pingIntervalMs ?? 10_000,
+      pingTimeoutMs: opts.pingTimeoutMs ?? 5000,
+      idleConnectionTimeoutMs: opts.idleConnectionTimeoutMs ?? 15 * 60_000,
+    });
+    const transport = createGrpcTransport({ baseUrl, sessionManager: this.session });
+    this.rpc = createClient(SglangScheduler, transport);
+  }
+
+  async *generate(p: GenerateParams, signal: AbortSignal): AsyncGenerator<EngineEvent> {
+    const id = p.requestId;
+    if (signal.aborted) {
+      throw new EngineError('aborted', `request ${id} aborted before it was sent to ${this.url}`, this.url);
+    }
+    const n = Math.max(1, p.n ?? 1);
+    const cancel = new AbortController();
+    let finished = false;
+    let abortSent = false;
+    const sendAbort = (reason: string) => {
+      if (abortSent) return;
+      abortSent = true;
+      this.abort(id, reason).catch(() => {
+        // Worker gone or request already over: nothing left to stop.
+      });
+    };
+    const onAbort = () => {
+      sendAbort('client disconnected');
+      cancel.abort();
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+
+    const doneIdx = new Set<number>();
+    let workerGone = false;
+    try {
+      const stream = this.rpc.generate(buildGenerateRequest(p), { signal: cancel.signal });
+      for await (const res of stream) {
+        const r = res.response;
+        if (r.case === 'chunk') {
+          const c = r.value;
+          if (c.tokenIds.length === 0 && !p.stream) continue;
+          yield {
+            kind: 'chunk',
+            chunk: {
+              tokenIds: c.tokenIds,
+              promptTokens: c.promptTokens,
+              completionTokens: c.completionTokens,
+              cachedTokens: c.cachedTokens,
+              index: c.index,
+            },
+          };
+        } else if (r.case === 'complete') {
+          doneIdx.add(r.value.index);
+          if (doneIdx.size >= n) finished = true;
+          yield { kind: 'done', done: toDone(r.value, p.stream) };
+        }
+      }
+    } catch (err) {
+      if (signal.aborted) {
+        throw new EngineError('aborted', `request ${id} on ${this.url} aborted by caller`, this.url, { cause: err });
+      }
+      const e = EngineError.from(err, this.url, `Generate(${id})`);
+      workerGone = e.code === 'unavailable' || e.code === 'aborted';
+      if (e.code === 'aborted') {
+        // We did not cancel, so the worker (or the network) reset the stream.
+        const why = ConnectError.from(err).rawMessage;
+        throw new EngineError('unavailable', `stream of request ${id} was reset by engine worker ${this.url} (${why})`, this.url, { cause: err });
+      }
+      throw e;
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+      if (!finished) {
+        // Consumer stopped early or the stream failed: free the worker's slot
+        // (pointless when the worker is unreachable).
+        if (!workerGone) sendAbort('stream closed early');
+        cancel.abort();
+      }
+    }
+    if (!finished) {
+      if (signal.aborted) {
+        throw new EngineError('aborted', `request ${id} on ${this.url} aborted by caller`, this.url);
+      }
+      throw new EngineError('internal', `engine worker ${this.url} ended the stream of request ${id} after ${doneIdx.size}/${n} completions`, this.url);
+    }
+  }
+
+  async abort(requestId: string, reason = ''): Promise<void> {
+    try {
+      await this.rpc.abort(create(AbortRequestSchema, { requestId, reason }), { timeoutMs: this.rpcTimeoutMs });
+    } catch (err) {
+      throw EngineError.from(err, this.url, `Abort(${requestId})`);
+    }
+  }
+
+  async health(): Promise<boolean> {
+    try {
+      const res = await this.rpc.healthCheck(create(HealthCheckRequestSchema), { timeoutMs: this.rpcTimeoutMs });
+      return res.healthy;
+    } catch {
+      return false;
+    }
+  }
+
+  async modelInfo(): Promise<EngineModelInfo> {
+    const r = await this.unary('GetModelInfo', () =>
+      this.rpc.getModelInfo(create(GetModelInfoRequestSchema), { timeoutMs: this.rpcTimeoutMs }));
+    return {
+      modelPath: r.modelPath,
+      servedModelName: r.servedModelName || r.modelPath,
+      tokenizerPath: r.tokenizerPath,
+      isGeneration: r.isGeneration,
+      maxContextLength: r.maxContextLength,
+      maxReqInputLen: r.maxReqInputLen,
+      vocabSize: r.vocabSize,
+      eosTokenIds: r.eosTokenIds,
+      bosTokenId: r.bosTokenId,
+      padTokenId: r.padTokenId,
+      modelType: r.modelType,
+      architectures: r.architectures,
+      supportsVision: r.supportsVision,
+      defaultSamplingParamsJson: r.defaultSamplingParamsJson,
+    };
+  }
+
+  async serverInfo(): Promise<EngineServerInfo> {
+    const r = await this.unary('GetServerInfo', () =>
+      this.rpc.getServerInfo(create(GetServerInfoRequestSchema), { timeoutMs: this.rpcTimeoutMs }));
+    return {
+      engineVersion: r.sglangVersion,
+      activeRequests: r.activeRequests,
+      isPaused: r.isPaused,
+      uptimeSeconds: r.uptimeSeconds,
+      maxTotalNumTokens: r.maxTotalNumTokens,
+      serverArgs: r.serverArgs ?? {},
+    };
+  }
+
+  async loads(): Promise<EngineLoads> {
+    const r = await this.unary('GetLoads', () =>
+      this.rpc.getLoads(create(GetLoadsRequestSchema, { include: ['core'] }), { timeoutMs: this.rpcTimeoutMs }));
+    const perRank = r.loads.map((l) => ({
+      dpRank: l.dpRank,
+      runningRequests: l.numRunningReqs,
+      waitingRequests: l.numWaitingReqs,
+      usedTokens: l.numUsedTokens,
+      maxTotalTokens: l.maxTotalNumTokens,
+      tokenUsage: l.tokenUsage,
+      maxRunningRequests: l.maxRunningRequests,
+    }));
+    const sum = (f: (x: (typeof r.loads)[number]) => number) => r.loads.reduce((a, x) => a + f(x), 0);
+    return {
+      runningRequests: r.aggregate ? r.aggregate.totalRunningReqs : sum((l) => l.numRunningReqs),
+      waitingRequests: r.aggregate ? r.aggregate.totalWaitingReqs : sum((l) => l.numWaitingReqs),
+      tokenUsage: r.aggregate ? r.aggregate.avgTokenUsage : r.loads.length ? sum((l) => l.tokenUsage) / r.loads.length : 0,
+      genThroughput: r.aggregate ? r.aggregate.avgThroughput * Math.max(1, r.loads.length) : sum((l) => l.genThroughput),
+      perRank,
+    };
+  }
+
+  close(): void {
+    this.session.abort(new ConnectError(`engine client for ${this.url} closed`, Code.Unavailable));
+  }
+
+  private async unary<T>(what: string, call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch (err) {
+      throw EngineError.from(err, this.url, what);
+    }
+  }
+}
+
+export function createSglangClient(url: string, opts?: SglangClientOptions): EngineClient {
+  return new SglangEngineClient(url, opts);
+}
+
+/** GenerateParams → wire request, with engine defaults filled in. */
+export function buildGenerateRequest(p: GenerateParams): GenerateRequest {
+  const sampling = create(SamplingParamsSchema, {
+    temperature: p.temperature ?? 1,
+    topP: p.topP ?? 1,
+    topK: p.topK === undefined || p.topK <= 0 ? -1 : p.topK,
+    minP: p.minP ?? 0,
+    frequencyPenalty: p.frequencyPenalty ?? 0,
+    presencePenalty: p.presencePenalty ?? 0,
+    repetitionPenalty: p.repetitionPenalty ?? 1,
+    maxNewTokens: p.maxNewTokens,
+    minNewTokens: p.minNewTokens ?? 0,
+    stopTokenIds: p.stopTokenIds ?? [],
+    ignoreEos: p.ignoreEos ?? false,
+    // Portico detokenizes itself; these only matter for engine-side text.
+    skipSpecialTokens: true,
+    spacesBetweenSpecialTokens: true,
+    n: Math.max(1, p.n ?? 1),
+  });
+  return create(GenerateRequestSchema, {
+    requestId: p.requestId,
+    tokenized: {
+      originalText: p.originalText ?? '',
+      inputIds: Array.from(p.inputIds),
+    },
+    samplingParams: sampling,
+    stream: p.stream,
+    loraId: p.loraId ?? '',
+    dataParallelRank: p.dataParallelRank,
+    logprobStartLen: -1,
+  });
+}
+
+function toDone(c: GenerateComplete, stream: boolean): GenerateDone {
+  const done: GenerateDone = {
+    finishReason: c.finishReason || 'stop',
+    promptTokens: c.promptTokens,
+    completionTokens: c.completionTokens,
+    cachedTokens: c.cachedTokens,
+    index: c.index,
+    outputIds: stream ? [] : c.outputIds,
+  };
+  if (c.matchedStop.case === 'matchedTokenId') done.matchedTokenId = c.matchedStop.value;
+  else if (c.matchedStop.case === 'matchedStopStr') done.matchedStopStr = c.matchedStop.value;
+  return done;
+}

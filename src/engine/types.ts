@@ -1,0 +1,148 @@
+// Engine-neutral contract between Portico and a GPU engine worker.
+// Everything above src/engine talks to workers through EngineClient only;
+// protocol specifics (SGLang scheduler today, vLLM later) stay in the
+// implementation files.
+
+/** One generation request, already tokenized. */
+export interface GenerateParams {
+  /** Unique per worker; also the handle for abort(). */
+  requestId: string;
+  inputIds: Uint32Array;
+  /** Prompt text, for engine logs only. Optional. */
+  originalText?: string;
+  /** Unset = engine default (rest of the context window). */
+  maxNewTokens?: number;
+  minNewTokens?: number;
+  temperature?: number;
+  topP?: number;
+  /** -1 or unset = disabled. */
+  topK?: number;
+  minP?: number;
+  frequencyPenalty?: number;
+  presencePenalty?: number;
+  repetitionPenalty?: number;
+  /** Token ids that end a choice (in addition to EOS unless ignoreEos). */
+  stopTokenIds?: number[];
+  ignoreEos?: boolean;
+  /**
+   * Sampling seed. Not every engine protocol carries one (the SGLang
+   * scheduler protocol does not); clients that cannot send it drop it.
+   */
+  seed?: number;
+  /** Parallel choices; events carry their `index`. Default 1. */
+  n?: number;
+  /** Adapter id already loaded on the worker. */
+  loraId?: string;
+  /** Pin to one data-parallel rank of the worker. */
+  dataParallelRank?: number;
+  /**
+   * true: the engine sends token chunks as they are produced.
+   * false: the engine sends one `done` per choice carrying all `outputIds`.
+   */
+  stream: boolean;
+}
+
+/** Newly generated tokens of one choice (stream mode). */
+export interface TokenChunk {
+  /** New tokens since the previous chunk of this choice (may be several). */
+  tokenIds: number[];
+  /** Running totals for this choice. */
+  promptTokens: number;
+  completionTokens: number;
+  cachedTokens: number;
+  /** Choice index (0 when n = 1). */
+  index: number;
+}
+
+/** OpenAI-style finish reasons; engines may add their own strings. */
+export type FinishReason = 'stop' | 'length' | 'abort' | (string & {});
+
+/** End of one choice. */
+export interface GenerateDone {
+  finishReason: FinishReason;
+  /** Set when a stop token id (or EOS) ended the choice. */
+  matchedTokenId?: number;
+  /** Set when the engine itself matched a stop string. */
+  matchedStopStr?: string;
+  promptTokens: number;
+  completionTokens: number;
+  cachedTokens: number;
+  index: number;
+  /**
+   * Non-stream mode: every generated token. Stream mode: empty, the tokens
+   * were delivered by the chunks.
+   */
+  outputIds: number[];
+}
+
+export type EngineEvent =
+  | { kind: 'chunk'; chunk: TokenChunk }
+  | { kind: 'done'; done: GenerateDone };
+
+export interface EngineModelInfo {
+  modelPath: string;
+  servedModelName: string;
+  tokenizerPath: string;
+  isGeneration: boolean;
+  maxContextLength: number;
+  maxReqInputLen: number;
+  vocabSize: number;
+  eosTokenIds: number[];
+  bosTokenId: number;
+  padTokenId: number;
+  modelType: string;
+  architectures: string[];
+  supportsVision: boolean;
+  /** JSON object text of the engine's sampling defaults ('' = none). */
+  defaultSamplingParamsJson: string;
+}
+
+export interface EngineServerInfo {
+  engineVersion: string;
+  activeRequests: number;
+  isPaused: boolean;
+  uptimeSeconds: number;
+  maxTotalNumTokens: number;
+  /** Engine configuration, free-form. */
+  serverArgs: Record<string, unknown>;
+}
+
+export interface EngineLoads {
+  /** Summed over data-parallel ranks. */
+  runningRequests: number;
+  waitingRequests: number;
+  /** Mean KV-cache use in [0, 1]. */
+  tokenUsage: number;
+  /** Tokens/s. */
+  genThroughput: number;
+  perRank: Array<{
+    dpRank: number;
+    runningRequests: number;
+    waitingRequests: number;
+    usedTokens: number;
+    maxTotalTokens: number;
+    tokenUsage: number;
+    maxRunningRequests: number;
+  }>;
+}
+
+export interface EngineClient {
+  /** Worker address as given, e.g. grpc://10.0.0.5:30000. */
+  readonly url: string;
+  /**
+   * Start a generation. Events arrive in engine order; every choice ends
+   * with exactly one `done`. When `signal` fires the stream is cancelled,
+   * the worker is told to abort, and iteration throws
+   * EngineError('aborted'). Transport failures throw EngineError too.
+   */
+  generate(p: GenerateParams, signal: AbortSignal): AsyncIterable<EngineEvent>;
+  /** Ask the worker to drop a request (best effort, never throws for "unknown id"). */
+  abort(requestId: string): Promise<void>;
+  /** true when the worker answers and reports itself healthy; never throws. */
+  health(): Promise<boolean>;
+  modelInfo(): Promise<EngineModelInfo>;
+  serverInfo(): Promise<EngineServerInfo>;
+  loads(): Promise<EngineLoads>;
+  /** Drop the connection; in-flight streams fail with EngineError. */
+  close(): void;
+}

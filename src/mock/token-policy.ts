@@ -1,0 +1,130 @@
+// How the mock engine picks tokens. Pure and deterministic: no timers, no I/O.
+
+export type Finish = { reason: 'stop' | 'length'; matchedTokenId?: number };
+
+export interface ChoiceConfig {
+  mode: 'echo' | 'sim';
+  prompt: readonly number[];
+  /** Hard cap on generated tokens (already resolved against the context). */
+  maxNewTokens: number;
+  minNewTokens: number;
+  stopTokenIds: ReadonlySet<number>;
+  eosTokenIds: readonly number[];
+  ignoreEos: boolean;
+  /** sim: tokens are drawn from [0, drawBound). */
+  drawBound: number;
+  /** sim: chance per step of emitting EOS once min_new_tokens is reached. */
+  eosProbability: number;
+  seed: number;
+}
+
+/** One choice (n > 1 runs several) of one request. */
+export class ChoiceGenerator {
+  readonly output: number[] = [];
+  finish: Finish | undefined;
+  private readonly rand: () => number;
+  private readonly eos: ReadonlySet<number>;
+
+  constructor(private readonly cfg: ChoiceConfig) {
+    this.rand = mulberry32(cfg.seed);
+    this.eos = new Set(cfg.eosTokenIds);
+    // Nothing to generate at all.
+    if (cfg.maxNewTokens <= 0) this.finish = { reason: 'length' };
+    else if (cfg.mode === 'echo' && cfg.prompt.length === 0) this.finish = { reason: 'stop' };
+  }
+
+  /** Produce the next token; sets `finish` when this choice is over. */
+  step(): number {
+    if (this.finish) throw new Error('choice already finished');
+    const tok = this.cfg.mode === 'echo' ? this.echoToken() : this.simToken();
+    this.output.push(tok);
+    if (!this.finish && this.output.length >= this.cfg.maxNewTokens) this.finish = { reason: 'length' };
+    return tok;
+  }
+
+  private echoToken(): number {
+    const tok = this.cfg.prompt[this.output.length]!;
+    if (this.output.length + 1 === this.cfg.prompt.length) this.finish = { reason: 'stop' };
+    return tok;
+  }
+
+  private simToken(): number {
+    const { cfg } = this;
+    const mayStop = this.output.length >= cfg.minNewTokens;
+    if (mayStop && !cfg.ignoreEos && cfg.eosTokenIds.length > 0 && this.rand() < cfg.eosProbability) {
+      const eos = cfg.eosTokenIds[0]!;
+      this.finish = { reason: 'stop', matchedTokenId: eos };
+      return eos;
+    }
+    let tok = this.draw();
+    for (let tries = 0; this.forbidden(tok, mayStop) && tries < 16; tries++) tok = this.draw();
+    if (this.forbidden(tok, mayStop)) tok = this.firstAllowed(mayStop);
+    if (mayStop && cfg.stopTokenIds.has(tok)) this.finish = { reason: 'stop', matchedTokenId: tok };
+    return tok;
+  }
+
+  private draw(): number {
+    return Math.floor(this.rand() * this.cfg.drawBound);
+  }
+
+  // EOS only comes from the EOS branch; stop ids are held back until min_new_tokens.
+  private forbidden(tok: number, mayStop: boolean): boolean {
+    return this.eos.has(tok) || (!mayStop && this.cfg.stopTokenIds.has(tok));
+  }
+
+  private firstAllowed(mayStop: boolean): number {
+    for (let t = 0; t < this.cfg.drawBound; t++) if (!this.forbidden(t, mayStop)) return t;
+    return 0;
+  }
+}
+
+/** Small, fast, seedable PRNG (public-domain mulberry32 construction). */
+export function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** 32-bit FNV-1a of a string; seeds a request from its id. */
+export function hashString(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return h >>> 0;
+}
+
+/**
+ * Toy prefix cache: remembers prompt prefixes at block granularity so the sim
+ * can report cached_tokens and skip their prefill time. Bounded; forgets
+ * everything when full.
+ */
+export class PrefixCache {
+  private readonly blocks = new Set<number>();
+  constructor(private readonly blockSize = 16, private readonly capacity = 200_000) {}
+
+  /** Returns how many leading tokens were cached, then records the prompt. */
+  lookupAndInsert(ids: readonly number[]): number {
+    let h = 0x811c9dc5;
+    let cached = 0;
+    let missed = false;
+    const full = ids.length - (ids.length % this.blockSize);
+    for (let i = 0; i < full; i++) {
+      h = Math.imul(h ^ ids[i]!, 0x01000193) >>> 0;
+      if ((i + 1) % this.blockSize !== 0) continue;
+      if (!missed && this.blocks.has(h)) cached = i + 1;
+      else {
+        missed = true;
+        if (this.blocks.size >= this.capacity) this.blocks.clear();
+        this.blocks.add(h);
+      }
+    }
+    return cached;
+  }
+}
