@@ -1,0 +1,287 @@
+//! Chat templates rendered with minijinja in the environment transformers gives them:
+//! trim_blocks + lstrip_blocks, no trailing newline, no autoescape, Python string/dict
+//! methods (minijinja-contrib pycompat), HF `tojson`, `raise_exception`, `strftime_now`,
+//! and Python's way of printing None/True/lists.
+
+use minijinja::value::{Kwargs, Value};
+use minijinja::{AutoEscape, Environment, Error, ErrorKind, State};
+
+use crate::error::{CoreError, Result};
+use crate::pyfmt::{to_json, to_py_str, JsonOptions};
+
+const NAME: &str = "chat_template";
+
+/// A compiled chat template; render it as often as needed (Send + Sync).
+pub struct ChatTemplate {
+    env: Environment<'static>,
+}
+
+/// Everything a render needs besides the template.
+pub struct RenderInput {
+    pub messages: serde_json::Value,
+    pub tools: Option<serde_json::Value>,
+    pub add_generation_prompt: bool,
+    /// Special tokens (`bos_token`, `eos_token`, ...) — only those that are defined.
+    pub special_tokens: Vec<(&'static str, String)>,
+    /// Extra template kwargs (e.g. enable_thinking, documents); cannot replace
+    /// messages, tools or add_generation_prompt.
+    pub kwargs: Option<serde_json::Map<String, serde_json::Value>>,
+}
+
+const RESERVED: &[&str] = &["messages", "tools", "add_generation_prompt"];
+
+impl ChatTemplate {
+    pub fn compile(source: &str) -> Result<ChatTemplate> {
+        let mut env = Environment::new();
+        env.set_trim_blocks(true);
+        env.set_lstrip_blocks(true);
+        env.set_keep_trailing_newline(false);
+        env.set_auto_escape_callback(|_| AutoEscape::None);
+        env.set_unknown_method_callback(minijinja_contrib::pycompat::unknown_method_callback);
+        env.set_formatter(|out, _state, value| {
+            out.write_str(&to_py_str(value)).map_err(Error::from)
+        });
+        env.add_filter("tojson", tojson);
+        env.add_function("raise_exception", raise_exception);
+        env.add_function("strftime_now", strftime_now);
+        env.add_template_owned(NAME, strip_generation_tags(source))
+            .map_err(|e| CoreError::ChatTemplate(describe(&e)))?;
+        Ok(ChatTemplate { env })
+    }
+
+    pub fn render(&self, input: RenderInput) -> Result<String> {
+        let mut ctx: Vec<(String, Value)> = Vec::new();
+        for (k, v) in input.special_tokens {
+            ctx.push((k.to_owned(), Value::from(v)));
+        }
+        ctx.push(("documents".to_owned(), Value::from(())));
+        if let Some(kwargs) = input.kwargs {
+            for (k, v) in kwargs {
+                if !RESERVED.contains(&k.as_str()) {
+                    ctx.push((k, Value::from_serialize(&v)));
+                }
+            }
+        }
+        ctx.push((
+            "messages".to_owned(),
+            Value::from_serialize(&input.messages),
+        ));
+        let tools = input
+            .tools
+            .map(|t| Value::from_serialize(&t))
+            .unwrap_or(Value::from(()));
+        ctx.push(("tools".to_owned(), tools));
+        ctx.push((
+            "add_generation_prompt".to_owned(),
+            Value::from(input.add_generation_prompt),
+        ));
+        // Later entries win, so kwargs override special tokens but not the reserved keys.
+        let ctx: Value = ctx.into_iter().collect();
+
+        let tpl = self
+            .env
+            .get_template(NAME)
+            .map_err(|e| CoreError::ChatTemplate(describe(&e)))?;
+        tpl.render(ctx)
+            .map_err(|e| CoreError::ChatTemplate(describe(&e)))
+    }
+}
+
+/// transformers' `tojson(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False)`;
+/// a leading positional number is taken as `indent`, as Jinja2's own filter does.
+fn tojson(
+    value: Value,
+    positional: Option<Value>,
+    kwargs: Kwargs,
+) -> std::result::Result<Value, Error> {
+    let mut indent: Option<Value> = kwargs.get("indent")?;
+    let mut ensure_ascii: Option<bool> = kwargs.get("ensure_ascii")?;
+    if let Some(p) = positional {
+        if p.is_integer() || p.as_str().is_some() {
+            indent = Some(p);
+        } else {
+            ensure_ascii = Some(p.is_true());
+        }
+    }
+    let indent = match indent {
+        Some(v) if v.is_none() || v.is_undefined() => None,
+        Some(v) if v.is_integer() => Some(" ".repeat(v.as_usize().unwrap_or(0))),
+        Some(v) => v.as_str().map(str::to_owned),
+        None => None,
+    };
+    let mut opts = JsonOptions::new(indent);
+    opts.ensure_ascii = ensure_ascii.unwrap_or(false);
+    opts.sort_keys = kwargs.get::<Option<bool>>("sort_keys")?.unwrap_or(false);
+    if let Some(seps) = kwargs.get::<Option<Value>>("separators")? {
+        if !seps.is_none() {
+            let parts: Vec<Value> = seps.try_iter()?.collect();
+            if let [item, key] = parts.as_slice() {
+                opts.item_sep = item.as_str().unwrap_or(", ").to_owned();
+                opts.key_sep = key.as_str().unwrap_or(": ").to_owned();
+            }
+        }
+    }
+    kwargs.assert_all_used()?;
+    Ok(Value::from(to_json(&value, &opts)))
+}
+
+fn raise_exception(message: String) -> std::result::Result<Value, Error> {
+    Err(Error::new(ErrorKind::InvalidOperation, message))
+}
+
+/// Local time formatted with a strftime string (chrono's strftime, Python-compatible for
+/// the usual %d %b %B %Y %H %M ...). An invalid format is an error, never a panic.
+fn strftime_now(_state: &State, format: String) -> std::result::Result<Value, Error> {
+    use chrono::format::{Item, StrftimeItems};
+    let items: Vec<Item> = StrftimeItems::new(&format).collect();
+    if items.iter().any(|i| matches!(i, Item::Error)) {
+        return Err(Error::new(
+            ErrorKind::InvalidOperation,
+            format!("strftime_now: invalid format {format:?}"),
+        ));
+    }
+    Ok(Value::from(
+        chrono::Local::now()
+            .format_with_items(items.into_iter())
+            .to_string(),
+    ))
+}
+
+/// A readable one-line message: raise_exception's text as written, others with their kind.
+fn describe(e: &Error) -> String {
+    let mut msg = match (e.kind(), e.detail()) {
+        (ErrorKind::InvalidOperation, Some(d)) => d.to_owned(),
+        (kind, Some(d)) => format!("{kind}: {d}"),
+        (kind, None) => kind.to_string(),
+    };
+    if let Some(line) = e.line() {
+        msg.push_str(&format!(" (template line {line})"));
+    }
+    msg
+}
+
+/// transformers' `{% generation %}`/`{% endgeneration %}` marks assistant text for masks;
+/// it has no effect on the rendered text, so the tags are dropped.
+fn strip_generation_tags(src: &str) -> String {
+    let mut out = String::with_capacity(src.len());
+    let mut rest = src;
+    while let Some(start) = rest.find("{%") {
+        let Some(len) = rest[start..].find("%}") else {
+            break;
+        };
+        let tag = &rest[start + 2..start + len];
+        let name = tag.trim_matches(|c: char| c == '-' || c == '+' || c.is_whitespace());
+        out.push_str(&rest[..start]);
+        if name != "generation" && name != "endgeneration" {
+            out.push_str(&rest[start..start + len + 2]);
+        }
+        rest = &rest[start + len + 2..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn render(src: &str, messages: serde_json::Value, kwargs: serde_json::Value) -> Result<String> {
+        ChatTemplate::compile(src)?.render(RenderInput {
+            messages,
+            tools: None,
+            add_generation_prompt: false,
+            special_tokens: vec![("bos_token", "<s>".into())],
+            kwargs: kwargs.as_object().cloned(),
+        })
+    }
+
+    #[test]
+    fn python_methods_and_printing() {
+        let out = render(
+            "{% for m in messages %}{{ m.content.strip().split(',')[0] }}|{{ m.content.startswith(' a') }}|{{ m.x }}{% endfor %}|{{ tools }}|{{ bos_token }}",
+            json!([{"content": " a,b ", "x": null}]),
+            json!({}),
+        )
+        .unwrap();
+        assert_eq!(out, "a|True|None|None|<s>");
+    }
+
+    #[test]
+    fn tojson_python_style_in_order() {
+        let out = render(
+            "{{ messages[0] | tojson }}|{{ messages[0] | tojson(indent=2) }}",
+            json!([{"z": 1, "a": "é"}]),
+            json!({}),
+        )
+        .unwrap();
+        assert_eq!(
+            out,
+            "{\"z\": 1, \"a\": \"é\"}|{\n  \"z\": 1,\n  \"a\": \"é\"\n}"
+        );
+    }
+
+    #[test]
+    fn raise_exception_is_an_error_with_its_message() {
+        let err = render(
+            "{{ raise_exception('roles must alternate') }}",
+            json!([]),
+            json!({}),
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "chat template error: roles must alternate (template line 1)"
+        );
+    }
+
+    #[test]
+    fn kwargs_cannot_replace_messages() {
+        let out = render(
+            "{{ messages | length }}{{ enable_thinking }}",
+            json!([{}]),
+            json!({"messages": [], "enable_thinking": false}),
+        )
+        .unwrap();
+        assert_eq!(out, "1False");
+    }
+
+    #[test]
+    fn trim_and_lstrip_blocks_no_trailing_newline() {
+        let out = render(
+            "  {% if true %}\nA\n  {% endif %}\nB\n",
+            json!([]),
+            json!({}),
+        )
+        .unwrap();
+        assert_eq!(out, "A\nB");
+    }
+
+    #[test]
+    fn strftime_now_formats_or_errors() {
+        let out = render("{{ strftime_now('%Y') }}", json!([]), json!({})).unwrap();
+        assert_eq!(out.len(), 4);
+        assert!(render("{{ strftime_now('%Q') }}", json!([]), json!({})).is_err());
+    }
+
+    #[test]
+    fn syntax_error_is_reported() {
+        let err = ChatTemplate::compile("{% if %}").err().unwrap();
+        assert!(
+            err.to_string()
+                .starts_with("chat template error: syntax error"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn generation_tags_are_ignored() {
+        let out = render(
+            "{% generation %}X{%- endgeneration %}",
+            json!([]),
+            json!({}),
+        )
+        .unwrap();
+        assert_eq!(out, "X");
+    }
+}

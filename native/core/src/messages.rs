@@ -1,0 +1,179 @@
+//! Chat messages arrive as raw JSON bytes (a span of the HTTP body) and are parsed here,
+//! then normalised the way vLLM prepares them for a text-only chat template.
+
+use serde_json::{Map, Value};
+
+use crate::error::{CoreError, Result};
+
+/// Parses a JSON array of message objects.
+pub fn parse_messages(bytes: &[u8]) -> Result<Vec<Value>> {
+    let value: Value =
+        serde_json::from_slice(bytes).map_err(|e| CoreError::InvalidMessages(e.to_string()))?;
+    let Value::Array(items) = value else {
+        return Err(CoreError::InvalidMessages(format!(
+            "expected an array of messages, got {}",
+            kind(&value)
+        )));
+    };
+    for (i, m) in items.iter().enumerate() {
+        if !m.is_object() {
+            return Err(CoreError::InvalidMessages(format!(
+                "messages[{i}] must be an object, got {}",
+                kind(m)
+            )));
+        }
+    }
+    Ok(items)
+}
+
+/// Parses an optional JSON array (tools): `None` for an absent span.
+pub fn parse_array(bytes: Option<&[u8]>, what: &str) -> Result<Option<Value>> {
+    let Some(bytes) = bytes else { return Ok(None) };
+    let value: Value = serde_json::from_slice(bytes)
+        .map_err(|e| CoreError::InvalidMessages(format!("{what}: {e}")))?;
+    match value {
+        Value::Array(_) => Ok(Some(value)),
+        Value::Null => Ok(None),
+        other => Err(CoreError::InvalidMessages(format!(
+            "{what}: expected an array, got {}",
+            kind(&other)
+        ))),
+    }
+}
+
+/// The text of a message's `content`: a string, null/absent (""), or a list of parts whose
+/// text parts are joined with `sep`. Non-text parts are refused (text-only model).
+pub fn content_text(message: &Value, index: usize, sep: &str) -> Result<String> {
+    match message.get("content") {
+        None | Some(Value::Null) => Ok(String::new()),
+        Some(Value::String(s)) => Ok(s.clone()),
+        Some(Value::Array(parts)) => {
+            let mut out = String::new();
+            for (j, part) in parts.iter().enumerate() {
+                let text = part_text(part).ok_or_else(|| {
+                    CoreError::InvalidMessages(format!(
+                        "messages[{index}].content[{j}]: unsupported content part {} (only text parts are supported)",
+                        part.get("type").map(Value::to_string).unwrap_or_else(|| kind(part).to_owned())
+                    ))
+                })?;
+                if j > 0 {
+                    out.push_str(sep);
+                }
+                out.push_str(text);
+            }
+            Ok(out)
+        }
+        Some(other) => Err(CoreError::InvalidMessages(format!(
+            "messages[{index}].content must be a string, an array of parts or null, got {}",
+            kind(other)
+        ))),
+    }
+}
+
+fn part_text(part: &Value) -> Option<&str> {
+    match part {
+        Value::String(s) => Some(s),
+        Value::Object(o) => match o.get("type").and_then(Value::as_str) {
+            Some("text") | Some("input_text") | Some("output_text") | None => {
+                o.get("text").and_then(Value::as_str)
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Prepares messages for a chat template, as vLLM does for text-only templates:
+/// * `content` becomes a string (text parts joined with "\n"; null/absent → "");
+/// * an assistant's `tool_calls[].function.arguments` given as a JSON-object string is
+///   parsed into a mapping (templates such as Llama 3's `| tojson` it; Qwen3 takes both).
+///
+/// Other fields are kept as sent, in their order.
+pub fn normalise_for_template(messages: Vec<Value>) -> Result<Vec<Value>> {
+    messages
+        .into_iter()
+        .enumerate()
+        .map(|(i, mut m)| {
+            let text = content_text(&m, i, "\n")?;
+            let obj: &mut Map<String, Value> =
+                m.as_object_mut().expect("checked by parse_messages");
+            obj.insert("content".to_owned(), Value::String(text));
+            if let Some(Value::Array(calls)) = obj.get_mut("tool_calls") {
+                calls.iter_mut().for_each(parse_arguments);
+            }
+            Ok(m)
+        })
+        .collect()
+}
+
+fn parse_arguments(call: &mut Value) {
+    let Some(args) = call
+        .get_mut("function")
+        .and_then(|f| f.get_mut("arguments"))
+    else {
+        return;
+    };
+    if let Value::String(s) = args {
+        if let Ok(parsed @ Value::Object(_)) = serde_json::from_str::<Value>(s) {
+            *args = parsed;
+        }
+    }
+}
+
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_json_names_position() {
+        let err = parse_messages(br#"[{"role": "user", "content": }]"#).unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.starts_with("invalid messages JSON: "), "{msg}");
+        assert!(msg.contains("line 1 column"), "{msg}");
+    }
+
+    #[test]
+    fn not_an_array() {
+        let err = parse_messages(br#"{"role": "user"}"#).unwrap_err();
+        assert!(err.to_string().contains("expected an array"), "{err}");
+        let err = parse_messages(br#"["hi"]"#).unwrap_err();
+        assert!(
+            err.to_string().contains("messages[0] must be an object"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn parts_are_joined_and_null_is_empty() {
+        let msgs = parse_messages(
+            br#"[{"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]},
+                {"role":"assistant","content":null,"tool_calls":[{"type":"function","function":{"name":"f","arguments":"{\"x\": 1}"}}]}]"#,
+        )
+        .unwrap();
+        let out = normalise_for_template(msgs).unwrap();
+        assert_eq!(out[0]["content"], "a\nb");
+        assert_eq!(out[1]["content"], "");
+        assert_eq!(out[1]["tool_calls"][0]["function"]["arguments"]["x"], 1);
+    }
+
+    #[test]
+    fn image_part_is_refused() {
+        let msgs = parse_messages(
+            br#"[{"role":"user","content":[{"type":"image_url","image_url":{"url":"x"}}]}]"#,
+        )
+        .unwrap();
+        let err = normalise_for_template(msgs).unwrap_err();
+        assert!(err.to_string().contains("\"image_url\""), "{err}");
+    }
+}

@@ -1,0 +1,176 @@
+//! A loaded model folder: tokenizer + model card + compiled chat template.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::chat_template::{ChatTemplate, RenderInput};
+use crate::detokenizer::Detokenizer;
+use crate::error::{CoreError, Result};
+use crate::messages::{normalise_for_template, parse_array, parse_messages};
+use crate::model_card::ModelCard;
+use crate::raw_prompt::raw_prompt_text;
+use crate::tokenizer::Tokenizer;
+
+/// What the serving layer needs to know about a model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelInfo {
+    pub context_length: Option<u64>,
+    pub eos_token_ids: Vec<u32>,
+    pub bos_token: Option<String>,
+    pub eos_token: Option<String>,
+    pub vocab_size: usize,
+    pub has_chat_template: bool,
+}
+
+/// A chat request as spans of the body: messages (required), tools (optional).
+pub struct ChatRequest<'a> {
+    pub messages_json: &'a [u8],
+    pub tools_json: Option<&'a [u8]>,
+    pub add_generation_prompt: bool,
+    /// A JSON object of extra template kwargs (e.g. `{"enable_thinking": false}`).
+    pub kwargs_json: Option<&'a str>,
+}
+
+pub struct Model {
+    card: ModelCard,
+    tokenizer: Arc<Tokenizer>,
+    template: Option<ChatTemplate>,
+    eos_token_ids: Vec<u32>,
+}
+
+impl Model {
+    /// Loads a Hugging Face model folder (tokenizer.json required; see `ModelCard`).
+    pub fn load(dir: impl AsRef<Path>) -> Result<Model> {
+        let dir = dir.as_ref();
+        let tok_path = dir.join("tokenizer.json");
+        let bytes = std::fs::read(&tok_path).map_err(|e| {
+            let reason = if !dir.exists() {
+                "no such directory".to_owned()
+            } else if !dir.is_dir() {
+                "not a directory".to_owned()
+            } else if e.kind() == std::io::ErrorKind::NotFound {
+                "no tokenizer.json in it".to_owned()
+            } else {
+                format!("cannot read tokenizer.json: {e}")
+            };
+            CoreError::NotAModel {
+                path: dir.to_path_buf(),
+                reason,
+            }
+        })?;
+        let mut tokenizer = Tokenizer::from_json_bytes(&bytes, &tok_path)?;
+        let card = ModelCard::load(dir)?;
+
+        let bos_id = card
+            .bos_token
+            .as_deref()
+            .and_then(|t| tokenizer.token_to_id(t));
+        if card.add_bos_token == Some(true) {
+            // Only when the post-processor does not already add it (checked on empty text).
+            let adds_bos =
+                bos_id.is_some() && tokenizer.encode("", true)?.first().copied() == bos_id;
+            if !adds_bos {
+                tokenizer.set_ensure_bos(bos_id);
+            }
+        }
+
+        let mut eos_token_ids = card.config_eos_token_ids.clone();
+        if let Some(id) = card
+            .eos_token
+            .as_deref()
+            .and_then(|t| tokenizer.token_to_id(t))
+        {
+            if !eos_token_ids.contains(&id) {
+                eos_token_ids.push(id);
+            }
+        }
+
+        let template = match card.chat_template.as_deref() {
+            Some(src) => Some(ChatTemplate::compile(src)?),
+            None => None,
+        };
+        Ok(Model {
+            card,
+            tokenizer: Arc::new(tokenizer),
+            template,
+            eos_token_ids,
+        })
+    }
+
+    pub fn info(&self) -> ModelInfo {
+        ModelInfo {
+            context_length: self.card.context_length,
+            eos_token_ids: self.eos_token_ids.clone(),
+            bos_token: self.card.bos_token.clone(),
+            eos_token: self.card.eos_token.clone(),
+            vocab_size: self.tokenizer.vocab_size(),
+            has_chat_template: self.template.is_some(),
+        }
+    }
+
+    pub fn card(&self) -> &ModelCard {
+        &self.card
+    }
+
+    pub fn tokenizer(&self) -> &Arc<Tokenizer> {
+        &self.tokenizer
+    }
+
+    pub fn encode(&self, text: &str, add_special_tokens: bool) -> Result<Vec<u32>> {
+        self.tokenizer.encode(text, add_special_tokens)
+    }
+
+    pub fn decode(&self, ids: &[u32], skip_special_tokens: bool) -> Result<String> {
+        self.tokenizer.decode(ids, skip_special_tokens)
+    }
+
+    pub fn detokenizer(&self, skip_special_tokens: bool) -> Detokenizer {
+        Detokenizer::new(Arc::clone(&self.tokenizer), skip_special_tokens)
+    }
+
+    /// Renders the chat template over the request's messages/tools spans.
+    pub fn render_chat(&self, req: &ChatRequest<'_>) -> Result<String> {
+        let template = self.template.as_ref().ok_or(CoreError::NoChatTemplate)?;
+        let messages = normalise_for_template(parse_messages(req.messages_json)?)?;
+        let tools = parse_array(req.tools_json, "tools")?;
+        let kwargs = match req.kwargs_json {
+            None => None,
+            Some(s) => match serde_json::from_str::<serde_json::Value>(s) {
+                Ok(serde_json::Value::Object(map)) => Some(map),
+                Ok(serde_json::Value::Null) => None,
+                Ok(_) => return Err(CoreError::InvalidKwargs("expected a JSON object".into())),
+                Err(e) => return Err(CoreError::InvalidKwargs(e.to_string())),
+            },
+        };
+        let card = &self.card;
+        let special_tokens = [
+            ("bos_token", &card.bos_token),
+            ("eos_token", &card.eos_token),
+            ("pad_token", &card.pad_token),
+            ("unk_token", &card.unk_token),
+        ]
+        .into_iter()
+        .filter_map(|(k, v)| v.clone().map(|v| (k, v)))
+        .collect();
+        template.render(RenderInput {
+            messages: serde_json::Value::Array(messages),
+            tools,
+            add_generation_prompt: req.add_generation_prompt,
+            special_tokens,
+            kwargs,
+        })
+    }
+
+    /// Render + encode without adding special tokens (the template writes BOS itself),
+    /// as vLLM does for chat.
+    pub fn encode_chat(&self, req: &ChatRequest<'_>) -> Result<Vec<u32>> {
+        let prompt = self.render_chat(req)?;
+        self.tokenizer.encode(&prompt, false)
+    }
+
+    /// The messages' text concatenated, tokenized without special tokens.
+    pub fn encode_raw_messages(&self, messages_json: &[u8]) -> Result<Vec<u32>> {
+        let text = raw_prompt_text(messages_json)?;
+        self.tokenizer.encode(&text, false)
+    }
+}

@@ -1,0 +1,14 @@
+//! portico-node: thin napi-rs bindings over portico-core. No logic lives here: every
+//! function converts arguments (zero-copy slices of Buffers / Uint32Arrays), calls the
+//! core, and maps `CoreError` to a thrown JS Error.
+
+mod chat_args;
+mod detokenizer;
+mod errors;
+mod model;
+
+pub use detokenizer::Detokenizer;
+pub use model::{EncodeChatTask, Model, ModelInfo};
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;

@@ -1,0 +1,186 @@
+//! The Model class: load, info, encode/decode, chat rendering over body spans.
+
+use std::sync::Arc;
+
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+
+use crate::chat_args::ChatSpans;
+use crate::errors::to_napi;
+
+/// `use_nullable`: absent values are `null` (always present), not omitted.
+#[napi(object, use_nullable = true)]
+pub struct ModelInfo {
+    pub context_length: Option<f64>,
+    pub eos_token_ids: Vec<u32>,
+    pub bos_token: Option<String>,
+    pub eos_token: Option<String>,
+    pub vocab_size: u32,
+    pub has_chat_template: bool,
+}
+
+#[napi]
+pub struct Model {
+    inner: Arc<portico_core::Model>,
+}
+
+impl Model {
+    pub(crate) fn core(&self) -> &portico_core::Model {
+        &self.inner
+    }
+}
+
+#[napi]
+impl Model {
+    /// Loads a Hugging Face model folder (tokenizer.json required).
+    #[napi(factory)]
+    pub fn load(dir: String) -> Result<Model> {
+        let inner = portico_core::Model::load(&dir).map_err(to_napi)?;
+        Ok(Model {
+            inner: Arc::new(inner),
+        })
+    }
+
+    #[napi]
+    pub fn info(&self) -> ModelInfo {
+        let i = self.inner.info();
+        ModelInfo {
+            context_length: i.context_length.map(|n| n as f64),
+            eos_token_ids: i.eos_token_ids,
+            bos_token: i.bos_token,
+            eos_token: i.eos_token,
+            vocab_size: i.vocab_size as u32,
+            has_chat_template: i.has_chat_template,
+        }
+    }
+
+    #[napi]
+    pub fn encode(&self, text: String, add_special_tokens: bool) -> Result<Uint32Array> {
+        let ids = self
+            .inner
+            .encode(&text, add_special_tokens)
+            .map_err(to_napi)?;
+        Ok(Uint32Array::new(ids))
+    }
+
+    #[napi]
+    pub fn decode(&self, ids: &[u32], skip_special_tokens: bool) -> Result<String> {
+        self.inner.decode(ids, skip_special_tokens).map_err(to_napi)
+    }
+
+    #[napi(ts_return_type = "number | null")]
+    pub fn token_to_id(&self, token: String) -> Option<u32> {
+        self.inner.tokenizer().token_to_id(&token)
+    }
+
+    #[napi(ts_return_type = "string | null")]
+    pub fn id_to_token(&self, id: u32) -> Option<String> {
+        self.inner.tokenizer().id_to_token(id)
+    }
+
+    /// Renders the chat template. `body` is the HTTP body; `[msgStart, msgEnd)` the byte span
+    /// of the messages array; tools span or -1/-1; `kwargsJson` a JSON object or null.
+    #[napi]
+    #[allow(clippy::too_many_arguments)]
+    pub fn render_chat(
+        &self,
+        body: &[u8],
+        msg_start: i64,
+        msg_end: i64,
+        tools_start: i64,
+        tools_end: i64,
+        add_generation_prompt: bool,
+        kwargs_json: Option<String>,
+    ) -> Result<String> {
+        let spans = ChatSpans::new(body, (msg_start, msg_end), (tools_start, tools_end))?;
+        let req = spans.request(add_generation_prompt, kwargs_json.as_deref());
+        self.inner.render_chat(&req).map_err(to_napi)
+    }
+
+    /// Render + encode (no special tokens added: the template writes them).
+    #[napi]
+    #[allow(clippy::too_many_arguments)]
+    pub fn encode_chat(
+        &self,
+        body: &[u8],
+        msg_start: i64,
+        msg_end: i64,
+        tools_start: i64,
+        tools_end: i64,
+        add_generation_prompt: bool,
+        kwargs_json: Option<String>,
+    ) -> Result<Uint32Array> {
+        let spans = ChatSpans::new(body, (msg_start, msg_end), (tools_start, tools_end))?;
+        let req = spans.request(add_generation_prompt, kwargs_json.as_deref());
+        Ok(Uint32Array::new(
+            self.inner.encode_chat(&req).map_err(to_napi)?,
+        ))
+    }
+
+    /// The same as `encodeChat`, on the libuv thread pool (for long prompts). The spans are
+    /// copied once (a memcpy) so the work never reads JS memory off the main thread.
+    #[napi(ts_return_type = "Promise<Uint32Array>")]
+    #[allow(clippy::too_many_arguments)]
+    pub fn encode_chat_async(
+        &self,
+        body: &[u8],
+        msg_start: i64,
+        msg_end: i64,
+        tools_start: i64,
+        tools_end: i64,
+        add_generation_prompt: bool,
+        kwargs_json: Option<String>,
+    ) -> Result<AsyncTask<EncodeChatTask>> {
+        let spans = ChatSpans::new(body, (msg_start, msg_end), (tools_start, tools_end))?;
+        Ok(AsyncTask::new(EncodeChatTask {
+            model: Arc::clone(&self.inner),
+            messages: spans.messages.to_vec(),
+            tools: spans.tools.map(<[u8]>::to_vec),
+            add_generation_prompt,
+            kwargs_json,
+        }))
+    }
+
+    /// The messages' text concatenated (no template, no special tokens), tokenized.
+    #[napi]
+    pub fn encode_raw_messages(
+        &self,
+        body: &[u8],
+        msg_start: i64,
+        msg_end: i64,
+    ) -> Result<Uint32Array> {
+        let spans = ChatSpans::new(body, (msg_start, msg_end), (-1, -1))?;
+        Ok(Uint32Array::new(
+            self.inner
+                .encode_raw_messages(spans.messages)
+                .map_err(to_napi)?,
+        ))
+    }
+}
+
+pub struct EncodeChatTask {
+    model: Arc<portico_core::Model>,
+    messages: Vec<u8>,
+    tools: Option<Vec<u8>>,
+    add_generation_prompt: bool,
+    kwargs_json: Option<String>,
+}
+
+impl Task for EncodeChatTask {
+    type Output = Vec<u32>;
+    type JsValue = Uint32Array;
+
+    fn compute(&mut self) -> Result<Vec<u32>> {
+        let req = portico_core::ChatRequest {
+            messages_json: &self.messages,
+            tools_json: self.tools.as_deref(),
+            add_generation_prompt: self.add_generation_prompt,
+            kwargs_json: self.kwargs_json.as_deref(),
+        };
+        self.model.encode_chat(&req).map_err(to_napi)
+    }
+
+    fn resolve(&mut self, _env: Env, ids: Vec<u32>) -> Result<Uint32Array> {
+        Ok(Uint32Array::new(ids))
+    }
+}
