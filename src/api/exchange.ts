@@ -1,0 +1,34 @@
+// The contract between the HTTP layer and the endpoint handlers. src/http implements
+// it over uWebSockets.js; handlers never see uWS, so they can be driven by any
+// transport (and tests can drive them directly).
+
+export interface Exchange {
+  /** The whole request body, as received. */
+  readonly body: Buffer;
+  /** Lower-cased request header, or '' when absent. */
+  header(name: string): string;
+  /** The request id returned on every response (x-request-id or a generated one). */
+  readonly requestId: string;
+  /** Fires once when the client goes away before the response ended. */
+  readonly signal: AbortSignal;
+
+  /** Send a complete JSON response (an already-serialised body). */
+  sendJson(status: number, body: string): void;
+  /** Start a text/event-stream response. */
+  startEventStream(): void;
+  /**
+   * Write one chunk of the event stream. Returns a promise only when the client is
+   * slow and the chunk is buffered (await it to pause the producer); otherwise undefined.
+   */
+  writeEvent(chunk: string): Promise<void> | undefined;
+  /** End the event stream. */
+  endEventStream(): void;
+}
+
+export type Handler = (ex: Exchange) => void | Promise<void>;
+
+export interface Route {
+  method: 'get' | 'post';
+  path: string;
+  handler: Handler;
+}

@@ -1,0 +1,21 @@
+// GET /health: ready to serve (503 until some model has a healthy worker).
+// GET /live: the process is up and its event loop answers.
+
+import type { AppContext } from './context.js';
+import type { Exchange } from './exchange.js';
+
+export function health(ctx: AppContext) {
+  return (ex: Exchange): void => {
+    const models = [...ctx.models.values()].map((m) => ({
+      model: m.name,
+      workers: m.pool.workers.length,
+      healthy_workers: m.pool.workers.filter((w) => w.healthy).length,
+    }));
+    const ready = models.some((m) => m.healthy_workers > 0);
+    ex.sendJson(ready ? 200 : 503, JSON.stringify({ status: ready ? 'healthy' : 'unhealthy', models }));
+  };
+}
+
+export function live(ex: Exchange): void {
+  ex.sendJson(200, '{"status":"live"}');
+}

@@ -1,0 +1,16 @@
+// The route table: every endpoint Portico serves, in one place.
+
+import { chatCompletions } from './chat.js';
+import { health, live } from './health.js';
+import { listModels } from './models.js';
+import type { AppContext } from './context.js';
+import type { Route } from './exchange.js';
+
+export function routes(ctx: AppContext): Route[] {
+  return [
+    { method: 'post', path: '/v1/chat/completions', handler: chatCompletions(ctx) },
+    { method: 'get', path: '/v1/models', handler: listModels(ctx) },
+    { method: 'get', path: '/health', handler: health(ctx) },
+    { method: 'get', path: '/live', handler: live },
+  ];
+}

@@ -1,0 +1,126 @@
+// The portico command line: `serve` and `mock-engine`.
+
+import { parseArgs } from 'node:util';
+import { MAIN_HELP, SERVE_HELP, MOCK_ENGINE_HELP } from './help.js';
+import { serve } from './serve.js';
+import { runMockEngine } from './mock-engine.js';
+
+class UsageError extends Error {}
+
+function int(flag: string, v: string | undefined, dflt: number, min = 0): number {
+  if (v === undefined) return dflt;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < min) throw new UsageError(`--${flag} must be an integer >= ${min}, got '${v}'`);
+  return n;
+}
+
+function num(flag: string, v: string | undefined, dflt: number): number {
+  if (v === undefined) return dflt;
+  const n = Number(v);
+  if (!Number.isFinite(n) || n < 0) throw new UsageError(`--${flag} must be a non-negative number, got '${v}'`);
+  return n;
+}
+
+function mode(flag: string, v: string | undefined): 'echo' | 'sim' | undefined {
+  if (v === undefined || v === 'echo' || v === 'sim') return v;
+  throw new UsageError(`--${flag} must be 'echo' or 'sim', got '${v}'`);
+}
+
+async function serveCommand(args: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args,
+    strict: true,
+    options: {
+      'http-port': { type: 'string' },
+      host: { type: 'string' },
+      'model-path': { type: 'string' },
+      'model-name': { type: 'string' },
+      worker: { type: 'string', multiple: true },
+      mock: { type: 'string' },
+      'mock-workers': { type: 'string' },
+      'max-body-bytes': { type: 'string' },
+      'tool-call-parser': { type: 'string' },
+      'reasoning-parser': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(SERVE_HELP);
+    return;
+  }
+  if (!values['model-path']) throw new UsageError('--model-path is required');
+  const running = await serve({
+    modelPath: values['model-path'],
+    modelName: values['model-name'],
+    host: values.host ?? '0.0.0.0',
+    httpPort: int('http-port', values['http-port'], 8000),
+    workers: values.worker ?? [],
+    mock: mode('mock', values.mock),
+    mockWorkers: int('mock-workers', values['mock-workers'], 2, 1),
+    maxBodyBytes: values['max-body-bytes'] === undefined ? undefined : int('max-body-bytes', values['max-body-bytes'], 0, 1),
+    toolCallParser: values['tool-call-parser'],
+    reasoningParser: values['reasoning-parser'],
+  });
+  console.log(`portico listening on http://${values.host ?? '0.0.0.0'}:${running.port}`);
+  const stop = () => {
+    void running.close().then(() => process.exit(0));
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
+
+async function mockEngineCommand(args: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args,
+    strict: true,
+    options: {
+      port: { type: 'string' },
+      host: { type: 'string' },
+      'model-path': { type: 'string' },
+      mode: { type: 'string' },
+      'step-ms': { type: 'string' },
+      'prefill-ms-per-token': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(MOCK_ENGINE_HELP);
+    return;
+  }
+  if (!values['model-path']) throw new UsageError('--model-path is required');
+  await runMockEngine({
+    modelPath: values['model-path'],
+    host: values.host ?? '127.0.0.1',
+    port: int('port', values.port, 30000),
+    mode: mode('mode', values.mode) ?? 'echo',
+    stepMs: num('step-ms', values['step-ms'], 10),
+    prefillMsPerToken: num('prefill-ms-per-token', values['prefill-ms-per-token'], 0.02),
+  });
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [cmd, ...rest] = argv;
+  try {
+    switch (cmd) {
+      case 'serve':
+        await serveCommand(rest);
+        return 0;
+      case 'mock-engine':
+        await mockEngineCommand(rest);
+        return 0;
+      case undefined:
+      case '-h':
+      case '--help':
+      case 'help':
+        process.stdout.write(MAIN_HELP);
+        return 0;
+      default:
+        throw new UsageError(`unknown command '${cmd}'`);
+    }
+  } catch (err) {
+    const usage = err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
+    console.error(`portico: ${(err as Error).message}`);
+    if (usage) console.error("Run 'portico --help' for usage.");
+    return usage ? 2 : 1;
+  }
+}

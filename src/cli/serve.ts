@@ -1,0 +1,68 @@
+// `portico serve`: load the model natively, connect its workers (or start mock
+// engines on loopback), and serve HTTP.
+
+import { basename, resolve } from 'node:path';
+import { Model } from '../native/core.js';
+import { createSglangClient } from '../engine/sglang-client.js';
+import type { EngineClient } from '../engine/types.js';
+import { startMockEngine } from '../mock/engine-server.js';
+import { WorkerPool } from '../router/worker-pool.js';
+import { ServedModel } from '../pipeline/served-model.js';
+import { ignoreUnsupportedFields } from '../protocol/admission.js';
+import { routes } from '../api/routes.js';
+import { startHttpServer } from '../http/server.js';
+import { checkParserNames } from './parsers.js';
+
+export interface ServeOptions {
+  modelPath: string;
+  modelName?: string;
+  host: string;
+  httpPort: number;
+  workers: string[];
+  mock?: 'echo' | 'sim';
+  mockWorkers: number;
+  maxBodyBytes?: number;
+  toolCallParser?: string;
+  reasoningParser?: string;
+}
+
+export interface Running {
+  port: number;
+  close(): Promise<void>;
+}
+
+export async function serve(o: ServeOptions): Promise<Running> {
+  checkParserNames(o.toolCallParser, o.reasoningParser);
+  if (o.workers.length === 0 && !o.mock) {
+    throw new Error('no workers: pass --worker grpc://HOST:PORT (repeatable) or --mock echo|sim');
+  }
+  const native = Model.load(resolve(o.modelPath));
+  const name = o.modelName ?? basename(resolve(o.modelPath));
+  const info = native.info();
+
+  const mocks: Awaited<ReturnType<typeof startMockEngine>>[] = [];
+  if (o.mock) {
+    for (let i = 0; i < o.mockWorkers; i++) {
+      mocks.push(await startMockEngine({ port: 0, mode: o.mock, eosTokenIds: info.eosTokenIds, vocabSize: info.vocabSize, servedModelName: name }));
+    }
+  }
+  const clients: EngineClient[] = [...o.workers, ...mocks.map((m) => m.url)].map((url) => createSglangClient(url));
+  const pool = new WorkerPool(clients, { model: name });
+  await pool.start();
+
+  const model = new ServedModel(name, native, pool);
+  const http = await startHttpServer({
+    host: o.host,
+    port: o.httpPort,
+    maxBodyBytes: o.maxBodyBytes,
+    routes: routes({ models: new Map([[name, model]]), ignoreUnsupportedFields: ignoreUnsupportedFields() }),
+  });
+  return {
+    port: http.port,
+    async close() {
+      http.close();
+      pool.close();
+      await Promise.all(mocks.map((m) => m.close()));
+    },
+  };
+}

@@ -1,0 +1,93 @@
+// One HTTP exchange over a uWS response: body already read, headers captured, and
+// the writes an endpoint needs (JSON, or an event stream with backpressure).
+// After the client aborts, every write becomes a no-op: uWS must not be touched then.
+
+import type { HttpResponse } from './uws.js';
+import type { Exchange } from '../api/exchange.js';
+import { statusLine } from '../protocol/errors.js';
+
+export class UwsExchange implements Exchange {
+  private finished = false;
+  private readonly ac = new AbortController();
+  private drained: (() => void) | null = null;
+
+  constructor(
+    private readonly res: HttpResponse,
+    private readonly headers: Map<string, string>,
+    readonly requestId: string,
+    public body: Buffer = EMPTY,
+  ) {}
+
+  get signal(): AbortSignal {
+    return this.ac.signal;
+  }
+
+  get done(): boolean {
+    return this.finished || this.ac.signal.aborted;
+  }
+
+  header(name: string): string {
+    return this.headers.get(name) ?? '';
+  }
+
+  /** Called by the server from uWS's onAborted. */
+  clientGone(): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.ac.abort();
+    this.drained?.();
+    this.drained = null;
+  }
+
+  sendJson(status: number, body: string, closeConnection = false): void {
+    if (this.done) return;
+    this.finished = true;
+    this.res.cork(() => {
+      this.res
+        .writeStatus(statusLine(status))
+        .writeHeader('content-type', 'application/json')
+        .writeHeader('x-request-id', this.requestId)
+        .end(body, closeConnection);
+    });
+  }
+
+  startEventStream(): void {
+    if (this.done) return;
+    this.res.cork(() => {
+      this.res
+        .writeStatus('200 OK')
+        .writeHeader('content-type', 'text/event-stream')
+        .writeHeader('cache-control', 'no-cache')
+        .writeHeader('x-request-id', this.requestId);
+    });
+  }
+
+  writeEvent(chunk: string): Promise<void> | undefined {
+    if (this.done) return undefined;
+    let ok = true;
+    this.res.cork(() => {
+      ok = this.res.write(chunk);
+    });
+    if (ok) return undefined;
+    // The chunk is buffered in uWS: pause the producer until the socket drains.
+    return new Promise<void>((resolve) => {
+      this.drained = resolve;
+      this.res.onWritable(() => {
+        const r = this.drained;
+        this.drained = null;
+        r?.();
+        return true;
+      });
+    });
+  }
+
+  endEventStream(): void {
+    if (this.done) return;
+    this.finished = true;
+    this.res.cork(() => {
+      this.res.end();
+    });
+  }
+}
+
+const EMPTY = Buffer.alloc(0);

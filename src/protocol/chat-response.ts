@@ -1,0 +1,67 @@
+// OpenAI chat completion response bodies. Streaming chunks are built from a
+// per-request prefix string so that each token costs one JSON string escape and a
+// concatenation, not an object tree and a full JSON.stringify.
+
+export interface Usage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  prompt_tokens_details?: { cached_tokens: number };
+}
+
+export function usageOf(promptTokens: number, completionTokens: number, cachedTokens: number): Usage {
+  const u: Usage = { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };
+  if (cachedTokens > 0) u.prompt_tokens_details = { cached_tokens: cachedTokens };
+  return u;
+}
+
+export class ChatChunkWriter {
+  private readonly head: string;
+
+  constructor(id: string, model: string, created: number) {
+    this.head = `data: {"id":${JSON.stringify(id)},"object":"chat.completion.chunk","created":${created},"model":${JSON.stringify(model)},"choices":[`;
+  }
+
+  /** The first chunk of a choice: the assistant role with empty content. */
+  role(index: number): string {
+    return `${this.head}{"index":${index},"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}\n\n`;
+  }
+
+  content(index: number, text: string): string {
+    return `${this.head}{"index":${index},"delta":{"content":${JSON.stringify(text)}},"logprobs":null,"finish_reason":null}]}\n\n`;
+  }
+
+  finish(index: number, reason: string, usage: Usage | null): string {
+    const u = usage ? `,"usage":${JSON.stringify(usage)}` : '';
+    return `${this.head}{"index":${index},"delta":{},"logprobs":null,"finish_reason":${JSON.stringify(reason)}}]${u}}\n\n`;
+  }
+
+  /** The closing usage-only chunk of stream_options.include_usage. */
+  usage(usage: Usage): string {
+    return `${this.head}],"usage":${JSON.stringify(usage)}}\n\n`;
+  }
+}
+
+export const SSE_DONE = 'data: [DONE]\n\n';
+
+export function sseError(body: object): string {
+  return `data: ${JSON.stringify(body)}\n\n`;
+}
+
+export function chatCompletion(
+  id: string,
+  model: string,
+  created: number,
+  content: string,
+  finishReason: string,
+  usage: Usage,
+): string {
+  return JSON.stringify({
+    id,
+    object: 'chat.completion',
+    created,
+    model,
+    choices: [{ index: 0, message: { role: 'assistant', content }, logprobs: null, finish_reason: finishReason }],
+    usage,
+  });
+}

@@ -1,0 +1,83 @@
+// One error type for every failure a client can see, and one mapping from it to
+// the OpenAI error body and an HTTP status. Anything thrown anywhere on the request
+// path is normalised with ApiError.from().
+
+export type ErrorType =
+  | 'invalid_request_error'
+  | 'not_found_error'
+  | 'authentication_error'
+  | 'rate_limit_error'
+  | 'service_unavailable'
+  | 'internal_error';
+
+const STATUS_TEXT: Record<number, string> = {
+  400: '400 Bad Request',
+  401: '401 Unauthorized',
+  404: '404 Not Found',
+  405: '405 Method Not Allowed',
+  413: '413 Payload Too Large',
+  422: '422 Unprocessable Entity',
+  429: '429 Too Many Requests',
+  500: '500 Internal Server Error',
+  502: '502 Bad Gateway',
+  503: '503 Service Unavailable',
+  504: '504 Gateway Timeout',
+  529: '529 Site Overloaded',
+};
+
+export function statusLine(status: number): string {
+  return STATUS_TEXT[status] ?? `${status} Error`;
+}
+
+export class ApiError extends Error {
+  readonly status: number;
+  readonly type: ErrorType;
+  readonly code: string | null;
+  readonly param: string | null;
+
+  constructor(status: number, message: string, opts: { type?: ErrorType; code?: string | null; param?: string | null } = {}) {
+    super(message);
+    this.name = 'ApiError';
+    this.status = status;
+    this.type = opts.type ?? defaultType(status);
+    this.code = opts.code ?? null;
+    this.param = opts.param ?? null;
+  }
+
+  static badRequest(message: string, param: string | null = null, code: string | null = null): ApiError {
+    return new ApiError(400, message, { param, code });
+  }
+
+  static notFound(message: string, param: string | null = null, code: string | null = null): ApiError {
+    return new ApiError(404, message, { type: 'not_found_error', param, code });
+  }
+
+  static unavailable(message: string, code: string | null = null): ApiError {
+    return new ApiError(503, message, { type: 'service_unavailable', code });
+  }
+
+  /** Normalise anything thrown into an ApiError; unknown errors become 500s. */
+  static from(err: unknown): ApiError {
+    if (err instanceof ApiError) return err;
+    const maybe = err as { apiStatus?: number; message?: string; code?: unknown } | null;
+    if (maybe && typeof maybe.apiStatus === 'number') {
+      return new ApiError(maybe.apiStatus, String(maybe.message), { code: typeof maybe.code === 'string' ? maybe.code : null });
+    }
+    const message = err instanceof Error ? err.message : String(err);
+    return new ApiError(500, `internal error: ${message}`, { type: 'internal_error' });
+  }
+
+  /** The OpenAI error body: {"error":{"message","type","param","code"}}. */
+  toOpenAI(): { error: { message: string; type: string; param: string | null; code: string | null } } {
+    return { error: { message: this.message, type: this.type, param: this.param, code: this.code } };
+  }
+}
+
+function defaultType(status: number): ErrorType {
+  if (status === 401) return 'authentication_error';
+  if (status === 404) return 'not_found_error';
+  if (status === 429 || status === 529) return 'rate_limit_error';
+  if (status === 503) return 'service_unavailable';
+  if (status >= 500) return 'internal_error';
+  return 'invalid_request_error';
+}

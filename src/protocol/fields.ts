@@ -1,0 +1,181 @@
+// Typed access to the members of one JSON object level, as reported by the native
+// gate (src/native/gate.ts). The body stays a Buffer: strings are decoded only when a
+// handler asks for them, and nested values are handed on as byte spans.
+
+import { scan, lastError, createTable, STRIDE } from '../native/gate.js';
+import { ApiError } from './errors.js';
+
+/** The gate's value type codes. */
+export enum JsonType {
+  Null = 0,
+  Boolean = 1,
+  Number = 2,
+  String = 3,
+  Array = 4,
+  Object = 5,
+}
+
+export interface Span {
+  start: number;
+  end: number;
+}
+
+const MAX_MEMBERS = 512;
+
+/** A set of known member names for one object level, compiled once into a gate table. */
+export class FieldTable<N extends string> {
+  readonly id: number;
+  readonly names: readonly N[];
+  private readonly index: Map<string, number>;
+
+  constructor(names: readonly N[]) {
+    this.names = names;
+    this.id = createTable([...names]);
+    this.index = new Map(names.map((n, i) => [n, i]));
+  }
+
+  indexOf(name: N): number {
+    const i = this.index.get(name);
+    if (i === undefined) throw new Error(`field ${name} is not in this table`);
+    return i;
+  }
+}
+
+export class Fields<N extends string> {
+  private readonly slot: Int32Array; // table index -> record offset in out, or -1
+  private readonly out: Float64Array;
+  readonly unknown: string[] = [];
+  readonly count: number;
+
+  private constructor(
+    readonly body: Buffer,
+    readonly table: FieldTable<N>,
+    readonly path: string,
+    out: Float64Array,
+    count: number,
+  ) {
+    this.out = out;
+    this.count = count;
+    this.slot = new Int32Array(table.names.length).fill(-1);
+    for (let i = 0; i < count; i++) {
+      const o = i * STRIDE;
+      const idx = out[o];
+      if (idx >= 0) {
+        this.slot[idx] = o; // the last occurrence wins, as with JSON.parse
+      } else {
+        this.unknown.push(this.decodeKey(o));
+      }
+    }
+  }
+
+  /**
+   * Scan the object at body[span] against a table. Throws a 400 for malformed JSON or a
+   * value that is not an object. `path` names the object in error messages ('' = the body).
+   */
+  static scan<N extends string>(body: Buffer, table: FieldTable<N>, span: Span | null = null, path = ''): Fields<N> {
+    const start = span ? span.start : 0;
+    const end = span ? span.end : body.length;
+    const out = new Float64Array(MAX_MEMBERS * STRIDE);
+    const n = scan(body, start, end, table.id, out);
+    if (n >= 0) return new Fields(body, table, path, out, n);
+    if (n === -2) {
+      throw ApiError.badRequest(path ? `\`${path}\` must be an object` : 'request body must be a JSON object', path || null, 'invalid_json');
+    }
+    if (n === -3) throw ApiError.badRequest(`too many fields in ${path || 'the request body'}`, path || null);
+    throw ApiError.badRequest(`invalid JSON in request body: ${lastError()}`, null, 'invalid_json');
+  }
+
+  private decodeKey(o: number): string {
+    const s = this.out[o + 1];
+    const e = this.out[o + 2];
+    const flags = this.out[o + 7];
+    if (flags & 8) return JSON.parse(this.body.toString('utf8', s - 1, e + 1)) as string;
+    return this.body.toString('utf8', s, e);
+  }
+
+  private qualified(name: string): string {
+    return this.path ? `${this.path}.${name}` : name;
+  }
+
+  private rec(name: N): number {
+    return this.slot[this.table.indexOf(name)];
+  }
+
+  has(name: N): boolean {
+    return this.rec(name) >= 0;
+  }
+
+  /** The JSON type of a member, or undefined when absent. */
+  type(name: N): JsonType | undefined {
+    const o = this.rec(name);
+    return o < 0 ? undefined : (this.out[o + 3] as JsonType);
+  }
+
+  /** Present and not null. */
+  given(name: N): boolean {
+    const t = this.type(name);
+    return t !== undefined && t !== JsonType.Null;
+  }
+
+  private typeError(name: N, expected: string): ApiError {
+    const q = this.qualified(name);
+    return ApiError.badRequest(`\`${q}\` must be ${expected}`, q);
+  }
+
+  string(name: N): string | undefined {
+    const o = this.rec(name);
+    if (o < 0 || this.out[o + 3] === JsonType.Null) return undefined;
+    if (this.out[o + 3] !== JsonType.String) throw this.typeError(name, 'a string');
+    const s = this.out[o + 4];
+    const e = this.out[o + 5];
+    if ((this.out[o + 7] & 1) === 0) return this.body.toString('utf8', s, e);
+    return JSON.parse(this.body.toString('utf8', s - 1, e + 1)) as string;
+  }
+
+  number(name: N): number | undefined {
+    const o = this.rec(name);
+    if (o < 0 || this.out[o + 3] === JsonType.Null) return undefined;
+    if (this.out[o + 3] !== JsonType.Number) throw this.typeError(name, 'a number');
+    return this.out[o + 6];
+  }
+
+  integer(name: N): number | undefined {
+    const o = this.rec(name);
+    if (o < 0 || this.out[o + 3] === JsonType.Null) return undefined;
+    if (this.out[o + 3] !== JsonType.Number || (this.out[o + 7] & 2) === 0) throw this.typeError(name, 'an integer');
+    return this.out[o + 6];
+  }
+
+  boolean(name: N): boolean | undefined {
+    const o = this.rec(name);
+    if (o < 0 || this.out[o + 3] === JsonType.Null) return undefined;
+    if (this.out[o + 3] !== JsonType.Boolean) throw this.typeError(name, 'a boolean');
+    return this.out[o + 6] !== 0;
+  }
+
+  /** Byte span of an array member (brackets included), or undefined when absent or null. */
+  array(name: N): (Span & { length: number }) | undefined {
+    const o = this.rec(name);
+    if (o < 0 || this.out[o + 3] === JsonType.Null) return undefined;
+    if (this.out[o + 3] !== JsonType.Array) throw this.typeError(name, 'an array');
+    return { start: this.out[o + 4], end: this.out[o + 5], length: this.out[o + 6] };
+  }
+
+  /** Byte span of an object member (braces included), or undefined when absent or null. */
+  object(name: N): Span | undefined {
+    const o = this.rec(name);
+    if (o < 0 || this.out[o + 3] === JsonType.Null) return undefined;
+    if (this.out[o + 3] !== JsonType.Object) throw this.typeError(name, 'an object');
+    return { start: this.out[o + 4], end: this.out[o + 5] };
+  }
+
+  /** Raw JSON text of any member, or undefined when absent. */
+  raw(name: N): string | undefined {
+    const o = this.rec(name);
+    if (o < 0) return undefined;
+    const t = this.out[o + 3];
+    const s = this.out[o + 4];
+    const e = this.out[o + 5];
+    return t === JsonType.String ? this.body.toString('utf8', s - 1, e + 1) : this.body.toString('utf8', s, e);
+  }
+}
