@@ -141,3 +141,22 @@ test('x-request-id is echoed back, or one is made', async () => {
   const b = await fetch(`${server.url}/v1/models`);
   assert.match(b.headers.get('x-request-id') ?? '', /^[0-9a-f-]{36}$/);
 });
+
+test('n choices come back with their own indexes (non-streaming and streaming)', async () => {
+  const r = await client.chat.completions.create({ ...raw('same text'), n: 3, temperature: 0.8 } as OpenAI.ChatCompletionCreateParamsNonStreaming);
+  assert.deepEqual(r.choices.map((c) => c.index), [0, 1, 2]);
+  for (const c of r.choices) assert.equal(c.message.content, 'same text');
+  assert.equal(r.usage!.completion_tokens, 3 * r.usage!.prompt_tokens);
+
+  const stream = await client.chat.completions.create({ ...raw('streamed'), n: 2, temperature: 0.8, stream: true } as OpenAI.ChatCompletionCreateParamsStreaming);
+  const texts = ['', ''];
+  const finishes: (string | null)[] = [null, null];
+  for await (const chunk of stream) {
+    for (const c of chunk.choices) {
+      texts[c.index] += c.delta.content ?? '';
+      if (c.finish_reason) finishes[c.index] = c.finish_reason;
+    }
+  }
+  assert.deepEqual(texts, ['streamed', 'streamed']);
+  assert.deepEqual(finishes, ['stop', 'stop']);
+});

@@ -115,6 +115,9 @@ const INVALID: [string, object, RegExp][] = [
   ['max_tokens not an integer', { model: MODEL, messages: [{ role: 'user', content: 'x' }], max_tokens: 1.5 }, /`max_tokens` must be an integer/],
   ['stream not a boolean', { model: MODEL, messages: [{ role: 'user', content: 'x' }], stream: 'yes' }, /`stream` must be a boolean/],
   ['stream_options without stream', { model: MODEL, messages: [{ role: 'user', content: 'x' }], stream_options: { include_usage: true } }, /`stream_options`/],
+  ['n above 128', { model: MODEL, messages: [{ role: 'user', content: 'x' }], n: 129 }, /`n` must be at least 1 and at most 128/],
+  ['n zero', { model: MODEL, messages: [{ role: 'user', content: 'x' }], n: 0 }, /`n` must be at least 1/],
+  ['n > 1 with greedy sampling', { model: MODEL, messages: [{ role: 'user', content: 'x' }], n: 2, temperature: 0 }, /non-zero `temperature`/],
   ['message that is not an object', { model: MODEL, messages: ['hello'] }, /./],
 ];
 

@@ -37,6 +37,7 @@ export function generate(
       ignoreEos: sampling.ignoreEos,
       minNewTokens: sampling.minTokens,
       seed: sampling.seed,
+      n: sampling.n,
       stream: true,
     },
     signal,

@@ -42,26 +42,24 @@ export class ChatChunkWriter {
   }
 }
 
-export const SSE_DONE = 'data: [DONE]\n\n';
-
-export function sseError(body: object): string {
-  return `data: ${JSON.stringify(body)}\n\n`;
+export interface ChatChoice {
+  index: number;
+  content: string;
+  finishReason: string;
 }
 
-export function chatCompletion(
-  id: string,
-  model: string,
-  created: number,
-  content: string,
-  finishReason: string,
-  usage: Usage,
-): string {
+export function chatCompletion(id: string, model: string, created: number, choices: ChatChoice[], usage: Usage): string {
   return JSON.stringify({
     id,
     object: 'chat.completion',
     created,
     model,
-    choices: [{ index: 0, message: { role: 'assistant', content }, logprobs: null, finish_reason: finishReason }],
+    choices: choices.map((c) => ({
+      index: c.index,
+      message: { role: 'assistant', content: c.content },
+      logprobs: null,
+      finish_reason: c.finishReason,
+    })),
     usage,
   });
 }

@@ -23,6 +23,8 @@ export const SAMPLING_FIELDS = [
 export type SamplingField = (typeof SAMPLING_FIELDS)[number];
 
 export interface SamplingOptions {
+  /** Choices per prompt, 1..128. */
+  n: number;
   maxTokens?: number;
   temperature?: number;
   topP?: number;
@@ -65,10 +67,10 @@ export function readSampling(f: Reader): SamplingOptions {
     const name = maxCompletion !== undefined ? 'max_completion_tokens' : 'max_tokens';
     throw ApiError.badRequest(`\`${name}\` must be greater than 0, got ${maxTokens}`, name);
   }
-  const n = f.integer('n');
-  if (n !== undefined && n !== 1) {
-    throw ApiError.badRequest('`n` other than 1 is not supported yet', 'n', 'unsupported_parameter');
-  }
+  const n = f.integer('n') ?? 1;
+  if (n < 1 || n > 128) throw ApiError.badRequest(`\`n\` must be at least 1 and at most 128, got ${n}`, 'n');
+  const temperature = inRange('temperature', f.number('temperature'), 0, 2);
+  if (n > 1 && temperature === 0) throw ApiError.badRequest('`n` greater than 1 needs a non-zero `temperature` (greedy sampling would give identical choices)', 'n');
   const topK = f.integer('top_k');
   if (topK !== undefined && topK < -1) throw ApiError.badRequest(`\`top_k\` must be -1 (disabled) or at least 1, got ${topK}`, 'top_k');
   const minTokens = f.integer('min_tokens');
@@ -78,7 +80,8 @@ export function readSampling(f: Reader): SamplingOptions {
   }
   return {
     maxTokens,
-    temperature: inRange('temperature', f.number('temperature'), 0, 2),
+    n,
+    temperature,
     topP: inRange('top_p', f.number('top_p'), 0, 1),
     topK,
     minP: inRange('min_p', f.number('min_p'), 0, 1),
