@@ -43,8 +43,9 @@ async function streamChat(ex: Exchange, req: ChatRequest, outputs: AsyncIterable
   await streamEvents(ex, outputs, {
     start: () => Array.from({ length: req.sampling.n }, (_, i) => w.role(i)).join(''),
     event(ev) {
-      if (ev.kind === 'text') return w.content(ev.index, ev.text);
-      if (ev.kind === 'finish') return w.finish(ev.index, ev.reason, null);
+      const usage = ev.kind !== 'end' && req.continuousUsage ? usageOf(ev.usage.promptTokens, ev.usage.completionTokens, ev.usage.cachedTokens) : null;
+      if (ev.kind === 'text') return w.content(ev.index, ev.text, usage);
+      if (ev.kind === 'finish') return w.finish(ev.index, ev.reason, usage);
       const u = ev.usage;
       return req.includeUsage ? w.usage(usageOf(u.promptTokens, u.completionTokens, u.cachedTokens)) : '';
     },

@@ -1,6 +1,7 @@
 // The route table: every endpoint Portico serves, in one place.
 
 import { chatCompletions } from './chat.js';
+import { completions } from './completions.js';
 import { health, live } from './health.js';
 import { listModels } from './models.js';
 import type { AppContext } from './context.js';
@@ -9,6 +10,7 @@ import type { Route } from './exchange.js';
 export function routes(ctx: AppContext): Route[] {
   return [
     { method: 'post', path: '/v1/chat/completions', handler: chatCompletions(ctx) },
+    { method: 'post', path: '/v1/completions', handler: completions(ctx) },
     { method: 'get', path: '/v1/models', handler: listModels(ctx) },
     { method: 'get', path: '/health', handler: health(ctx) },
     { method: 'get', path: '/live', handler: live },

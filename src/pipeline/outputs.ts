@@ -20,8 +20,8 @@ export interface TokenCounts {
 }
 
 export type OutputEvent =
-  | { kind: 'text'; index: number; text: string; tokenIds: readonly number[] }
-  | { kind: 'finish'; index: number; reason: FinishReason; completionTokens: number; matchedStop: string | number | null }
+  | { kind: 'text'; index: number; text: string; tokenIds: readonly number[]; usage: TokenCounts }
+  | { kind: 'finish'; index: number; reason: FinishReason; completionTokens: number; matchedStop: string | number | null; usage: TokenCounts }
   | { kind: 'end'; usage: TokenCounts };
 
 export async function* decodeOutputs(model: ServedModel, gen: Generation, opts: OutputOptions): AsyncGenerator<OutputEvent> {
@@ -30,6 +30,11 @@ export async function* decodeOutputs(model: ServedModel, gen: Generation, opts: 
   let remaining = opts.n;
   let promptTokens = 0;
   let cachedTokens = 0;
+  const counts = (): TokenCounts => ({
+    promptTokens,
+    completionTokens: decoders.reduce((s, x) => s + (x?.completionTokens ?? 0), 0),
+    cachedTokens,
+  });
   const decoder = (i: number): ChoiceDecoder => {
     if (i < 0 || i >= opts.n) throw new ApiError(502, `the engine sent output for choice ${i} of ${opts.n}`, { code: 'engine_error' });
     return (decoders[i] ??= new ChoiceDecoder(model, opts.skipSpecialTokens));
@@ -41,17 +46,17 @@ export async function* decodeOutputs(model: ServedModel, gen: Generation, opts: 
       const text = decoder(c.index).push(c.tokenIds);
       promptTokens = c.promptTokens;
       cachedTokens = Math.max(cachedTokens, c.cachedTokens);
-      if (text) yield { kind: 'text', index: c.index, text, tokenIds: c.tokenIds };
+      if (text) yield { kind: 'text', index: c.index, text, tokenIds: c.tokenIds, usage: counts() };
       continue;
     }
     const d = ev.done;
     const dec = decoder(d.index);
     if (d.outputIds.length > 0) {
       const text = dec.push(d.outputIds);
-      if (text) yield { kind: 'text', index: d.index, text, tokenIds: d.outputIds };
+      if (text) yield { kind: 'text', index: d.index, text, tokenIds: d.outputIds, usage: counts() };
     }
     const tail = dec.finish();
-    if (tail) yield { kind: 'text', index: d.index, text: tail, tokenIds: [] };
+    if (tail) yield { kind: 'text', index: d.index, text: tail, tokenIds: [], usage: counts() };
     promptTokens = d.promptTokens;
     cachedTokens = Math.max(cachedTokens, d.cachedTokens);
     if (!finished[d.index]) {
@@ -59,10 +64,9 @@ export async function* decodeOutputs(model: ServedModel, gen: Generation, opts: 
       remaining--;
     }
     const matchedStop = d.matchedStopStr ?? d.matchedTokenId ?? null;
-    yield { kind: 'finish', index: d.index, reason: finishReasonOf(d.finishReason), completionTokens: dec.completionTokens, matchedStop };
+    yield { kind: 'finish', index: d.index, reason: finishReasonOf(d.finishReason), completionTokens: dec.completionTokens, matchedStop, usage: counts() };
     if (remaining === 0) {
-      const completionTokens = decoders.reduce((s, x) => s + (x?.completionTokens ?? 0), 0);
-      yield { kind: 'end', usage: { promptTokens, completionTokens, cachedTokens } };
+      yield { kind: 'end', usage: counts() };
       return;
     }
   }

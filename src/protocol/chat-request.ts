@@ -5,6 +5,7 @@
 import { ApiError } from './errors.js';
 import { admit } from './admission.js';
 import { Fields, FieldTable, JsonType, type Span } from './fields.js';
+import { readNvext, readStream } from './stream-and-nvext.js';
 import { readSampling, SAMPLING_FIELDS, type SamplingOptions } from './sampling.js';
 
 const CHAT_FIELDS = [
@@ -22,23 +23,7 @@ const CHAT_FIELDS = [
 ] as const;
 type ChatField = (typeof CHAT_FIELDS)[number];
 
-const STREAM_OPTION_FIELDS = ['include_usage'] as const;
-const NVEXT_FIELDS = ['use_raw_prompt'] as const;
-
-let tables: {
-  chat: FieldTable<ChatField>;
-  streamOptions: FieldTable<(typeof STREAM_OPTION_FIELDS)[number]>;
-  nvext: FieldTable<(typeof NVEXT_FIELDS)[number]>;
-} | null = null;
-
-function getTables() {
-  tables ??= {
-    chat: new FieldTable(CHAT_FIELDS),
-    streamOptions: new FieldTable(STREAM_OPTION_FIELDS),
-    nvext: new FieldTable(NVEXT_FIELDS),
-  };
-  return tables;
-}
+let table: FieldTable<ChatField> | null = null;
 
 export interface ChatRequest {
   model: string;
@@ -46,6 +31,7 @@ export interface ChatRequest {
   tools: Span | null;
   stream: boolean;
   includeUsage: boolean;
+  continuousUsage: boolean;
   addGenerationPrompt: boolean;
   skipSpecialTokens: boolean;
   /** Raw JSON object text of chat_template_kwargs, merged into the template context. */
@@ -56,8 +42,8 @@ export interface ChatRequest {
 }
 
 export function readChatRequest(body: Buffer, ignoreUnsupported: boolean): ChatRequest {
-  const t = getTables();
-  const f = Fields.scan(body, t.chat);
+  table ??= new FieldTable(CHAT_FIELDS);
+  const f = Fields.scan(body, table);
   admit(f.unknown, '', ignoreUnsupported);
 
   const model = f.string('model');
@@ -71,23 +57,8 @@ export function readChatRequest(body: Buffer, ignoreUnsupported: boolean): ChatR
   let tools: Span | null = f.array('tools') ?? null;
   if (tools && (tools as Span & { length: number }).length === 0) tools = null;
 
-  const stream = f.boolean('stream') ?? false;
-  let includeUsage = false;
-  const so = f.object('stream_options');
-  if (so) {
-    if (!stream) throw ApiError.badRequest('`stream_options` is only allowed when `stream` is true', 'stream_options');
-    const sf = Fields.scan(body, t.streamOptions, so, 'stream_options');
-    admit(sf.unknown, 'stream_options', ignoreUnsupported);
-    includeUsage = sf.boolean('include_usage') ?? false;
-  }
-
-  let useRawPrompt = false;
-  const nv = f.object('nvext');
-  if (nv) {
-    const nf = Fields.scan(body, t.nvext, nv, 'nvext');
-    admit(nf.unknown, 'nvext', false); // unknown nvext keys are always an error
-    useRawPrompt = nf.boolean('use_raw_prompt') ?? false;
-  }
+  const { stream, includeUsage, continuousUsage } = readStream(f, ignoreUnsupported);
+  const { useRawPrompt } = readNvext(f);
 
   if (f.given('user')) f.string('user'); // type-checked; OpenAI's end-user id, not used by generation
 
@@ -98,6 +69,7 @@ export function readChatRequest(body: Buffer, ignoreUnsupported: boolean): ChatR
     tools,
     stream,
     includeUsage,
+    continuousUsage,
     addGenerationPrompt: f.boolean('add_generation_prompt') ?? true,
     skipSpecialTokens: f.boolean('skip_special_tokens') ?? true,
     templateKwargs: kw ? body.toString('utf8', kw.start, kw.end) : null,

@@ -27,8 +27,9 @@ export class ChatChunkWriter {
     return `${this.head}{"index":${index},"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}\n\n`;
   }
 
-  content(index: number, text: string): string {
-    return `${this.head}{"index":${index},"delta":{"content":${JSON.stringify(text)}},"logprobs":null,"finish_reason":null}]}\n\n`;
+  content(index: number, text: string, usage: Usage | null = null): string {
+    const u = usage ? `,"usage":${JSON.stringify(usage)}` : '';
+    return `${this.head}{"index":${index},"delta":{"content":${JSON.stringify(text)}},"logprobs":null,"finish_reason":null}]${u}}\n\n`;
   }
 
   finish(index: number, reason: string, usage: Usage | null): string {
