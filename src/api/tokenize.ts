@@ -1,0 +1,40 @@
+// POST /tokenize and POST /detokenize, in vLLM's response shapes.
+
+import { ApiError } from '../protocol/errors.js';
+import { readDetokenizeRequest, readTokenizeRequest } from '../protocol/tokenize-request.js';
+import { isClientError } from '../native/core.js';
+import { modelFor, type AppContext } from './context.js';
+import type { Exchange } from './exchange.js';
+
+export function tokenize(ctx: AppContext) {
+  return async (ex: Exchange): Promise<void> => {
+    const req = readTokenizeRequest(ex.body, ctx.ignoreUnsupportedFields);
+    const model = modelFor(ctx, req.model);
+    let ids: Uint32Array;
+    try {
+      ids =
+        req.kind === 'prompt'
+          ? model.native.encode(req.prompt, req.addSpecialTokens)
+          : await model.native.encodeChatAsync(ex.body, req.messages.start, req.messages.end, req.tools?.start ?? -1, req.tools?.end ?? -1, req.addGenerationPrompt, req.templateKwargs);
+    } catch (err) {
+      if (isClientError(err)) throw ApiError.badRequest((err as Error).message, 'messages');
+      throw err;
+    }
+    const tokens = Array.from(ids);
+    const out: Record<string, unknown> = { count: tokens.length, max_model_len: model.info.contextLength, tokens };
+    if (req.returnTokenStrs) out.token_strs = tokens.map((t) => model.native.idToToken(t));
+    ex.sendJson(200, JSON.stringify(out));
+  };
+}
+
+export function detokenize(ctx: AppContext) {
+  return (ex: Exchange): void => {
+    const req = readDetokenizeRequest(ex.body, ctx.ignoreUnsupportedFields);
+    const model = modelFor(ctx, req.model);
+    const vocab = model.info.vocabSize;
+    for (const t of req.tokens) {
+      if (t >= vocab) throw ApiError.badRequest(`token id ${t} is out of the vocabulary (size ${vocab})`, 'tokens');
+    }
+    ex.sendJson(200, JSON.stringify({ prompt: model.native.decode(req.tokens, req.skipSpecialTokens) }));
+  };
+}
