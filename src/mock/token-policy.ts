@@ -16,6 +16,11 @@ export interface ChoiceConfig {
   /** sim: chance per step of emitting EOS once min_new_tokens is reached. */
   eosProbability: number;
   seed: number;
+  /**
+   * sim: open with a reasoning block: `startId`, `thinkTokens` drawn tokens,
+   * `endId`, then the answer. EOS and stop ids are held back inside it.
+   */
+  reasoning?: { startId: number; endId: number; thinkTokens: number };
 }
 
 /** One choice (n > 1 runs several) of one request. */
@@ -50,6 +55,13 @@ export class ChoiceGenerator {
 
   private simToken(): number {
     const { cfg } = this;
+    const r = cfg.reasoning;
+    if (r) {
+      const k = this.output.length;
+      if (k === 0) return r.startId;
+      if (k === r.thinkTokens + 1) return r.endId;
+      if (k <= r.thinkTokens) return this.thinkToken();
+    }
     const mayStop = this.output.length >= cfg.minNewTokens;
     if (mayStop && !cfg.ignoreEos && cfg.eosTokenIds.length > 0 && this.rand() < cfg.eosProbability) {
       const eos = cfg.eosTokenIds[0]!;
@@ -61,6 +73,12 @@ export class ChoiceGenerator {
     if (this.forbidden(tok, mayStop)) tok = this.firstAllowed(mayStop);
     if (mayStop && cfg.stopTokenIds.has(tok)) this.finish = { reason: 'stop', matchedTokenId: tok };
     return tok;
+  }
+
+  private thinkToken(): number {
+    let tok = this.draw();
+    for (let tries = 0; this.forbidden(tok, false) && tries < 16; tries++) tok = this.draw();
+    return this.forbidden(tok, false) ? this.firstAllowed(false) : tok;
   }
 
   private draw(): number {
@@ -98,33 +116,4 @@ export function hashString(s: string): number {
     h = Math.imul(h, 0x01000193);
   }
   return h >>> 0;
-}
-
-/**
- * Toy prefix cache: remembers prompt prefixes at block granularity so the sim
- * can report cached_tokens and skip their prefill time. Bounded; forgets
- * everything when full.
- */
-export class PrefixCache {
-  private readonly blocks = new Set<number>();
-  constructor(private readonly blockSize = 16, private readonly capacity = 200_000) {}
-
-  /** Returns how many leading tokens were cached, then records the prompt. */
-  lookupAndInsert(ids: readonly number[]): number {
-    let h = 0x811c9dc5;
-    let cached = 0;
-    let missed = false;
-    const full = ids.length - (ids.length % this.blockSize);
-    for (let i = 0; i < full; i++) {
-      h = Math.imul(h ^ ids[i]!, 0x01000193) >>> 0;
-      if ((i + 1) % this.blockSize !== 0) continue;
-      if (!missed && this.blocks.has(h)) cached = i + 1;
-      else {
-        missed = true;
-        if (this.blocks.size >= this.capacity) this.blocks.clear();
-        this.blocks.add(h);
-      }
-    }
-    return cached;
-  }
 }

@@ -1,0 +1,85 @@
+// What the mock engine's protocol services share: the simulator, counters,
+// identity and the load figures both protocols report.
+
+import type { StreamStats } from './output-stream.js';
+import type { SimCore } from './sim-core.js';
+
+export interface RankLoad {
+  running: number;
+  waiting: number;
+  /** Tokens held in KV blocks by running requests (block granularity). */
+  usedTokens: number;
+  capacityTokens: number;
+  usage: number;
+  /** Tokens the running requests attend over. */
+  activeTokens: number;
+  /** Prompt tokens of waiting requests not yet computed. */
+  waitingTokens: number;
+  cacheHitRate: number;
+}
+
+export class MockContext {
+  readonly startedAt = new Date();
+  readonly stats: StreamStats = { generates: 0, aborts: 0, active: 0 };
+  paused = false;
+
+  constructor(
+    readonly core: SimCore,
+    readonly modelPath: string,
+    readonly servedModelName: string,
+    private readonly extraArgs: Record<string, string | number | boolean>,
+    /** Merge a choice's queued tokens into one message (off: one token per message). */
+    readonly coalesce = true,
+  ) {}
+
+  healthy(): boolean {
+    return !this.paused;
+  }
+
+  /** KV capacity of one rank, in tokens. */
+  capacityTokens(): number {
+    return this.core.o.numBlocks * this.core.o.blockSize;
+  }
+
+  rankLoad(id: number): RankLoad {
+    const r = this.core.ranks[id]!;
+    const pool = r.pool;
+    return {
+      running: r.sched.running.length,
+      waiting: r.sched.waiting.length,
+      usedTokens: pool.usedBlocks() * pool.blockSize,
+      capacityTokens: pool.numBlocks * pool.blockSize,
+      usage: pool.usage(),
+      activeTokens: r.sched.activeTokens(),
+      waitingTokens: r.sched.waitingTokens(),
+      cacheHitRate: pool.lookups ? pool.hits / pool.lookups : 0,
+    };
+  }
+
+  serverArgs(): Record<string, string | number | boolean> {
+    const o = this.core.o;
+    const t = this.core.timing.o;
+    return {
+      mode: o.mode,
+      step_ms: t.stepMs,
+      prefill_ms_per_token: t.prefillMsPerToken,
+      speedup_ratio: t.speedupRatio,
+      max_running_requests: o.maxNumSeqs,
+      max_num_seqs: o.maxNumSeqs,
+      max_num_batched_tokens: o.maxNumBatchedTokens,
+      chunked_prefill_size: o.chunkedPrefill ? o.maxNumBatchedTokens : -1,
+      enable_chunked_prefill: o.chunkedPrefill,
+      enable_prefix_caching: o.prefixCaching,
+      disable_radix_cache: !o.prefixCaching,
+      context_length: o.maxContextLength,
+      page_size: o.blockSize,
+      block_size: o.blockSize,
+      num_gpu_blocks: o.numBlocks,
+      max_total_num_tokens: this.capacityTokens(),
+      dp_size: o.dataParallelSize,
+      data_parallel_size: o.dataParallelSize,
+      random_seed: o.seed,
+      ...this.extraArgs,
+    };
+  }
+}

@@ -1,0 +1,77 @@
+// Bridge from the simulator's callbacks to a gRPC handler's async iteration.
+// Outputs queued while the handler was busy writing come out together, and
+// consecutive token outputs of one choice are merged: a slow reader gets
+// several tokens per message instead of a growing backlog.
+
+import type { CoreOutput, CoreRequest, SimCore } from './sim-core.js';
+
+export interface StreamStats {
+  generates: number;
+  aborts: number;
+  active: number;
+}
+
+/**
+ * Run `req` on `core` and yield its outputs in batches. When `signal` fires
+ * (the caller went away) the request is aborted and iteration just stops.
+ */
+export async function* runRequest(
+  core: SimCore, req: CoreRequest, signal: AbortSignal, stats: StreamStats, merge = true,
+): AsyncGenerator<CoreOutput[]> {
+  let queue: CoreOutput[] = [];
+  let wake: (() => void) | undefined;
+  let open = Math.max(1, req.n);
+  const emit = (o: CoreOutput) => {
+    queue.push(o);
+    if (o.kind === 'finish') open--;
+    const w = wake;
+    wake = undefined;
+    w?.();
+  };
+  let cancelled = false;
+  const onCancel = () => {
+    cancelled = true;
+    if (core.abort(req.id)) stats.aborts++;
+    const w = wake;
+    wake = undefined;
+    w?.();
+  };
+  core.submit(req, emit);
+  stats.active++;
+  signal.addEventListener('abort', onCancel, { once: true });
+  try {
+    for (;;) {
+      if (queue.length === 0) {
+        if (open === 0 || cancelled) return;
+        await new Promise<void>((r) => (wake = r));
+        if (cancelled) return;
+        continue;
+      }
+      if (merge) {
+        const batch = coalesce(queue);
+        queue = [];
+        yield batch;
+      } else {
+        yield [queue.shift()!];
+      }
+    }
+  } finally {
+    signal.removeEventListener('abort', onCancel);
+    stats.active--;
+    if (core.has(req.id)) {
+      // The handler stopped early (write failed, stream reset).
+      if (core.abort(req.id)) stats.aborts++;
+    }
+  }
+}
+
+function coalesce(list: CoreOutput[]): CoreOutput[] {
+  const out: CoreOutput[] = [];
+  for (const o of list) {
+    const prev = out.at(-1);
+    if (o.kind === 'tokens' && prev?.kind === 'tokens' && prev.index === o.index) {
+      out[out.length - 1] = { ...o, tokenIds: [...prev.tokenIds, ...o.tokenIds] };
+    } else out.push(o);
+  }
+  return out;
+}

@@ -1,0 +1,312 @@
+// The simulated engine: data-parallel ranks, each with its own KV pool,
+// scheduler and step loop, behind a protocol-neutral request API. The gRPC
+// services (SGLang, vLLM) translate their wire messages to and from this.
+
+import { KvEventHub, type SnapshotBlock } from './kv-event-hub.js';
+import { KvPool } from './kv-pool.js';
+import { Scheduler, type PlannedStep, type Seq } from './scheduler.js';
+import { TimingModel, type TimingOptions } from './timing.js';
+import { ChoiceGenerator, hashString } from './token-policy.js';
+
+export interface SimCoreOptions {
+  mode: 'echo' | 'sim';
+  eosTokenIds: number[];
+  vocabSize: number;
+  /** sim: tokens are drawn below this id. Default: lowest EOS id, else vocabSize. */
+  regularVocabSize?: number;
+  eosProbability: number;
+  maxContextLength: number;
+  dataParallelSize: number;
+  blockSize: number;
+  /** KV blocks per rank. */
+  numBlocks: number;
+  maxNumSeqs: number;
+  maxNumBatchedTokens: number;
+  chunkedPrefill: boolean;
+  prefixCaching: boolean;
+  timing: Partial<TimingOptions>;
+  /** Mixed into every request's sampling seed. */
+  seed: number;
+  reasoning?: { startId: number; endId: number; thinkTokens: number };
+}
+
+export interface CoreRequest {
+  id: string;
+  prompt: ArrayLike<number>;
+  n: number;
+  /** Unset: echo = prompt length, sim = rest of the context. */
+  maxNewTokens?: number;
+  minNewTokens: number;
+  stopTokenIds: number[];
+  ignoreEos: boolean;
+  /** Request's own sampling seed, when its protocol carries one. */
+  seed?: number;
+  dpRank?: number;
+}
+
+export interface Usage {
+  promptTokens: number;
+  completionTokens: number;
+  cachedTokens: number;
+}
+
+export type CoreOutput =
+  | ({ kind: 'tokens'; index: number; tokenIds: number[] } & Usage)
+  | ({ kind: 'finish'; index: number; reason: string; matchedTokenId?: number; outputIds: number[] } & Usage);
+
+export class SimRequestError extends Error {}
+
+type Choice = Seq & { index: number; gen: ChoiceGenerator; req: Live };
+
+interface Live {
+  req: CoreRequest;
+  rank: Rank;
+  choices: Choice[];
+  open: number;
+  emit: (o: CoreOutput) => void;
+}
+
+interface Rank {
+  id: number;
+  pool: KvPool;
+  sched: Scheduler;
+  stepping: boolean;
+  /** Wall time (ms) at which the simulated clock says the last step ended. */
+  due: number;
+  steps: number;
+  tokensOut: number;
+}
+
+export class SimCore {
+  readonly o: SimCoreOptions;
+  readonly timing: TimingModel;
+  readonly hub: KvEventHub;
+  readonly ranks: Rank[];
+  private readonly live = new Map<string, Live>();
+  private readonly drawBound: number;
+  private closed = false;
+  /** Generated tokens, for throughput figures. */
+  tokensOut = 0;
+  private tpsWindow: Array<[number, number]> = [];
+
+  constructor(o: SimCoreOptions) {
+    this.o = o;
+    this.timing = new TimingModel(o.timing);
+    const lowestEos = o.eosTokenIds.length ? Math.min(...o.eosTokenIds) : o.vocabSize;
+    this.drawBound = Math.max(1, Math.min(o.regularVocabSize ?? (lowestEos > 0 ? lowestEos : o.vocabSize), o.vocabSize));
+    this.hub = new KvEventHub(o.blockSize, () => this.snapshot());
+    this.ranks = Array.from({ length: Math.max(1, o.dataParallelSize) }, (_, id) => {
+      const pool = new KvPool({
+        numBlocks: o.numBlocks,
+        blockSize: o.blockSize,
+        prefixCaching: o.prefixCaching,
+        onEvent: (e) => this.hub.add(id, e),
+      });
+      const sched = new Scheduler(pool, {
+        maxNumSeqs: o.maxNumSeqs,
+        maxNumBatchedTokens: o.maxNumBatchedTokens,
+        chunkedPrefill: o.chunkedPrefill,
+      });
+      return { id, pool, sched, stepping: false, due: 0, steps: 0, tokensOut: 0 };
+    });
+  }
+
+  has(id: string): boolean {
+    return this.live.has(id);
+  }
+
+  get active(): number {
+    return this.live.size;
+  }
+
+  /** Start a request; outputs arrive through `emit` until every choice finished. */
+  submit(req: CoreRequest, emit: (o: CoreOutput) => void): void {
+    if (this.closed) throw new SimRequestError('engine is shutting down');
+    if (this.live.has(req.id)) throw new SimRequestError(`request ${req.id} is already running`);
+    const promptLen = req.prompt.length;
+    if (promptLen >= this.o.maxContextLength) {
+      throw new SimRequestError(`prompt of ${promptLen} tokens exceeds the context of ${this.o.maxContextLength}`);
+    }
+    if (Math.ceil((promptLen + 1) / this.o.blockSize) > this.o.numBlocks) {
+      throw new SimRequestError(`prompt of ${promptLen} tokens does not fit in the KV cache of ${this.o.numBlocks * this.o.blockSize}`);
+    }
+    const rank = this.pickRank(req.dpRank);
+    const room = this.o.maxContextLength - promptLen;
+    const limit = req.maxNewTokens !== undefined ? Math.min(req.maxNewTokens, room) : this.o.mode === 'sim' ? room : promptLen;
+    const prompt = Array.from(req.prompt);
+    const stop = new Set(req.stopTokenIds);
+    const n = Math.max(1, req.n);
+    const live: Live = { req, rank, choices: [], open: n, emit };
+    const baseSeed = req.seed !== undefined ? (req.seed ^ 0x5bd1e995) >>> 0 : hashString(req.id);
+    for (let index = 0; index < n; index++) {
+      const gen = new ChoiceGenerator({
+        mode: this.o.mode,
+        prompt,
+        maxNewTokens: limit,
+        minNewTokens: req.minNewTokens,
+        stopTokenIds: stop,
+        eosTokenIds: this.o.eosTokenIds,
+        ignoreEos: req.ignoreEos,
+        drawBound: this.drawBound,
+        eosProbability: this.o.eosProbability,
+        seed: (baseSeed + this.o.seed + index * 0x9e3779b9) >>> 0,
+        reasoning: this.o.mode === 'sim' ? this.o.reasoning : undefined,
+      });
+      const choice: Choice = {
+        key: `${req.id}\u0000${index}`,
+        tokens: prompt.slice(),
+        promptLen,
+        computed: 0,
+        cachedTokens: -1,
+        kv: KvPool.newSeq(),
+        state: 'waiting',
+        preemptions: 0,
+        index,
+        gen,
+        req: live,
+        sample: () => {
+          const token = gen.step();
+          return { token, finished: gen.finish !== undefined };
+        },
+      };
+      live.choices.push(choice);
+    }
+    this.live.set(req.id, live);
+    // Choices with nothing to generate end at once.
+    for (const c of live.choices) {
+      if (c.gen.finish) this.finish(c, c.gen.finish.reason, c.gen.finish.matchedTokenId);
+      else rank.sched.add(c);
+    }
+    this.kick(rank);
+  }
+
+  /** Stop a request now; its open choices end with finish reason "abort". */
+  abort(id: string): boolean {
+    const live = this.live.get(id);
+    if (!live) return false;
+    for (const c of live.choices) {
+      if (c.state === 'finished') continue;
+      live.rank.sched.remove(c);
+      this.finish(c, 'abort');
+    }
+    this.live.delete(id);
+    this.hub.flush(live.rank.id);
+    return true;
+  }
+
+  /** Drop the prefix cache of every rank that holds no blocks. */
+  flushCache(): boolean {
+    let ok = true;
+    for (const r of this.ranks) {
+      ok = r.pool.reset() && ok;
+      this.hub.flush(r.id);
+    }
+    return ok;
+  }
+
+  /** Tokens/s generated over the last few seconds. */
+  throughput(): number {
+    const now = Date.now();
+    this.tpsWindow = this.tpsWindow.filter(([t]) => now - t < 5000);
+    if (this.tpsWindow.length === 0) return 0;
+    const span = Math.max(1000, now - this.tpsWindow[0]![0]);
+    return (this.tpsWindow.reduce((a, [, k]) => a + k, 0) * 1000) / span;
+  }
+
+  close(): void {
+    this.closed = true;
+    for (const id of [...this.live.keys()]) this.abort(id);
+  }
+
+  private snapshot(): SnapshotBlock[] {
+    const out: SnapshotBlock[] = [];
+    for (const r of this.ranks) for (const b of r.pool.snapshot()) out.push({ dpRank: r.id, ...b });
+    return out;
+  }
+
+  private pickRank(dpRank: number | undefined): Rank {
+    if (dpRank !== undefined && dpRank >= 0) {
+      const r = this.ranks[dpRank];
+      if (!r) throw new SimRequestError(`data_parallel_rank ${dpRank} out of range (size ${this.ranks.length})`);
+      return r;
+    }
+    let best = this.ranks[0]!;
+    let bestLoad = Infinity;
+    for (const r of this.ranks) {
+      const load = r.sched.running.length + r.sched.waiting.length;
+      if (load < bestLoad) {
+        best = r;
+        bestLoad = load;
+      }
+    }
+    return best;
+  }
+
+  private finish(c: Choice, reason: string, matchedTokenId?: number): void {
+    if (c.state !== 'finished') c.req.rank.sched.remove(c);
+    const live = c.req;
+    live.open--;
+    live.emit({
+      kind: 'finish',
+      index: c.index,
+      reason,
+      matchedTokenId,
+      outputIds: c.gen.output.slice(),
+      ...usage(c),
+    });
+    if (live.open === 0 && this.live.get(live.req.id) === live) this.live.delete(live.req.id);
+  }
+
+  private kick(rank: Rank): void {
+    if (rank.stepping || !rank.sched.hasWork() || this.closed) return;
+    const step = rank.sched.schedule();
+    this.hub.flush(rank.id);
+    if (step.entries.length === 0) {
+      // Nothing fits: the head of the queue can never get its blocks.
+      const head = rank.sched.waiting[0];
+      if (head) {
+        this.finish(head as Choice, 'length');
+        this.hub.flush(rank.id);
+        this.kick(rank);
+      }
+      return;
+    }
+    rank.stepping = true;
+    const now = performance.now();
+    rank.due = Math.max(rank.due, now) + this.timing.wallMs(step.shape);
+    const wait = rank.due - now;
+    const run = () => this.completeStep(rank, step);
+    if (wait >= 1) setTimeout(run, wait);
+    else setImmediate(run);
+  }
+
+  private completeStep(rank: Rank, step: PlannedStep): void {
+    rank.stepping = false;
+    rank.steps++;
+    if (this.closed) return;
+    const results = rank.sched.complete(step);
+    this.hub.flush(rank.id);
+    let produced = 0;
+    for (const { seq, token, finished } of results) {
+      const c = seq as Choice;
+      produced++;
+      c.req.emit({ kind: 'tokens', index: c.index, tokenIds: [token], ...usage(c) });
+      if (finished) this.finish(c, c.gen.finish!.reason, c.gen.finish!.matchedTokenId);
+    }
+    if (produced) {
+      rank.tokensOut += produced;
+      this.tokensOut += produced;
+      this.tpsWindow.push([Date.now(), produced]);
+      if (this.tpsWindow.length > 4096) this.tpsWindow.splice(0, 2048);
+    }
+    this.kick(rank);
+  }
+}
+
+function usage(c: Choice): Usage {
+  return {
+    promptTokens: c.promptLen,
+    completionTokens: c.gen.output.length,
+    cachedTokens: Math.max(0, c.cachedTokens),
+  };
+}

@@ -1,0 +1,170 @@
+// The mock engine's vLLM engine service (vllm.grpc.engine.VllmEngine).
+//
+// Stream mode: a chunk per batch of new tokens of a choice (several ids when
+// the reader lags), then a GenerateComplete with the usage and an empty
+// output_ids. stream=false: one GenerateComplete per choice carrying every
+// output id. Abort takes several ids; their open choices end with
+// finish_reason "abort".
+
+import { create } from '@bufbuild/protobuf';
+import { Code, ConnectError, type ConnectRouter, type HandlerContext } from '@connectrpc/connect';
+
+import { FlushCacheResponseSchema } from '../gen/common_pb.js';
+import {
+  AbortResponseSchema,
+  GenerateResponseSchema,
+  GetLoadsResponseSchema,
+  GetModelInfoResponseSchema,
+  GetServerInfoResponseSchema,
+  HealthCheckResponseSchema,
+  SchedulerLoadSchema,
+  VllmEngine,
+  type GenerateRequest,
+  type GenerateResponse,
+} from '../gen/vllm_engine_pb.js';
+import { subscribeKvEvents } from './kv-events-rpc.js';
+import type { MockContext } from './mock-context.js';
+import { runRequest } from './output-stream.js';
+import type { CoreOutput } from './sim-core.js';
+import { toConnect } from './sglang-service.js';
+
+export function vllmRoutes(m: MockContext) {
+  const { core, stats } = m;
+
+  async function* generate(req: GenerateRequest, ctx: HandlerContext): AsyncGenerator<GenerateResponse> {
+    stats.generates++;
+    const id = req.requestId;
+    if (!id) throw new ConnectError('request_id is required', Code.InvalidArgument);
+    if (req.input.case !== 'tokenized') throw new ConnectError('tokenized input is required', Code.InvalidArgument);
+    const sp = req.samplingParams;
+    let stream: AsyncGenerator<CoreOutput[]>;
+    try {
+      stream = runRequest(core, {
+        id,
+        prompt: req.input.value.inputIds,
+        n: Math.max(1, sp?.n ?? 1),
+        maxNewTokens: sp?.maxTokens,
+        minNewTokens: sp?.minTokens ?? 0,
+        stopTokenIds: sp?.stopTokenIds ?? [],
+        ignoreEos: sp?.ignoreEos ?? false,
+        seed: sp?.seed,
+        dpRank: req.dataParallelRank,
+      }, ctx.signal, stats, m.coalesce);
+      const first = await stream.next();
+      if (first.done) return;
+      yield* emit(first.value);
+    } catch (err) {
+      throw toConnect(err);
+    }
+    for await (const batch of stream) yield* emit(batch);
+
+    function* emit(batch: CoreOutput[]): Generator<GenerateResponse> {
+      for (const o of batch) {
+        if (o.kind === 'tokens') {
+          if (!req.stream) continue;
+          yield create(GenerateResponseSchema, {
+            response: {
+              case: 'chunk',
+              value: {
+                tokenIds: o.tokenIds,
+                promptTokens: o.promptTokens,
+                completionTokens: o.completionTokens,
+                cachedTokens: o.cachedTokens,
+                index: o.index,
+              },
+            },
+          });
+        } else {
+          yield create(GenerateResponseSchema, {
+            response: {
+              case: 'complete',
+              value: {
+                outputIds: req.stream ? [] : o.outputIds,
+                finishReason: o.reason,
+                promptTokens: o.promptTokens,
+                completionTokens: o.completionTokens,
+                cachedTokens: o.cachedTokens,
+                index: o.index,
+                matchedStop: o.matchedTokenId !== undefined
+                  ? { case: 'matchedTokenId', value: o.matchedTokenId }
+                  : { case: undefined },
+              },
+            },
+          });
+        }
+      }
+    }
+  }
+
+  return (router: ConnectRouter) => {
+    router.service(VllmEngine, {
+      generate,
+      async abort(req) {
+        for (const id of req.requestIds) if (core.abort(id)) stats.aborts++;
+        return create(AbortResponseSchema);
+      },
+      async healthCheck() {
+        return create(HealthCheckResponseSchema, { healthy: m.healthy(), message: m.healthy() ? 'mock engine ok' : 'mock engine paused' });
+      },
+      async getModelInfo() {
+        return create(GetModelInfoResponseSchema, {
+          modelPath: m.modelPath,
+          tokenizerPath: m.modelPath,
+          isGeneration: true,
+          servedModelName: m.servedModelName,
+          maxContextLength: core.o.maxContextLength,
+          maxReqInputLen: core.o.maxContextLength - 1,
+          vocabSize: core.o.vocabSize,
+          eosTokenIds: core.o.eosTokenIds,
+          modelType: 'mock',
+          architectures: ['PorticoMockEngine'],
+        });
+      },
+      async getServerInfo() {
+        const args = m.serverArgs();
+        return create(GetServerInfoResponseSchema, {
+          activeRequests: core.active,
+          uptimeSeconds: (Date.now() - m.startedAt.getTime()) / 1000,
+          serverType: 'vllm-grpc',
+          dataParallelSize: core.ranks.length,
+          blockSize: core.o.blockSize,
+          kvCacheDtype: 'auto',
+          modelDtype: 'torch.bfloat16',
+          maxNumSeqs: core.o.maxNumSeqs,
+          engineReasoningParser: typeof args['reasoning_parser'] === 'string' ? args['reasoning_parser'] : '',
+        });
+      },
+      async getLoads(req) {
+        const tps = core.throughput();
+        const ranks = core.ranks.filter((r) => req.dpRank === undefined || r.id === req.dpRank);
+        return create(GetLoadsResponseSchema, {
+          timestamp: new Date().toISOString(),
+          version: 'portico-mock',
+          dpRankCount: core.ranks.length,
+          loads: ranks.map((r) => {
+            const l = m.rankLoad(r.id);
+            return create(SchedulerLoadSchema, {
+              dpRank: r.id,
+              numRunningReqs: l.running,
+              numWaitingReqs: l.waiting,
+              numTotalReqs: l.running + l.waiting,
+              numUsedTokens: l.usedTokens,
+              maxTotalNumTokens: l.capacityTokens,
+              tokenUsage: l.usage,
+              genThroughput: tps / core.ranks.length,
+              cacheHitRate: l.cacheHitRate,
+              utilization: l.running / core.o.maxNumSeqs,
+              maxRunningRequests: core.o.maxNumSeqs,
+              numWaitingUncachedTokens: l.waitingTokens,
+            });
+          }),
+        });
+      },
+      async flushCache() {
+        const ok = core.flushCache();
+        return create(FlushCacheResponseSchema, { success: ok, message: ok ? 'flushed' : 'blocks in use; not flushed' });
+      },
+      subscribeKvEvents: (req, ctx) => subscribeKvEvents(core.hub, req, ctx),
+    });
+  };
+}
