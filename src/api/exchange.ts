@@ -2,6 +2,8 @@
 // it over uWebSockets.js; handlers never see uWS, so they can be driven by any
 // transport (and tests can drive them directly).
 
+import type { ErrorFormat } from '../protocol/errors.js';
+
 export interface Exchange {
   /** The whole request body, as received. */
   readonly body: Buffer;
@@ -31,4 +33,6 @@ export interface Route {
   method: 'get' | 'post';
   path: string;
   handler: Handler;
+  /** The error body shape of this endpoint's API family. Default: openai. */
+  errors?: ErrorFormat;
 }

@@ -39,6 +39,7 @@ export async function streamEvents<E>(ex: Exchange, events: AsyncIterable<E>, fm
     await ex.writeEvent(fmt.error ? fmt.error(e) : `event: error\ndata: ${JSON.stringify(e.toOpenAI())}\n\n`);
   }
   if (ex.signal.aborted) return;
-  await ex.writeEvent(fmt.done ?? SSE_DONE);
+  const done = fmt.done ?? SSE_DONE;
+  if (done) await ex.writeEvent(done);
   ex.endEventStream();
 }

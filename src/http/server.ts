@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { uws, type HttpRequest, type HttpResponse, type us_listen_socket } from './uws.js';
 import { UwsExchange } from './exchange.js';
-import { ApiError } from '../protocol/errors.js';
+import { ApiError, errorBody, type ErrorFormat } from '../protocol/errors.js';
 import type { Handler, Route } from '../api/exchange.js';
 
 export interface HttpServerOptions {
@@ -26,7 +26,8 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServer> {
   const app = uws.App();
   const maxBody = opts.maxBodyBytes ?? DEFAULT_MAX_BODY;
   for (const r of opts.routes) {
-    const handle = r.method === 'post' ? withBody(r.handler, maxBody) : withoutBody(r.handler);
+    const format = r.errors ?? 'openai';
+    const handle = r.method === 'post' ? withBody(r.handler, maxBody, format) : withoutBody(r.handler, format);
     app[r.method](r.path, handle);
   }
   app.any('/*', (res, req) => {
@@ -59,33 +60,33 @@ function exchangeFor(res: HttpResponse, req: HttpRequest): UwsExchange {
   return ex;
 }
 
-function run(ex: UwsExchange, handler: Handler): void {
+function run(ex: UwsExchange, handler: Handler, format: ErrorFormat): void {
   let p: void | Promise<void>;
   try {
     p = handler(ex);
   } catch (err) {
-    fail(ex, err);
+    fail(ex, err, format);
     return;
   }
-  if (p) p.catch((err: unknown) => fail(ex, err));
+  if (p) p.catch((err: unknown) => fail(ex, err, format));
 }
 
-function fail(ex: UwsExchange, err: unknown): void {
+function fail(ex: UwsExchange, err: unknown, format: ErrorFormat): void {
   const e = ApiError.from(err);
   if (e.status >= 500 && e.type === 'internal_error') console.error(`[${ex.requestId}]`, err);
-  ex.sendJson(e.status, JSON.stringify(e.toOpenAI()));
+  ex.sendJson(e.status, errorBody(e, format));
 }
 
-function withoutBody(handler: Handler) {
-  return (res: HttpResponse, req: HttpRequest) => run(exchangeFor(res, req), handler);
+function withoutBody(handler: Handler, format: ErrorFormat) {
+  return (res: HttpResponse, req: HttpRequest) => run(exchangeFor(res, req), handler, format);
 }
 
-function withBody(handler: Handler, maxBody: number) {
+function withBody(handler: Handler, maxBody: number, format: ErrorFormat) {
   return (res: HttpResponse, req: HttpRequest) => {
     const ex = exchangeFor(res, req);
     const declared = Number(ex.header('content-length') || '0');
     if (declared > maxBody) {
-      tooLarge(ex, maxBody);
+      tooLarge(ex, maxBody, format);
       return;
     }
     // Preallocate when the length is declared; otherwise (chunked) grow as data comes.
@@ -95,7 +96,7 @@ function withBody(handler: Handler, maxBody: number) {
       if (ex.done) return;
       const n = chunk.byteLength;
       if (len + n > maxBody) {
-        tooLarge(ex, maxBody);
+        tooLarge(ex, maxBody, format);
         return;
       }
       if (len + n > buf.length) {
@@ -108,13 +109,13 @@ function withBody(handler: Handler, maxBody: number) {
       len += n;
       if (isLast) {
         ex.body = len === buf.length ? buf : buf.subarray(0, len);
-        run(ex, handler);
+        run(ex, handler, format);
       }
     });
   };
 }
 
-function tooLarge(ex: UwsExchange, maxBody: number): void {
+function tooLarge(ex: UwsExchange, maxBody: number, format: ErrorFormat): void {
   const err = new ApiError(413, `request body is larger than the limit of ${maxBody} bytes`, { code: 'payload_too_large' });
-  ex.sendJson(413, JSON.stringify(err.toOpenAI()), true);
+  ex.sendJson(413, errorBody(err, format), true);
 }

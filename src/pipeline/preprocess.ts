@@ -3,7 +3,7 @@
 // Long prompts are rendered and tokenized on the libuv pool to keep the event loop free.
 
 import { ApiError } from '../protocol/errors.js';
-import type { ChatRequest } from '../protocol/chat-request.js';
+import type { Span } from '../protocol/fields.js';
 import type { ServedModel } from './served-model.js';
 import { isClientError } from '../native/core.js';
 
@@ -14,7 +14,17 @@ import { isClientError } from '../native/core.js';
  */
 const ASYNC_THRESHOLD_BYTES = 1024;
 
-export async function tokenizeChat(model: ServedModel, body: Buffer, req: ChatRequest): Promise<Uint32Array> {
+/** What the template renderer needs: spans of a JSON body and the template options. */
+export interface TemplateInput {
+  messages: Span;
+  tools: Span | null;
+  useRawPrompt: boolean;
+  addGenerationPrompt: boolean;
+  /** Raw JSON object text of extra template kwargs, or null. */
+  templateKwargs: string | null;
+}
+
+export async function tokenizeChat(model: ServedModel, body: Buffer, req: TemplateInput): Promise<Uint32Array> {
   const m = model.native;
   const { start, end } = req.messages;
   try {

@@ -67,6 +67,11 @@ export class ApiError extends Error {
     return new ApiError(500, `internal error: ${message}`, { type: 'internal_error' });
   }
 
+  /** The Anthropic error body: {"type":"error","error":{"type","message"}}. */
+  toAnthropic(): { type: 'error'; error: { type: string; message: string } } {
+    return { type: 'error', error: { type: anthropicType(this.status), message: this.message } };
+  }
+
   /** The OpenAI error body: {"error":{"message","type","param","code"}}. */
   toOpenAI(): { error: { message: string; type: string; param: string | null; code: string | null } } {
     return { error: { message: this.message, type: this.type, param: this.param, code: this.code } };
@@ -80,4 +85,34 @@ function defaultType(status: number): ErrorType {
   if (status === 503) return 'service_unavailable';
   if (status >= 500) return 'internal_error';
   return 'invalid_request_error';
+}
+
+function anthropicType(status: number): string {
+  switch (status) {
+    case 400:
+    case 422:
+      return 'invalid_request_error';
+    case 401:
+      return 'authentication_error';
+    case 403:
+      return 'permission_error';
+    case 404:
+      return 'not_found_error';
+    case 413:
+      return 'request_too_large';
+    case 429:
+      return 'rate_limit_error';
+    case 529:
+    case 503:
+      return 'overloaded_error';
+    default:
+      return 'api_error';
+  }
+}
+
+export type ErrorFormat = 'openai' | 'anthropic';
+
+/** The error body in the API family's own shape. */
+export function errorBody(err: ApiError, format: ErrorFormat): string {
+  return JSON.stringify(format === 'anthropic' ? err.toAnthropic() : err.toOpenAI());
 }

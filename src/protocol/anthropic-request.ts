@@ -1,0 +1,190 @@
+// The Anthropic Messages request (POST /v1/messages and /v1/messages/count_tokens),
+// read and validated, then reshaped into the chat-template message form (system
+// message first, tool_use blocks as assistant tool_calls, tool_result blocks as tool
+// messages, thinking blocks as reasoning_content). The reshaped messages are written
+// to a new JSON buffer so the native template reads them as it reads any chat body.
+
+import { ApiError } from './errors.js';
+import { admit } from './admission.js';
+import { Fields, FieldTable, JsonType, type Span } from './fields.js';
+
+const MESSAGES_FIELDS = ['model', 'messages', 'system', 'max_tokens', 'stream', 'temperature', 'top_p', 'top_k', 'tools', 'metadata'] as const;
+const COUNT_FIELDS = ['model', 'messages', 'system', 'tools'] as const;
+
+let messagesTable: FieldTable<(typeof MESSAGES_FIELDS)[number]> | null = null;
+let countTable: FieldTable<(typeof COUNT_FIELDS)[number]> | null = null;
+
+export interface AnthropicPrompt {
+  /** A JSON body holding the reshaped messages and tools, and their spans in it. */
+  body: Buffer;
+  messages: Span;
+  tools: Span | null;
+  useRawPrompt: false;
+  addGenerationPrompt: true;
+  templateKwargs: null;
+}
+
+export interface AnthropicRequest {
+  model: string;
+  prompt: AnthropicPrompt;
+  maxTokens: number;
+  stream: boolean;
+  temperature?: number;
+  topP?: number;
+  topK?: number;
+}
+
+type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
+type Obj = { [k: string]: Json };
+
+function bad(message: string, param: string | null = null): ApiError {
+  return ApiError.badRequest(message, param);
+}
+
+function isObj(v: Json | undefined): v is Obj {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function modelOf(f: Pick<Fields<'model'>, 'string'>): string {
+  const model = f.string('model');
+  if (model === undefined) throw bad('model: Field required', 'model');
+  if (model.trim() === '') throw bad('model: must not be blank', 'model');
+  return model;
+}
+
+export function readAnthropicRequest(body: Buffer, ignoreUnsupported: boolean): AnthropicRequest {
+  messagesTable ??= new FieldTable(MESSAGES_FIELDS);
+  const f = Fields.scan(body, messagesTable);
+  admit(f.unknown, '', ignoreUnsupported);
+  const model = modelOf(f);
+  const maxTokens = f.integer('max_tokens');
+  if (maxTokens === undefined) throw bad('max_tokens: Field required', 'max_tokens');
+  if (maxTokens < 1) throw bad(`max_tokens: must be at least 1, got ${maxTokens}`, 'max_tokens');
+  const temperature = f.number('temperature');
+  if (temperature !== undefined && (temperature < 0 || temperature > 1)) throw bad(`temperature: must be between 0 and 1, got ${temperature}`, 'temperature');
+  const topP = f.number('top_p');
+  if (topP !== undefined && (topP < 0 || topP > 1)) throw bad(`top_p: must be between 0 and 1, got ${topP}`, 'top_p');
+  const topK = f.integer('top_k');
+  if (topK !== undefined && topK < 1) throw bad(`top_k: must be at least 1, got ${topK}`, 'top_k');
+  if (f.given('metadata')) f.object('metadata');
+  return {
+    model,
+    prompt: reshape(f, body),
+    maxTokens,
+    stream: f.boolean('stream') ?? false,
+    temperature,
+    topP,
+    topK,
+  };
+}
+
+export function readCountTokensRequest(body: Buffer, ignoreUnsupported: boolean): { model: string; prompt: AnthropicPrompt } {
+  countTable ??= new FieldTable(COUNT_FIELDS);
+  const f = Fields.scan(body, countTable);
+  admit(f.unknown, '', ignoreUnsupported);
+  return { model: modelOf(f), prompt: reshape(f, body) };
+}
+
+type ShapeReader = Pick<Fields<'messages' | 'system' | 'tools'>, 'array' | 'type' | 'raw' | 'string'>;
+
+function reshape(f: ShapeReader, body: Buffer): AnthropicPrompt {
+  const span = f.array('messages');
+  if (!span) throw bad('messages: Field required', 'messages');
+  if (span.length === 0) throw bad('messages: must contain at least one message', 'messages');
+  const out: Obj[] = [];
+  const system = systemText(f);
+  if (system !== null) out.push({ role: 'system', content: system });
+  const messages = JSON.parse(body.toString('utf8', span.start, span.end)) as Json[];
+  messages.forEach((m, i) => out.push(...reshapeMessage(m, i)));
+  const tools = f.array('tools') ? reshapeTools(JSON.parse(f.raw('tools')!) as Json[]) : null;
+
+  const msgJson = JSON.stringify(out);
+  const toolsJson = tools && tools.length > 0 ? JSON.stringify(tools) : null;
+  const text = toolsJson ? `{"messages":${msgJson},"tools":${toolsJson}}` : `{"messages":${msgJson}}`;
+  const buf = Buffer.from(text);
+  const mStart = Buffer.byteLength('{"messages":');
+  const mEnd = mStart + Buffer.byteLength(msgJson);
+  const toolsSpan = toolsJson ? { start: mEnd + Buffer.byteLength(',"tools":'), end: buf.length - 1 } : null;
+  return { body: buf, messages: { start: mStart, end: mEnd }, tools: toolsSpan, useRawPrompt: false, addGenerationPrompt: true, templateKwargs: null };
+}
+
+function systemText(f: ShapeReader): string | null {
+  const t = f.type('system');
+  if (t === undefined || t === JsonType.Null) return null;
+  if (t === JsonType.String) return f.string('system')!;
+  if (t !== JsonType.Array) throw bad('system: must be a string or an array of text blocks', 'system');
+  const blocks = JSON.parse(f.raw('system')!) as Json[];
+  return blocks
+    .map((b, i) => {
+      if (!isObj(b) || b.type !== 'text' || typeof b.text !== 'string') throw bad(`system.${i}: must be a text block`, 'system');
+      return b.text;
+    })
+    .join('\n');
+}
+
+function textOf(content: Json | undefined, where: string): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) throw bad(`${where}: must be a string or an array of content blocks`, 'messages');
+  return content
+    .map((b, i) => {
+      if (!isObj(b) || b.type !== 'text' || typeof b.text !== 'string') throw bad(`${where}.${i}: only text blocks are supported here`, 'messages');
+      return b.text;
+    })
+    .join('\n');
+}
+
+function reshapeMessage(m: Json, i: number): Obj[] {
+  const where = `messages.${i}`;
+  if (!isObj(m)) throw bad(`${where}: must be an object`, 'messages');
+  const role = m.role;
+  if (role !== 'user' && role !== 'assistant') throw bad(`${where}.role: must be "user" or "assistant"`, 'messages');
+  const content = m.content;
+  if (typeof content === 'string') return [{ role, content }];
+  if (!Array.isArray(content)) throw bad(`${where}.content: Field required (a string or an array of content blocks)`, 'messages');
+
+  if (role === 'user') {
+    const out: Obj[] = [];
+    const texts: string[] = [];
+    content.forEach((b, j) => {
+      const at = `${where}.content.${j}`;
+      if (!isObj(b)) throw bad(`${at}: must be a content block object`, 'messages');
+      if (b.type === 'text' && typeof b.text === 'string') texts.push(b.text);
+      else if (b.type === 'tool_result') {
+        if (typeof b.tool_use_id !== 'string') throw bad(`${at}.tool_use_id: Field required`, 'messages');
+        out.push({ role: 'tool', tool_call_id: b.tool_use_id, content: b.content === undefined ? '' : textOf(b.content, `${at}.content`) });
+      } else throw bad(`${at}: content block type ${JSON.stringify(b.type)} is not supported`, 'messages');
+    });
+    if (texts.length > 0) out.push({ role: 'user', content: texts.join('\n') });
+    return out;
+  }
+
+  const texts: string[] = [];
+  const thinking: string[] = [];
+  const calls: Obj[] = [];
+  content.forEach((b, j) => {
+    const at = `${where}.content.${j}`;
+    if (!isObj(b)) throw bad(`${at}: must be a content block object`, 'messages');
+    if (b.type === 'text' && typeof b.text === 'string') texts.push(b.text);
+    else if (b.type === 'thinking' && typeof b.thinking === 'string') thinking.push(b.thinking);
+    else if (b.type === 'redacted_thinking') return;
+    else if (b.type === 'tool_use') {
+      if (typeof b.id !== 'string' || typeof b.name !== 'string') throw bad(`${at}: tool_use needs an id and a name`, 'messages');
+      if (!isObj(b.input)) throw bad(`${at}.input: must be an object`, 'messages');
+      calls.push({ id: b.id, type: 'function', function: { name: b.name, arguments: JSON.stringify(b.input) } });
+    } else throw bad(`${at}: content block type ${JSON.stringify(b.type)} is not supported`, 'messages');
+  });
+  const msg: Obj = { role: 'assistant', content: texts.join('') };
+  if (thinking.length > 0) msg.reasoning_content = thinking.join('');
+  if (calls.length > 0) msg.tool_calls = calls;
+  return [msg];
+}
+
+function reshapeTools(tools: Json[]): Obj[] {
+  return tools.map((t, i) => {
+    if (!isObj(t) || typeof t.name !== 'string' || t.name === '') throw bad(`tools.${i}.name: Field required`, 'tools');
+    if (!isObj(t.input_schema)) throw bad(`tools.${i}.input_schema: Field required`, 'tools');
+    const fn: Obj = { name: t.name, parameters: t.input_schema };
+    if (typeof t.description === 'string') fn.description = t.description;
+    return { type: 'function', function: fn };
+  });
+}

@@ -1,0 +1,76 @@
+// Anthropic Messages response bodies and the streaming event sequence:
+// message_start, content_block_start, ping, content_block_delta..., content_block_stop,
+// message_delta (stop reason, output tokens), message_stop.
+
+import type { ApiError } from './errors.js';
+
+export type AnthropicStopReason = 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use';
+
+/** Map a finish reason onto Anthropic's stop_reason. */
+export function stopReasonOf(finish: string, matchedStop: string | number | null): AnthropicStopReason {
+  if (finish === 'length') return 'max_tokens';
+  if (finish === 'tool_calls') return 'tool_use';
+  if (typeof matchedStop === 'string') return 'stop_sequence';
+  return 'end_turn';
+}
+
+export interface AnthropicUsage {
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_input_tokens?: number;
+}
+
+export function anthropicUsage(input: number, output: number, cached: number): AnthropicUsage {
+  const u: AnthropicUsage = { input_tokens: input, output_tokens: output };
+  if (cached > 0) u.cache_read_input_tokens = cached;
+  return u;
+}
+
+export function anthropicMessage(id: string, model: string, text: string, stop: AnthropicStopReason, stopSequence: string | null, usage: AnthropicUsage): string {
+  return JSON.stringify({
+    id,
+    type: 'message',
+    role: 'assistant',
+    model,
+    content: [{ type: 'text', text }],
+    stop_reason: stop,
+    stop_sequence: stopSequence,
+    usage,
+  });
+}
+
+function event(name: string, data: object): string {
+  return `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
+}
+
+export class AnthropicStreamWriter {
+  constructor(
+    private readonly id: string,
+    private readonly model: string,
+  ) {}
+
+  start(inputTokens: number): string {
+    const message = { id: this.id, type: 'message', role: 'assistant', model: this.model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: inputTokens, output_tokens: 0 } };
+    return (
+      event('message_start', { type: 'message_start', message }) +
+      event('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }) +
+      event('ping', { type: 'ping' })
+    );
+  }
+
+  text(text: string): string {
+    return `event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":${JSON.stringify(text)}}}\n\n`;
+  }
+
+  end(stop: AnthropicStopReason, stopSequence: string | null, outputTokens: number): string {
+    return (
+      event('content_block_stop', { type: 'content_block_stop', index: 0 }) +
+      event('message_delta', { type: 'message_delta', delta: { stop_reason: stop, stop_sequence: stopSequence }, usage: { output_tokens: outputTokens } }) +
+      event('message_stop', { type: 'message_stop' })
+    );
+  }
+
+  error(err: ApiError): string {
+    return `event: error\ndata: ${JSON.stringify(err.toAnthropic())}\n\n`;
+  }
+}
