@@ -22,17 +22,16 @@ import {
   HealthCheckRequestSchema,
   SamplingParamsSchema,
   SglangScheduler,
-  type GenerateComplete,
   type GenerateRequest,
 } from '../gen/sglang_scheduler_pb.js';
 import { EngineError } from './errors.js';
+import { generateStream } from './generate-stream.js';
 import type {
   EngineClient,
   EngineEvent,
   EngineLoads,
   EngineModelInfo,
   EngineServerInfo,
-  GenerateDone,
   GenerateParams,
 } from './types.js';
 
@@ -53,7 +52,7 @@ export interface SglangClientOptions {
   idleConnectionTimeoutMs?: number;
 }
 
-/** grpc://host:port → http://host:port (grpcs → https). */
+/** grpc://host:port → http://host:port (grpcs → https; vllm+grpc[s] alike). */
 export function toBaseUrl(url: string): string {
   let u: URL;
   try {
@@ -61,8 +60,9 @@ export function toBaseUrl(url: string): string {
   } catch {
     throw new EngineError('invalid_argument', `bad engine worker URL ${JSON.stringify(url)}`, url);
   }
-  const scheme = u.protocol === 'grpc:' || u.protocol === 'http:' ? 'http:'
-    : u.protocol === 'grpcs:' || u.protocol === 'https:' ? 'https:'
+  const proto = u.protocol.replace(/^(sglang|vllm)\+/, '');
+  const scheme = proto === 'grpc:' || proto === 'http:' ? 'http:'
+    : proto === 'grpcs:' || proto === 'https:' ? 'https:'
     : undefined;
   if (!scheme || !u.hostname || !u.port) {
     throw new EngineError('invalid_argument', `engine worker URL must look like grpc://host:port, got ${url}`, url);
@@ -91,80 +91,12 @@ export class SglangEngineClient implements EngineClient {
     this.rpc = createClient(SglangScheduler, transport);
   }
 
-  async *generate(p: GenerateParams, signal: AbortSignal): AsyncGenerator<EngineEvent> {
-    const id = p.requestId;
-    if (signal.aborted) {
-      throw new EngineError('aborted', `request ${id} aborted before it was sent to ${this.url}`, this.url);
-    }
-    const n = Math.max(1, p.n ?? 1);
-    const cancel = new AbortController();
-    let finished = false;
-    let abortSent = false;
-    const sendAbort = (reason: string) => {
-      if (abortSent) return;
-      abortSent = true;
-      this.abort(id, reason).catch(() => {
-        // Worker gone or request already over: nothing left to stop.
-      });
-    };
-    const onAbort = () => {
-      sendAbort('client disconnected');
-      cancel.abort();
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-
-    const doneIdx = new Set<number>();
-    let workerGone = false;
-    try {
-      const stream = this.rpc.generate(buildGenerateRequest(p), { signal: cancel.signal });
-      for await (const res of stream) {
-        const r = res.response;
-        if (r.case === 'chunk') {
-          const c = r.value;
-          if (c.tokenIds.length === 0 && !p.stream) continue;
-          yield {
-            kind: 'chunk',
-            chunk: {
-              tokenIds: c.tokenIds,
-              promptTokens: c.promptTokens,
-              completionTokens: c.completionTokens,
-              cachedTokens: c.cachedTokens,
-              index: c.index,
-            },
-          };
-        } else if (r.case === 'complete') {
-          doneIdx.add(r.value.index);
-          if (doneIdx.size >= n) finished = true;
-          yield { kind: 'done', done: toDone(r.value, p.stream) };
-        }
-      }
-    } catch (err) {
-      if (signal.aborted) {
-        throw new EngineError('aborted', `request ${id} on ${this.url} aborted by caller`, this.url, { cause: err });
-      }
-      const e = EngineError.from(err, this.url, `Generate(${id})`);
-      workerGone = e.code === 'unavailable' || e.code === 'aborted';
-      if (e.code === 'aborted') {
-        // We did not cancel, so the worker (or the network) reset the stream.
-        const why = ConnectError.from(err).rawMessage;
-        throw new EngineError('unavailable', `stream of request ${id} was reset by engine worker ${this.url} (${why})`, this.url, { cause: err });
-      }
-      throw e;
-    } finally {
-      signal.removeEventListener('abort', onAbort);
-      if (!finished) {
-        // Consumer stopped early or the stream failed: free the worker's slot
-        // (pointless when the worker is unreachable).
-        if (!workerGone) sendAbort('stream closed early');
-        cancel.abort();
-      }
-    }
-    if (!finished) {
-      if (signal.aborted) {
-        throw new EngineError('aborted', `request ${id} on ${this.url} aborted by caller`, this.url);
-      }
-      throw new EngineError('internal', `engine worker ${this.url} ended the stream of request ${id} after ${doneIdx.size}/${n} completions`, this.url);
-    }
+  generate(p: GenerateParams, signal: AbortSignal): AsyncGenerator<EngineEvent> {
+    return generateStream(
+      this.url, p, signal,
+      (cancel) => this.rpc.generate(buildGenerateRequest(p), { signal: cancel }),
+      (id, reason) => this.abort(id, reason),
+    );
   }
 
   async abort(requestId: string, reason = ''): Promise<void> {
@@ -288,18 +220,4 @@ export function buildGenerateRequest(p: GenerateParams): GenerateRequest {
     dataParallelRank: p.dataParallelRank,
     logprobStartLen: -1,
   });
-}
-
-function toDone(c: GenerateComplete, stream: boolean): GenerateDone {
-  const done: GenerateDone = {
-    finishReason: c.finishReason || 'stop',
-    promptTokens: c.promptTokens,
-    completionTokens: c.completionTokens,
-    cachedTokens: c.cachedTokens,
-    index: c.index,
-    outputIds: stream ? [] : c.outputIds,
-  };
-  if (c.matchedStop.case === 'matchedTokenId') done.matchedTokenId = c.matchedStop.value;
-  else if (c.matchedStop.case === 'matchedStopStr') done.matchedStopStr = c.matchedStop.value;
-  return done;
 }

@@ -67,9 +67,14 @@ export class KvEventHub {
   /** Buffered batches from `seq` on, or undefined when `seq` is no longer buffered. */
   replayFrom(seq: number): HubBatch[] | undefined {
     if (seq > this.lastSeq()) return [];
-    const first = this.buffer[0];
-    if (!first || seq < first.seq) return undefined;
-    return this.buffer.slice(seq - first.seq);
+    const i = this.buffer.findIndex((b) => b.seq >= seq);
+    if (i < 0 || this.buffer[i]!.seq !== seq) return undefined;
+    return this.buffer.slice(i);
+  }
+
+  /** Test hook: burn a sequence number, as if a batch were lost on the way. */
+  dropNext(): void {
+    this.next++;
   }
 
   snapshot(): SnapshotBlock[] {

@@ -1,9 +1,11 @@
 // The mock engine's vLLM engine service (vllm.grpc.engine.VllmEngine).
 //
-// Stream mode: a chunk per batch of new tokens of a choice (several ids when
-// the reader lags), then a GenerateComplete with the usage and an empty
-// output_ids. stream=false: one GenerateComplete per choice carrying every
-// output id. Abort takes several ids; their open choices end with
+// Stream mode, as vLLM's servicer (smg-grpc-servicer) sends it: a chunk per
+// batch of new tokens of a choice (several ids when the reader lags) whose
+// completion_tokens counts only that chunk's ids (a delta; the reader sums),
+// then a GenerateComplete repeating the last chunk's ids and delta count.
+// stream=false: one GenerateComplete per choice carrying every output id and
+// the total. Abort takes several ids; their open choices end with
 // finish_reason "abort".
 
 import { create } from '@bufbuild/protobuf';
@@ -37,6 +39,7 @@ export function vllmRoutes(m: MockContext) {
     if (!id) throw new ConnectError('request_id is required', Code.InvalidArgument);
     if (req.input.case !== 'tokenized') throw new ConnectError('tokenized input is required', Code.InvalidArgument);
     const sp = req.samplingParams;
+    const lastChunk = new Map<number, number[]>();
     let stream: AsyncGenerator<CoreOutput[]>;
     try {
       stream = runRequest(core, {
@@ -62,27 +65,29 @@ export function vllmRoutes(m: MockContext) {
       for (const o of batch) {
         if (o.kind === 'tokens') {
           if (!req.stream) continue;
+          lastChunk.set(o.index, o.tokenIds);
           yield create(GenerateResponseSchema, {
             response: {
               case: 'chunk',
               value: {
                 tokenIds: o.tokenIds,
                 promptTokens: o.promptTokens,
-                completionTokens: o.completionTokens,
+                completionTokens: o.tokenIds.length,
                 cachedTokens: o.cachedTokens,
                 index: o.index,
               },
             },
           });
         } else {
+          const last = o.reason === 'abort' ? [] : lastChunk.get(o.index) ?? [];
           yield create(GenerateResponseSchema, {
             response: {
               case: 'complete',
               value: {
-                outputIds: req.stream ? [] : o.outputIds,
+                outputIds: req.stream ? last : o.outputIds,
                 finishReason: o.reason,
                 promptTokens: o.promptTokens,
-                completionTokens: o.completionTokens,
+                completionTokens: req.stream ? last.length : o.completionTokens,
                 cachedTokens: o.cachedTokens,
                 index: o.index,
                 matchedStop: o.matchedTokenId !== undefined

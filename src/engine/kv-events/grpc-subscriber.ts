@@ -1,0 +1,143 @@
+// KV events from a worker's SubscribeKvEvents server stream (smg.grpc.common),
+// on either protocol (the rpc is the same on SglangScheduler and VllmEngine).
+//
+// Every (re)connection subscribes from sequence 0 and starts with a `reset`:
+// the worker's state is rebuilt from what follows (Portico's mock sends a
+// snapshot of its cache first; a worker without snapshots rebuilds as blocks
+// are stored). Batches must come in consecutive sequence numbers; a gap
+// resets and resubscribes. A stream that fails resets too (nothing known
+// about a worker that cannot be heard) and is retried after `retryMs`.
+
+import { createClient, type Client } from '@connectrpc/connect';
+import { createGrpcTransport, Http2SessionManager } from '@connectrpc/connect-node';
+import { create } from '@bufbuild/protobuf';
+
+import { SubscribeKvEventsRequestSchema, type KvEventBatch } from '../../gen/common_pb.js';
+import { SglangScheduler } from '../../gen/sglang_scheduler_pb.js';
+import { VllmEngine } from '../../gen/vllm_engine_pb.js';
+import { protocolOf } from '../factory.js';
+import { toBaseUrl } from '../sglang-client.js';
+import { newSourceStats, type KvEvent, type KvEventSink, type KvEventSource, type KvEventSourceStats } from './types.js';
+
+export interface GrpcKvSubscriberOptions {
+  /** Worker URL as given to createEngineClient (grpc://… or vllm+grpc://…). */
+  url: string;
+  sink: KvEventSink;
+  /** Name used in events. Default: the URL. */
+  worker?: string;
+  /** Wait before reconnecting after a failure. Default 500 ms. */
+  retryMs?: number;
+  /** Called with every failure (for logs). */
+  onError?: (err: unknown) => void;
+}
+
+type KvClient = Client<typeof SglangScheduler> | Client<typeof VllmEngine>;
+
+class GapError extends Error {}
+
+export class GrpcKvEventSubscriber implements KvEventSource {
+  readonly worker: string;
+  readonly stats: KvEventSourceStats = newSourceStats();
+  private readonly session: Http2SessionManager;
+  private readonly client: KvClient;
+  private cancel: AbortController | undefined;
+  private closed = false;
+  private running = false;
+
+  constructor(private readonly o: GrpcKvSubscriberOptions) {
+    this.worker = o.worker ?? o.url;
+    const baseUrl = toBaseUrl(o.url);
+    this.session = new Http2SessionManager(baseUrl, { connectTimeoutMs: 3000, pingIntervalMs: 10_000, pingTimeoutMs: 5000 });
+    const transport = createGrpcTransport({ baseUrl, sessionManager: this.session });
+    this.client = protocolOf(o.url) === 'vllm' ? createClient(VllmEngine, transport) : createClient(SglangScheduler, transport);
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    void this.loop();
+  }
+
+  close(): void {
+    this.closed = true;
+    this.cancel?.abort();
+    this.session.abort();
+  }
+
+  private async loop(): Promise<void> {
+    while (!this.closed) {
+      this.cancel = new AbortController();
+      this.stats.connects++;
+      let expect: bigint | undefined;
+      let sentReset = false;
+      const reset = (reason: string) => this.o.sink([{ kind: 'reset', worker: this.worker, reason }]);
+      try {
+        const stream = this.client.subscribeKvEvents(
+          create(SubscribeKvEventsRequestSchema, { startSequenceNumber: 0n }),
+          { signal: this.cancel.signal },
+        );
+        for await (const b of stream) {
+          if (!sentReset) {
+            reset(this.stats.connects === 1 ? 'connect' : 'reconnect');
+            sentReset = true;
+          }
+          const seq = b.sequenceNumber;
+          if (b.snapshot) {
+            // Snapshot chunks share the sequence number they describe the cache at.
+            expect = seq + 1n;
+          } else if (expect !== undefined && seq !== expect) {
+            if (seq < expect) continue; // duplicate
+            this.stats.gaps++;
+            throw new GapError(`KV event gap on ${this.worker}: expected ${expect}, got ${seq}`);
+          } else expect = seq + 1n;
+          const events = normaliseBatch(b, this.worker);
+          this.stats.batches++;
+          this.stats.events += events.length;
+          this.stats.lastSeq = Number(seq);
+          if (events.length) this.o.sink(events);
+        }
+        if (!this.closed) throw new Error(`KV event stream of ${this.worker} ended`);
+      } catch (err) {
+        if (this.closed) return;
+        this.cancel.abort();
+        this.o.onError?.(err);
+        if (err instanceof GapError) {
+          reset('gap');
+          continue; // resubscribe at once
+        }
+        if (sentReset) reset('disconnect');
+        await new Promise((r) => setTimeout(r, this.o.retryMs ?? 500));
+      }
+    }
+  }
+}
+
+/** smg.grpc.common.KvEventBatch → normalised events. */
+export function normaliseBatch(b: KvEventBatch, worker: string): KvEvent[] {
+  const dpRank = b.dpRank ?? 0;
+  const out: KvEvent[] = [];
+  for (const e of b.events) {
+    const d = e.data;
+    switch (d.case) {
+      case 'stored': {
+        const blocks = d.value.blocks.map((x) => ({ hash: x.blockHash, tokenIds: x.tokenIds }));
+        out.push({
+          kind: 'stored',
+          worker,
+          dpRank,
+          parentHash: d.value.parentBlockHash,
+          blocks,
+          blockSize: d.value.blocks[0]?.blockSize ?? 0,
+        });
+        break;
+      }
+      case 'removed':
+        out.push({ kind: 'removed', worker, dpRank, hashes: d.value.blockHashes });
+        break;
+      case 'cleared':
+        out.push({ kind: 'cleared', worker, dpRank });
+        break;
+    }
+  }
+  return out;
+}

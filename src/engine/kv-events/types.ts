@@ -1,0 +1,63 @@
+// The one KV-event shape the router consumes, whatever the source (the
+// SubscribeKvEvents gRPC stream of an SGLang or vLLM worker, or vLLM's ZMQ
+// publisher). Events of one worker arrive in order; hashes are the engine's
+// block hashes as signed 64-bit integers.
+
+export interface KvBlockRef {
+  hash: bigint;
+  /** The block's token ids (block_size of them; fewer when the source did not say). */
+  tokenIds: number[];
+}
+
+export type KvEvent =
+  /** Blocks cached, in prefix order; the first one's parent is `parentHash` (none = prefix root). */
+  | { kind: 'stored'; worker: string; dpRank: number; parentHash: bigint | undefined; blocks: KvBlockRef[]; blockSize: number }
+  /** Blocks evicted. Unknown hashes are to be ignored. */
+  | { kind: 'removed'; worker: string; dpRank: number; hashes: bigint[] }
+  /** The rank dropped its whole prefix cache. */
+  | { kind: 'cleared'; worker: string; dpRank: number }
+  /**
+   * Forget everything known about the worker (all ranks): the source
+   * (re)connected, saw a sequence gap, or lost the stream. Events that follow
+   * rebuild the worker's state from scratch.
+   */
+  | { kind: 'reset'; worker: string; reason: string };
+
+/** Receives each source batch's events, in order. */
+export type KvEventSink = (events: KvEvent[]) => void;
+
+export interface KvEventSourceStats {
+  /** Batches applied. */
+  batches: number;
+  events: number;
+  /** Sequence gaps seen (each triggered a resync). */
+  gaps: number;
+  /** Connections made (the first included). */
+  connects: number;
+  /** Last sequence number applied (-1 = none). */
+  lastSeq: number;
+}
+
+export interface KvEventSource {
+  readonly worker: string;
+  readonly stats: KvEventSourceStats;
+  start(): void;
+  close(): void;
+}
+
+export function newSourceStats(): KvEventSourceStats {
+  return { batches: 0, events: 0, gaps: 0, connects: 0, lastSeq: -1 };
+}
+
+/** Engine hashes are int64 on gRPC and any-size ints (or bytes) in msgpack: one form. */
+export function toHash(v: unknown): bigint {
+  if (typeof v === 'bigint') return BigInt.asIntN(64, v);
+  if (typeof v === 'number') return BigInt.asIntN(64, BigInt(Math.trunc(v)));
+  if (v instanceof Uint8Array) {
+    // Byte hashes (vLLM's sha256 modes): the first 8 bytes, big-endian.
+    let h = 0n;
+    for (let i = 0; i < Math.min(8, v.length); i++) h = (h << 8n) | BigInt(v[i]!);
+    return BigInt.asIntN(64, h);
+  }
+  throw new TypeError(`not a block hash: ${String(v)}`);
+}

@@ -1,0 +1,217 @@
+// EngineClient over vLLM's gRPC engine protocol (vllm.grpc.engine.VllmEngine,
+// as served by smg-grpc-servicer in front of vLLM's AsyncLLM).
+//
+// Wire facts this file relies on (see proto/vllm_engine.proto):
+//  - Generate is a server stream of GenerateResponse{chunk | complete}, like
+//    SGLang's, but in stream mode every count is a delta: a chunk's
+//    completion_tokens is the number of ids in that chunk, and the
+//    GenerateComplete after a choice's last chunk repeats that chunk's ids
+//    and count. This client sums them into the running totals EngineEvents
+//    carry. Without streaming, the GenerateComplete holds everything.
+//  - A chunk may carry several token ids.
+//  - top_k 0 means "no top-k"; temperature and max_tokens are optional;
+//    the request seed travels (SGLang's protocol has none).
+//  - Abort takes a list of ids and answers nothing.
+import { create } from '@bufbuild/protobuf';
+import { Code, ConnectError, createClient, type Client } from '@connectrpc/connect';
+import { createGrpcTransport, Http2SessionManager } from '@connectrpc/connect-node';
+
+import {
+  AbortRequestSchema,
+  GenerateRequestSchema,
+  GetLoadsRequestSchema,
+  GetModelInfoRequestSchema,
+  GetServerInfoRequestSchema,
+  HealthCheckRequestSchema,
+  SamplingParamsSchema,
+  VllmEngine,
+  type GenerateRequest,
+  type GenerateResponse,
+} from '../gen/vllm_engine_pb.js';
+import { EngineError } from './errors.js';
+import { generateStream, type WireResponse } from './generate-stream.js';
+import { toBaseUrl, type SglangClientOptions } from './sglang-client.js';
+import type {
+  EngineClient,
+  EngineEvent,
+  EngineLoads,
+  EngineModelInfo,
+  EngineServerInfo,
+  GenerateParams,
+} from './types.js';
+
+export type VllmClientOptions = SglangClientOptions;
+
+export class VllmEngineClient implements EngineClient {
+  readonly url: string;
+  private readonly session: Http2SessionManager;
+  readonly rpc: Client<typeof VllmEngine>;
+  private readonly rpcTimeoutMs: number;
+
+  constructor(url: string, opts: VllmClientOptions = {}) {
+    this.url = url;
+    const baseUrl = toBaseUrl(url);
+    this.rpcTimeoutMs = opts.rpcTimeoutMs ?? 5000;
+    this.session = new Http2SessionManager(baseUrl, {
+      connectTimeoutMs: opts.connectTimeoutMs ?? 3000,
+      pingIntervalMs: opts.pingIntervalMs ?? 10_000,
+      pingTimeoutMs: opts.pingTimeoutMs ?? 5000,
+      idleConnectionTimeoutMs: opts.idleConnectionTimeoutMs ?? 15 * 60_000,
+    });
+    this.rpc = createClient(VllmEngine, createGrpcTransport({ baseUrl, sessionManager: this.session }));
+  }
+
+  generate(p: GenerateParams, signal: AbortSignal): AsyncGenerator<EngineEvent> {
+    return generateStream(
+      this.url, p, signal,
+      (cancel) => accumulate(this.rpc.generate(buildVllmGenerateRequest(p), { signal: cancel }), p.stream),
+      (id) => this.abort(id),
+    );
+  }
+
+  async abort(requestId: string): Promise<void> {
+    try {
+      await this.rpc.abort(create(AbortRequestSchema, { requestIds: [requestId] }), { timeoutMs: this.rpcTimeoutMs });
+    } catch (err) {
+      throw EngineError.from(err, this.url, `Abort(${requestId})`);
+    }
+  }
+
+  async health(): Promise<boolean> {
+    try {
+      const res = await this.rpc.healthCheck(create(HealthCheckRequestSchema), { timeoutMs: this.rpcTimeoutMs });
+      return res.healthy;
+    } catch {
+      return false;
+    }
+  }
+
+  async modelInfo(): Promise<EngineModelInfo> {
+    const r = await this.unary('GetModelInfo', () =>
+      this.rpc.getModelInfo(create(GetModelInfoRequestSchema), { timeoutMs: this.rpcTimeoutMs }));
+    return {
+      modelPath: r.modelPath,
+      servedModelName: r.servedModelName || r.modelPath,
+      tokenizerPath: r.tokenizerPath,
+      isGeneration: r.isGeneration,
+      maxContextLength: r.maxContextLength,
+      maxReqInputLen: r.maxReqInputLen,
+      vocabSize: r.vocabSize,
+      eosTokenIds: r.eosTokenIds,
+      bosTokenId: r.bosTokenId,
+      padTokenId: r.padTokenId,
+      modelType: r.modelType,
+      architectures: r.architectures,
+      supportsVision: r.supportsVision,
+      defaultSamplingParamsJson: r.defaultSamplingParamsJson,
+    };
+  }
+
+  async serverInfo(): Promise<EngineServerInfo> {
+    const r = await this.unary('GetServerInfo', () =>
+      this.rpc.getServerInfo(create(GetServerInfoRequestSchema), { timeoutMs: this.rpcTimeoutMs }));
+    return {
+      engineVersion: r.serverType || 'vllm-grpc',
+      activeRequests: r.activeRequests,
+      isPaused: r.isPaused,
+      uptimeSeconds: r.uptimeSeconds,
+      // vLLM reports capacity through GetLoads (max_total_num_tokens), not here.
+      maxTotalNumTokens: 0,
+      serverArgs: {
+        data_parallel_size: r.dataParallelSize,
+        block_size: r.blockSize,
+        max_num_seqs: r.maxNumSeqs,
+        kv_cache_dtype: r.kvCacheDtype,
+        model_dtype: r.modelDtype,
+        engine_reasoning_parser: r.engineReasoningParser,
+        kv_connector: r.kvConnector,
+        kv_role: r.kvRole,
+      },
+    };
+  }
+
+  async loads(): Promise<EngineLoads> {
+    const r = await this.unary('GetLoads', () =>
+      this.rpc.getLoads(create(GetLoadsRequestSchema, { include: ['core'] }), { timeoutMs: this.rpcTimeoutMs }));
+    const perRank = r.loads.map((l) => ({
+      dpRank: l.dpRank,
+      runningRequests: l.numRunningReqs,
+      waitingRequests: l.numWaitingReqs,
+      usedTokens: l.numUsedTokens,
+      maxTotalTokens: l.maxTotalNumTokens,
+      tokenUsage: l.tokenUsage,
+      maxRunningRequests: l.maxRunningRequests,
+    }));
+    const sum = (f: (x: (typeof r.loads)[number]) => number) => r.loads.reduce((a, x) => a + f(x), 0);
+    return {
+      runningRequests: sum((l) => l.numRunningReqs),
+      waitingRequests: sum((l) => l.numWaitingReqs),
+      tokenUsage: r.loads.length ? sum((l) => l.tokenUsage) / r.loads.length : 0,
+      genThroughput: sum((l) => l.genThroughput),
+      perRank,
+    };
+  }
+
+  close(): void {
+    this.session.abort(new ConnectError(`engine client for ${this.url} closed`, Code.Unavailable));
+  }
+
+  private async unary<T>(what: string, call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch (err) {
+      throw EngineError.from(err, this.url, what);
+    }
+  }
+}
+
+/** Stream mode: turn vLLM's per-message deltas into running totals. */
+async function* accumulate(src: AsyncIterable<GenerateResponse>, stream: boolean): AsyncGenerator<WireResponse> {
+  if (!stream) {
+    yield* src;
+    return;
+  }
+  const totals = new Map<number, number>();
+  for await (const res of src) {
+    const r = res.response;
+    if (r.case === 'chunk') {
+      const t = (totals.get(r.value.index) ?? 0) + r.value.tokenIds.length;
+      totals.set(r.value.index, t);
+      yield { response: { case: 'chunk', value: { ...r.value, completionTokens: t } } };
+    } else if (r.case === 'complete') {
+      yield { response: { case: 'complete', value: { ...r.value, completionTokens: totals.get(r.value.index) ?? r.value.completionTokens } } };
+    }
+  }
+}
+
+/** GenerateParams → vLLM wire request, with vLLM's defaults filled in. */
+export function buildVllmGenerateRequest(p: GenerateParams): GenerateRequest {
+  const sampling = create(SamplingParamsSchema, {
+    temperature: p.temperature ?? 1,
+    topP: p.topP ?? 1,
+    topK: p.topK === undefined || p.topK <= 0 ? 0 : p.topK,
+    minP: p.minP ?? 0,
+    frequencyPenalty: p.frequencyPenalty ?? 0,
+    presencePenalty: p.presencePenalty ?? 0,
+    repetitionPenalty: p.repetitionPenalty ?? 1,
+    maxTokens: p.maxNewTokens,
+    minTokens: p.minNewTokens ?? 0,
+    stopTokenIds: p.stopTokenIds ?? [],
+    ignoreEos: p.ignoreEos ?? false,
+    skipSpecialTokens: true,
+    spacesBetweenSpecialTokens: true,
+    n: Math.max(1, p.n ?? 1),
+    seed: p.seed === undefined ? undefined : p.seed | 0,
+  });
+  return create(GenerateRequestSchema, {
+    requestId: p.requestId,
+    input: { case: 'tokenized', value: { originalText: p.originalText ?? '', inputIds: Array.from(p.inputIds) } },
+    samplingParams: sampling,
+    stream: p.stream,
+    dataParallelRank: p.dataParallelRank,
+  });
+}
+
+export function createVllmClient(url: string, opts?: VllmClientOptions): EngineClient {
+  return new VllmEngineClient(url, opts);
+}
