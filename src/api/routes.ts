@@ -4,6 +4,7 @@ import { chatCompletions } from './chat.js';
 import { completions } from './completions.js';
 import { health, live } from './health.js';
 import { listModels } from './models.js';
+import { responses } from './responses.js';
 import { countTokens, messages } from './messages.js';
 import { detokenize, tokenize } from './tokenize.js';
 import type { AppContext } from './context.js';
@@ -13,6 +14,7 @@ export function routes(ctx: AppContext): Route[] {
   return [
     { method: 'post', path: '/v1/chat/completions', handler: chatCompletions(ctx) },
     { method: 'post', path: '/v1/completions', handler: completions(ctx) },
+    { method: 'post', path: '/v1/responses', handler: responses(ctx) },
     { method: 'post', path: '/v1/messages', handler: messages(ctx), errors: 'anthropic' },
     { method: 'post', path: '/v1/messages/count_tokens', handler: countTokens(ctx), errors: 'anthropic' },
     { method: 'post', path: '/tokenize', handler: tokenize(ctx) },

@@ -6,7 +6,8 @@
 
 import { ApiError } from './errors.js';
 import { admit } from './admission.js';
-import { Fields, FieldTable, JsonType, type Span } from './fields.js';
+import { Fields, FieldTable, JsonType } from './fields.js';
+import { templateBody, type TemplateBody } from './template-body.js';
 
 const MESSAGES_FIELDS = ['model', 'messages', 'system', 'max_tokens', 'stream', 'temperature', 'top_p', 'top_k', 'tools', 'metadata'] as const;
 const COUNT_FIELDS = ['model', 'messages', 'system', 'tools'] as const;
@@ -14,15 +15,7 @@ const COUNT_FIELDS = ['model', 'messages', 'system', 'tools'] as const;
 let messagesTable: FieldTable<(typeof MESSAGES_FIELDS)[number]> | null = null;
 let countTable: FieldTable<(typeof COUNT_FIELDS)[number]> | null = null;
 
-export interface AnthropicPrompt {
-  /** A JSON body holding the reshaped messages and tools, and their spans in it. */
-  body: Buffer;
-  messages: Span;
-  tools: Span | null;
-  useRawPrompt: false;
-  addGenerationPrompt: true;
-  templateKwargs: null;
-}
+export type AnthropicPrompt = TemplateBody;
 
 export interface AnthropicRequest {
   model: string;
@@ -98,14 +91,7 @@ function reshape(f: ShapeReader, body: Buffer): AnthropicPrompt {
   messages.forEach((m, i) => out.push(...reshapeMessage(m, i)));
   const tools = f.array('tools') ? reshapeTools(JSON.parse(f.raw('tools')!) as Json[]) : null;
 
-  const msgJson = JSON.stringify(out);
-  const toolsJson = tools && tools.length > 0 ? JSON.stringify(tools) : null;
-  const text = toolsJson ? `{"messages":${msgJson},"tools":${toolsJson}}` : `{"messages":${msgJson}}`;
-  const buf = Buffer.from(text);
-  const mStart = Buffer.byteLength('{"messages":');
-  const mEnd = mStart + Buffer.byteLength(msgJson);
-  const toolsSpan = toolsJson ? { start: mEnd + Buffer.byteLength(',"tools":'), end: buf.length - 1 } : null;
-  return { body: buf, messages: { start: mStart, end: mEnd }, tools: toolsSpan, useRawPrompt: false, addGenerationPrompt: true, templateKwargs: null };
+  return templateBody(out, tools);
 }
 
 function systemText(f: ShapeReader): string | null {

@@ -1,0 +1,152 @@
+// The OpenAI Responses request (POST /v1/responses), read and validated, then reshaped
+// into chat-template messages: `instructions` as the system message, input messages
+// (string or input_text/output_text parts), function_call items as assistant tool
+// calls, function_call_output items as tool messages. Runs through the chat pipeline.
+
+import { ApiError } from './errors.js';
+import { admit } from './admission.js';
+import { Fields, FieldTable, JsonType } from './fields.js';
+import { templateBody, type TemplateBody } from './template-body.js';
+
+const RESPONSES_FIELDS = [
+  'model',
+  'input',
+  'instructions',
+  'max_output_tokens',
+  'temperature',
+  'top_p',
+  'stream',
+  'tools',
+  'tool_choice',
+  'parallel_tool_calls',
+  'store',
+  'metadata',
+  'user',
+  'previous_response_id',
+] as const;
+
+let table: FieldTable<(typeof RESPONSES_FIELDS)[number]> | null = null;
+
+export interface ResponsesRequest {
+  model: string;
+  prompt: TemplateBody;
+  instructions: string | null;
+  maxOutputTokens?: number;
+  temperature?: number;
+  topP?: number;
+  stream: boolean;
+  /** The request's tools and settings, echoed back in the response object. */
+  tools: unknown[];
+  toolChoice: unknown;
+  parallelToolCalls: boolean;
+  metadata: Record<string, unknown>;
+}
+
+type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
+type Obj = { [k: string]: Json };
+
+function bad(message: string, param: string | null = null): ApiError {
+  return ApiError.badRequest(message, param);
+}
+
+function isObj(v: Json | undefined): v is Obj {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+export function readResponsesRequest(body: Buffer, ignoreUnsupported: boolean): ResponsesRequest {
+  table ??= new FieldTable(RESPONSES_FIELDS);
+  const f = Fields.scan(body, table);
+  admit(f.unknown, '', ignoreUnsupported);
+  const model = f.string('model');
+  if (model === undefined) throw bad('`model` is required', 'model');
+  if (model.trim() === '') throw bad('`model` must not be blank', 'model');
+  if (f.given('previous_response_id')) {
+    throw new ApiError(400, '`previous_response_id` is not supported: Portico stores no responses; send the whole conversation in `input`', { param: 'previous_response_id', code: 'unsupported_parameter' });
+  }
+  const maxOutputTokens = f.integer('max_output_tokens');
+  if (maxOutputTokens !== undefined && maxOutputTokens < 1) throw bad(`\`max_output_tokens\` must be at least 1, got ${maxOutputTokens}`, 'max_output_tokens');
+  const temperature = f.number('temperature');
+  if (temperature !== undefined && (temperature < 0 || temperature > 2)) throw bad(`\`temperature\` must be at least 0 and at most 2, got ${temperature}`, 'temperature');
+  const topP = f.number('top_p');
+  if (topP !== undefined && (topP < 0 || topP > 1)) throw bad(`\`top_p\` must be at least 0 and at most 1, got ${topP}`, 'top_p');
+  if (f.given('user')) f.string('user');
+  if (f.given('store')) f.boolean('store');
+  const instructions = f.string('instructions') ?? null;
+
+  const messages: Obj[] = [];
+  if (instructions !== null) messages.push({ role: 'system', content: instructions });
+  const t = f.type('input');
+  if (t === undefined || t === JsonType.Null) throw bad('`input` is required', 'input');
+  if (t === JsonType.String) messages.push({ role: 'user', content: f.string('input')! });
+  else if (t === JsonType.Array) {
+    const items = JSON.parse(f.raw('input')!) as Json[];
+    if (items.length === 0) throw bad('`input` must not be empty', 'input');
+    items.forEach((item, i) => appendItem(messages, item, i));
+  } else throw bad('`input` must be a string or an array of input items', 'input');
+
+  const tools = f.array('tools') ? (JSON.parse(f.raw('tools')!) as Json[]) : [];
+  const chatTools = tools.map((tool, i) => {
+    if (!isObj(tool) || tool.type !== 'function') throw bad(`\`tools[${i}]\`: only function tools are supported`, 'tools');
+    if (typeof tool.name !== 'string' || tool.name === '') throw bad(`\`tools[${i}].name\` is required`, 'tools');
+    const fn: Obj = { name: tool.name, parameters: isObj(tool.parameters) ? tool.parameters : { type: 'object', properties: {} } };
+    if (typeof tool.description === 'string') fn.description = tool.description;
+    return { type: 'function', function: fn };
+  });
+  return {
+    model,
+    prompt: templateBody(messages, chatTools),
+    instructions,
+    maxOutputTokens,
+    temperature,
+    topP,
+    stream: f.boolean('stream') ?? false,
+    tools,
+    toolChoice: f.given('tool_choice') ? JSON.parse(f.raw('tool_choice')!) : 'auto',
+    parallelToolCalls: f.boolean('parallel_tool_calls') ?? true,
+    metadata: f.object('metadata') ? (JSON.parse(f.raw('metadata')!) as Record<string, unknown>) : {},
+  };
+}
+
+const ROLES = new Set(['user', 'assistant', 'system', 'developer']);
+
+function contentText(content: Json | undefined, where: string): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) throw bad(`\`${where}.content\` must be a string or an array of content parts`, 'input');
+  return content
+    .map((p, j) => {
+      if (!isObj(p) || (p.type !== 'input_text' && p.type !== 'output_text' && p.type !== 'text') || typeof p.text !== 'string') {
+        throw bad(`\`${where}.content[${j}]\`: only input_text and output_text parts are supported`, 'input');
+      }
+      return p.text;
+    })
+    .join('\n');
+}
+
+function appendItem(out: Obj[], item: Json, i: number): void {
+  const where = `input[${i}]`;
+  if (!isObj(item)) throw bad(`\`${where}\` must be an object`, 'input');
+  const type = item.type ?? 'message';
+  if (type === 'message') {
+    if (typeof item.role !== 'string' || !ROLES.has(item.role)) throw bad(`\`${where}.role\` must be one of user, assistant, system, developer`, 'input');
+    const role = item.role === 'developer' ? 'system' : item.role;
+    out.push({ role, content: contentText(item.content, where) });
+    return;
+  }
+  if (type === 'function_call') {
+    if (typeof item.name !== 'string' || typeof item.call_id !== 'string' || typeof item.arguments !== 'string') {
+      throw bad(`\`${where}\`: a function_call needs call_id, name and arguments (a JSON string)`, 'input');
+    }
+    const call = { id: item.call_id, type: 'function', function: { name: item.name, arguments: item.arguments } };
+    const last = out.at(-1);
+    // Consecutive calls belong to one assistant turn.
+    if (last && last.role === 'assistant' && Array.isArray(last.tool_calls)) last.tool_calls.push(call);
+    else out.push({ role: 'assistant', content: '', tool_calls: [call] });
+    return;
+  }
+  if (type === 'function_call_output') {
+    if (typeof item.call_id !== 'string' || typeof item.output !== 'string') throw bad(`\`${where}\`: a function_call_output needs call_id and output (a string)`, 'input');
+    out.push({ role: 'tool', tool_call_id: item.call_id, content: item.output });
+    return;
+  }
+  throw bad(`\`${where}\`: input item type ${JSON.stringify(type)} is not supported`, 'input');
+}

@@ -1,0 +1,93 @@
+// POST /v1/responses with the real openai SDK against the real server and echo engines.
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import OpenAI from 'openai';
+import { startPortico, QWEN3, type Proc } from './helpers/portico.js';
+
+const MODEL = 'qwen3';
+let server: Proc;
+let client: OpenAI;
+
+before(async () => {
+  server = await startPortico(['serve', '--http-port', '0', '--host', '127.0.0.1', '--model-path', QWEN3, '--model-name', MODEL, '--mock', 'echo', '--mock-workers', '1']);
+  client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'unused', maxRetries: 0 });
+});
+after(async () => {
+  await server?.stop();
+});
+
+const ECHO = 'system\nBe brief.\nuser\nHi 👋\nassistant\n';
+
+test('a response object with output_text and usage', async () => {
+  const r = await client.responses.create({ model: MODEL, instructions: 'Be brief.', input: 'Hi 👋' });
+  assert.equal(r.object, 'response');
+  assert.equal(r.status, 'completed');
+  assert.match(r.id, /^resp_/);
+  assert.equal(r.output_text, ECHO);
+  assert.equal(r.output[0].type, 'message');
+  assert.ok(r.usage);
+  assert.equal(r.usage.total_tokens, r.usage.input_tokens + r.usage.output_tokens);
+  assert.equal(r.instructions, 'Be brief.');
+});
+
+test('max_output_tokens gives status incomplete with its reason', async () => {
+  const r = await client.responses.create({ model: MODEL, input: 'a prompt long enough', max_output_tokens: 2 });
+  assert.equal(r.status, 'incomplete');
+  assert.deepEqual(r.incomplete_details, { reason: 'max_output_tokens' });
+  assert.equal(r.usage!.output_tokens, 2);
+});
+
+test('input items: messages with parts, function calls and their outputs', async () => {
+  const r = await client.responses.create({
+    model: MODEL,
+    input: [
+      { role: 'developer', content: 'Be brief.' },
+      { role: 'user', content: [{ type: 'input_text', text: 'Weather in Paris?' }] },
+      { type: 'function_call', call_id: 'call_1', name: 'get_weather', arguments: '{"city":"Paris"}' },
+      { type: 'function_call_output', call_id: 'call_1', output: '21°C' },
+    ],
+    tools: [{ type: 'function', name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } }, strict: false }],
+  });
+  assert.ok(r.output_text.startsWith('system\nBe brief.'), r.output_text.slice(0, 40));
+  assert.ok(r.output_text.includes('{"name": "get_weather", "arguments": {"city": "Paris"}}'));
+  assert.ok(r.output_text.includes('<tool_response>\n21°C\n</tool_response>'));
+});
+
+test('streaming emits the Responses event sequence in order', async () => {
+  const stream = await client.responses.create({ model: MODEL, instructions: 'Be brief.', input: 'Hi 👋', stream: true });
+  const types: string[] = [];
+  const seqs: number[] = [];
+  let text = '';
+  let final: OpenAI.Responses.Response | undefined;
+  for await (const ev of stream) {
+    types.push(ev.type);
+    seqs.push(ev.sequence_number);
+    if (ev.type === 'response.output_text.delta') text += ev.delta;
+    if (ev.type === 'response.completed') final = ev.response;
+  }
+  assert.equal(text, ECHO);
+  assert.deepEqual(types.slice(0, 4), ['response.created', 'response.in_progress', 'response.output_item.added', 'response.content_part.added']);
+  assert.deepEqual(types.slice(-4), ['response.output_text.done', 'response.content_part.done', 'response.output_item.done', 'response.completed']);
+  assert.deepEqual(seqs, seqs.map((_, i) => i), 'sequence numbers count up from 0');
+  assert.equal(final?.status, 'completed');
+});
+
+const BAD: [string, unknown, RegExp][] = [
+  ['input missing', { model: MODEL }, /`input` is required/],
+  ['previous_response_id', { model: MODEL, input: 'x', previous_response_id: 'resp_1' }, /previous_response_id/],
+  ['unknown item type', { model: MODEL, input: [{ type: 'web_search_call' }] }, /not supported/],
+  ['bad role', { model: MODEL, input: [{ role: 'tool', content: 'x' }] }, /role/],
+  ['non-function tool', { model: MODEL, input: 'x', tools: [{ type: 'web_search' }] }, /only function tools/],
+  ['max_output_tokens zero', { model: MODEL, input: 'x', max_output_tokens: 0 }, /max_output_tokens/],
+];
+for (const [name, body, message] of BAD) {
+  test(`bad responses request (${name}) is a 400`, async () => {
+    const res = await fetch(`${server.url}/v1/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    assert.equal(res.status, 400);
+    const json = (await res.json()) as { error: { message: string } };
+    assert.match(json.error.message, message);
+    const ok = await client.responses.create({ model: MODEL, input: 'still serving', max_output_tokens: 3 });
+    assert.equal(ok.object, 'response');
+  });
+}
