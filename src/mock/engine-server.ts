@@ -73,6 +73,8 @@ export interface MockEngineOptions {
   seed?: number;
   /** sim: open every choice with a reasoning block of this many tokens between these ids. */
   reasoning?: { startId: number; endId: number; thinkTokens: number };
+  /** sim: tokens per streamed message, like vLLM's --stream-interval. Default 1. */
+  streamInterval?: number;
   /** Parser names the engine reports (GetServerInfo). */
   reasoningParser?: string;
   toolCallParser?: string;
@@ -133,7 +135,7 @@ export async function startMockEngine(opts: MockEngineOptions): Promise<MockEngi
   const extra: Record<string, string | number | boolean> = {};
   if (opts.reasoningParser) extra['reasoning_parser'] = opts.reasoningParser;
   if (opts.toolCallParser) extra['tool_call_parser'] = opts.toolCallParser;
-  const context = new MockContext(core, modelPath, opts.servedModelName ?? modelPath, extra, opts.mode === 'sim');
+  const context = new MockContext(core, modelPath, opts.servedModelName ?? modelPath, extra, opts.mode === 'sim', Math.max(1, opts.streamInterval ?? 1));
 
   let zmqPub: ZmqKvPublisher | undefined;
   if (opts.kvEventsZmq) {

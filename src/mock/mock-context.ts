@@ -30,6 +30,8 @@ export class MockContext {
     private readonly extraArgs: Record<string, string | number | boolean>,
     /** Merge a choice's queued tokens into one message (off: one token per message). */
     readonly coalesce = true,
+    /** Tokens per streamed message (the last one of a choice may hold fewer). */
+    readonly streamInterval = 1,
   ) {}
 
   healthy(): boolean {
@@ -79,6 +81,7 @@ export class MockContext {
       dp_size: o.dataParallelSize,
       data_parallel_size: o.dataParallelSize,
       random_seed: o.seed,
+      stream_interval: this.streamInterval,
       ...this.extraArgs,
     };
   }

@@ -16,8 +16,9 @@ export interface StreamStats {
  * (the caller went away) the request is aborted and iteration just stops.
  */
 export async function* runRequest(
-  core: SimCore, req: CoreRequest, signal: AbortSignal, stats: StreamStats, merge = true,
+  core: SimCore, req: CoreRequest, signal: AbortSignal, stats: StreamStats, merge = true, streamInterval = 1,
 ): AsyncGenerator<CoreOutput[]> {
+  const held = new Map<number, CoreOutput>();
   let queue: CoreOutput[] = [];
   let wake: (() => void) | undefined;
   let open = Math.max(1, req.n);
@@ -50,7 +51,8 @@ export async function* runRequest(
       if (merge) {
         const batch = coalesce(queue);
         queue = [];
-        yield batch;
+        const out = streamInterval > 1 ? hold(batch, held, streamInterval) : batch;
+        if (out.length) yield out;
       } else {
         yield [queue.shift()!];
       }
@@ -63,6 +65,27 @@ export async function* runRequest(
       if (core.abort(req.id)) stats.aborts++;
     }
   }
+}
+
+// Keep a choice's tokens back until `interval` of them are ready (or it ends),
+// as vLLM's --stream-interval does.
+function hold(batch: CoreOutput[], held: Map<number, CoreOutput>, interval: number): CoreOutput[] {
+  const out: CoreOutput[] = [];
+  for (const o of batch) {
+    const h = held.get(o.index);
+    if (o.kind === 'tokens') {
+      const merged = h?.kind === 'tokens' ? { ...o, tokenIds: [...h.tokenIds, ...o.tokenIds] } : o;
+      if (merged.tokenIds.length >= interval) {
+        held.delete(o.index);
+        out.push(merged);
+      } else held.set(o.index, merged);
+    } else {
+      if (h) out.push(h);
+      held.delete(o.index);
+      out.push(o);
+    }
+  }
+  return out;
 }
 
 function coalesce(list: CoreOutput[]): CoreOutput[] {

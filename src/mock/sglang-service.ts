@@ -51,7 +51,7 @@ export function sglangRoutes(m: MockContext) {
         stopTokenIds: sp?.stopTokenIds ?? [],
         ignoreEos: sp?.ignoreEos ?? false,
         dpRank: req.dataParallelRank,
-      }, ctx.signal, stats, m.coalesce);
+      }, ctx.signal, stats, m.coalesce, m.streamInterval);
       // Submit now so validation errors surface as the rpc's status.
       const first = await stream.next();
       if (first.done) return;

@@ -52,7 +52,7 @@ export function vllmRoutes(m: MockContext) {
         ignoreEos: sp?.ignoreEos ?? false,
         seed: sp?.seed,
         dpRank: req.dataParallelRank,
-      }, ctx.signal, stats, m.coalesce);
+      }, ctx.signal, stats, m.coalesce, m.streamInterval);
       const first = await stream.next();
       if (first.done) return;
       yield* emit(first.value);
