@@ -160,3 +160,23 @@ test('n choices come back with their own indexes (non-streaming and streaming)',
   assert.deepEqual(texts, ['streamed', 'streamed']);
   assert.deepEqual(finishes, ['stop', 'stop']);
 });
+
+test('chat_template_args reach the template (Qwen3 enable_thinking: false)', async () => {
+  for (const field of ['chat_template_args', 'chat_template_kwargs']) {
+    const r = await client.chat.completions.create({
+      model: MODEL,
+      messages: [{ role: 'user', content: 'Hi' }],
+      skip_special_tokens: false,
+      [field]: { enable_thinking: false },
+    } as OpenAI.ChatCompletionCreateParamsNonStreaming);
+    assert.equal(r.choices[0].message.content, '<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n');
+  }
+});
+
+test('tools reach the template, with tool_choice auto and none', async () => {
+  const tools = [{ type: 'function' as const, function: { name: 'get_weather', description: 'Weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }];
+  for (const tool_choice of ['auto', 'none'] as const) {
+    const r = await client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'Hi' }], tools, tool_choice });
+    assert.ok(r.choices[0].message.content!.includes('"name": "get_weather"'), 'the tool is in the rendered prompt');
+  }
+});

@@ -6,6 +6,7 @@ import { ApiError } from './errors.js';
 import { admit } from './admission.js';
 import { Fields, FieldTable, JsonType, type Span } from './fields.js';
 import { readNvext, readStream } from './stream-and-nvext.js';
+import { readTools, type ToolChoice } from './tools.js';
 import { readSampling, SAMPLING_FIELDS, type SamplingOptions } from './sampling.js';
 
 const CHAT_FIELDS = [
@@ -14,7 +15,10 @@ const CHAT_FIELDS = [
   'stream',
   'stream_options',
   'tools',
+  'tool_choice',
+  'parallel_tool_calls',
   'chat_template_kwargs',
+  'chat_template_args',
   'add_generation_prompt',
   'skip_special_tokens',
   'user',
@@ -24,11 +28,15 @@ const CHAT_FIELDS = [
 type ChatField = (typeof CHAT_FIELDS)[number];
 
 let table: FieldTable<ChatField> | null = null;
+let kwargsTable: FieldTable<'chat_template'> | null = null;
 
 export interface ChatRequest {
   model: string;
   messages: Span;
   tools: Span | null;
+  toolChoice: ToolChoice;
+  toolNames: string[];
+  parallelToolCalls: boolean;
   stream: boolean;
   includeUsage: boolean;
   continuousUsage: boolean;
@@ -54,28 +62,53 @@ export function readChatRequest(body: Buffer, ignoreUnsupported: boolean): ChatR
   if (messages === undefined) throw ApiError.badRequest('`messages` is required', 'messages');
   if (messages.length === 0) throw ApiError.badRequest('`messages` must not be empty', 'messages');
 
-  let tools: Span | null = f.array('tools') ?? null;
-  if (tools && (tools as Span & { length: number }).length === 0) tools = null;
+  const { tools, toolChoice, toolNames, parallelToolCalls } = readTools(f);
+  if (toolChoice.kind === 'required' || toolChoice.kind === 'named') {
+    throw new ApiError(400, `\`tool_choice\` ${toolChoice.kind === 'named' ? 'naming a function' : '"required"'} is not supported yet (it needs guided decoding of tool calls)`, {
+      param: 'tool_choice',
+      code: 'unsupported_parameter',
+    });
+  }
 
   const { stream, includeUsage, continuousUsage } = readStream(f, ignoreUnsupported);
   const { useRawPrompt } = readNvext(f);
 
   if (f.given('user')) f.string('user'); // type-checked; OpenAI's end-user id, not used by generation
 
-  const kw = f.object('chat_template_kwargs');
+  const templateKwargs = readTemplateKwargs(f, body);
   return {
     model,
     messages,
     tools,
+    toolChoice,
+    toolNames,
+    parallelToolCalls,
     stream,
     includeUsage,
     continuousUsage,
     addGenerationPrompt: f.boolean('add_generation_prompt') ?? true,
     skipSpecialTokens: f.boolean('skip_special_tokens') ?? true,
-    templateKwargs: kw ? body.toString('utf8', kw.start, kw.end) : null,
+    templateKwargs,
     useRawPrompt,
     sampling: readSampling(f),
   };
+}
+
+/**
+ * chat_template_args (vLLM) or its alias chat_template_kwargs: extra variables for the
+ * template, as raw JSON object text. It may not replace the template itself.
+ */
+function readTemplateKwargs(f: Fields<ChatField>, body: Buffer): string | null {
+  if (f.given('chat_template_args') && f.given('chat_template_kwargs')) {
+    throw ApiError.badRequest('give either `chat_template_args` or `chat_template_kwargs`, not both', 'chat_template_args');
+  }
+  const name = f.given('chat_template_args') ? 'chat_template_args' : 'chat_template_kwargs';
+  const span = f.object(name);
+  if (!span) return null;
+  kwargsTable ??= new FieldTable(['chat_template'] as const);
+  const kf = Fields.scan(body, kwargsTable, span, name);
+  if (kf.has('chat_template')) throw ApiError.badRequest(`\`${name}\` may not contain \`chat_template\``, name);
+  return body.toString('utf8', span.start, span.end);
 }
 
 export { JsonType };
