@@ -4,7 +4,7 @@ export const MAIN_HELP = `portico — a native-accelerated frontend for LLM serv
 
 Usage:
   portico serve --model-path DIR [options]       serve the OpenAI API for one model
-  portico mock-engine --model-path DIR [options] run a GPU-free engine speaking the SGLang scheduler gRPC protocol
+  portico mock-engine --model-path DIR [options] run a GPU-free engine simulator (SGLang or vLLM gRPC protocol)
   portico --help | portico <command> --help
 
 Run 'portico serve --help' for the serving options.
@@ -48,15 +48,60 @@ Environment:
 
 export const MOCK_ENGINE_HELP = `Usage: portico mock-engine --model-path DIR [options]
 
-Run a GPU-free mock engine worker that speaks SGLang's scheduler gRPC protocol
-(sglang.grpc.scheduler.SglangScheduler), for tests and benchmarks.
+Run a GPU-free engine worker for tests and benchmarks. It speaks SGLang's
+scheduler gRPC protocol (sglang.grpc.scheduler.SglangScheduler) or vLLM's
+engine protocol (vllm.grpc.engine.VllmEngine), and in 'sim' mode simulates a
+vLLM-style engine: waiting/running queues, a paged KV cache with prefix
+caching, chunked prefill, preemption and a prefill/decode timing model.
 
+Basics:
   --model-path DIR          Model folder; its tokenizer gives the vocabulary size and EOS ids. (required)
   --port P                  gRPC port. Default: 30000. 0 picks a free port.
   --host ADDR               Address to bind. Default: 127.0.0.1.
-  --mode echo|sim           'echo' streams the prompt's token ids back, one per step;
-                            'sim' generates tokens with a simple timing model. Default: echo.
-  --step-ms MS              sim: time per decode step. Default: 10.
-  --prefill-ms-per-token MS sim: prefill time per prompt token. Default: 0.02.
+  --mode echo|sim           'echo' streams the prompt's token ids back, one per message, at once;
+                            'sim' runs the engine simulator. Default: echo.
+  --protocol sglang|vllm    Wire protocol. Portico reaches a vLLM one as vllm+grpc://HOST:PORT.
+                            Default: sglang.
+
+Timing (sim; all in simulated milliseconds):
+  --step-ms MS              Fixed cost of a decode step. Default: 10.
+  --prefill-ms-per-token MS Prefill cost per new (uncached) prompt token. Default: 0.02.
+  --decode-ms-per-seq MS    Decode cost per sequence in the batch. Default: 0.02.
+  --decode-ms-per-kv-token MS
+                            Decode cost per 1000 KV tokens the batch attends over. Default: 0.002.
+  --speedup-ratio X         Run X times faster than real time (timing divided by X). Default: 1.
+
+Scheduler and KV cache (per data-parallel rank):
+  --data-parallel-size N    Ranks, each with its own scheduler and KV pool. Default: 1.
+  --max-num-seqs N          Running sequences at most; the rest wait. Default: 256.
+  --max-num-batched-tokens N
+                            Token budget of one step (prefill chunks + decodes). Default: 8192.
+  --no-chunked-prefill      Prefill each prompt in one step instead of in budget-sized chunks.
+  --block-size N            Tokens per KV block. Default: 16.
+  --num-blocks N            KV blocks. Default: 62500 (1,000,000 tokens at block size 16).
+  --no-prefix-caching       Do not reuse cached prompt prefixes (sim caches by default).
+  --max-model-len N         Context length (prompt + output). Default: 32768.
+
+Output (sim):
+  --eos-probability P       Chance per step of ending with EOS once min tokens are out. Default: 0.02.
+  --seed N                  Mixed into every request's sampling seed (tokens depend on the
+                            request id, or on the request's own seed where the protocol has one).
+                            Default: 0.
+  --stream-interval N       Tokens per streamed message (the last may hold fewer). Default: 1.
+  --reasoning-tokens N      Open every answer with <think>, N tokens, </think> (the tokenizer
+                            must have those tokens).
+  --reasoning-parser NAME   Parser name the engine reports in GetServerInfo (not applied).
+  --tool-call-parser NAME   Parser name the engine reports in GetServerInfo (not applied).
+
+KV events (always on the SubscribeKvEvents gRPC stream; optionally also ZMQ):
+  --kv-events-zmq ENDPOINT  Also publish vLLM-format events on a ZMQ PUB socket bound here,
+                            e.g. tcp://*:5557 (tcp://127.0.0.1:* picks a port; it is printed).
+  --kv-events-replay ENDPOINT
+                            ZMQ ROUTER socket answering replay requests for missed batches.
+  --kv-events-topic TOPIC   Topic frame of every message. Default: empty.
+  --kv-events-format array|map
+                            msgpack layout of batches: vLLM's older array-like structs or the
+                            newer map-like ones. Default: map.
+
   -h, --help                Show this help.
 `;

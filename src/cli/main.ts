@@ -69,6 +69,12 @@ async function serveCommand(args: string[]): Promise<void> {
   process.once('SIGTERM', stop);
 }
 
+function oneOf<T extends string>(flag: string, v: string | undefined, allowed: readonly T[]): T | undefined {
+  if (v === undefined) return undefined;
+  if ((allowed as readonly string[]).includes(v)) return v as T;
+  throw new UsageError(`--${flag} must be one of ${allowed.map((a) => `'${a}'`).join(', ')}, got '${v}'`);
+}
+
 async function mockEngineCommand(args: string[]): Promise<void> {
   const { values } = parseArgs({
     args,
@@ -80,6 +86,28 @@ async function mockEngineCommand(args: string[]): Promise<void> {
       mode: { type: 'string' },
       'step-ms': { type: 'string' },
       'prefill-ms-per-token': { type: 'string' },
+      protocol: { type: 'string' },
+      'speedup-ratio': { type: 'string' },
+      'data-parallel-size': { type: 'string' },
+      'block-size': { type: 'string' },
+      'num-blocks': { type: 'string' },
+      'max-num-seqs': { type: 'string' },
+      'max-num-batched-tokens': { type: 'string' },
+      'max-model-len': { type: 'string' },
+      'no-chunked-prefill': { type: 'boolean' },
+      'no-prefix-caching': { type: 'boolean' },
+      'decode-ms-per-seq': { type: 'string' },
+      'decode-ms-per-kv-token': { type: 'string' },
+      'eos-probability': { type: 'string' },
+      seed: { type: 'string' },
+      'stream-interval': { type: 'string' },
+      'reasoning-tokens': { type: 'string' },
+      'reasoning-parser': { type: 'string' },
+      'tool-call-parser': { type: 'string' },
+      'kv-events-zmq': { type: 'string' },
+      'kv-events-replay': { type: 'string' },
+      'kv-events-topic': { type: 'string' },
+      'kv-events-format': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -88,6 +116,16 @@ async function mockEngineCommand(args: string[]): Promise<void> {
     return;
   }
   if (!values['model-path']) throw new UsageError('--model-path is required');
+  const opt = (flag: string, v: string | undefined, min = 0) => (v === undefined ? undefined : int(flag, v, 0, min));
+  const optNum = (flag: string, v: string | undefined) => (v === undefined ? undefined : num(flag, v, 0));
+  const speedup = optNum('speedup-ratio', values['speedup-ratio']);
+  if (speedup !== undefined && speedup <= 0) throw new UsageError('--speedup-ratio must be > 0');
+  const eosP = optNum('eos-probability', values['eos-probability']);
+  if (eosP !== undefined && eosP > 1) throw new UsageError('--eos-probability must be within [0, 1]');
+  const format = oneOf('kv-events-format', values['kv-events-format'], ['array', 'map'] as const);
+  if ((values['kv-events-replay'] || values['kv-events-topic'] || format) && !values['kv-events-zmq']) {
+    throw new UsageError('--kv-events-replay, --kv-events-topic and --kv-events-format need --kv-events-zmq');
+  }
   await runMockEngine({
     modelPath: values['model-path'],
     host: values.host ?? '127.0.0.1',
@@ -95,6 +133,29 @@ async function mockEngineCommand(args: string[]): Promise<void> {
     mode: mode('mode', values.mode) ?? 'echo',
     stepMs: num('step-ms', values['step-ms'], 10),
     prefillMsPerToken: num('prefill-ms-per-token', values['prefill-ms-per-token'], 0.02),
+    reasoningTokens: opt('reasoning-tokens', values['reasoning-tokens']),
+    engine: {
+      protocol: oneOf('protocol', values.protocol, ['sglang', 'vllm'] as const),
+      speedupRatio: speedup,
+      dataParallelSize: opt('data-parallel-size', values['data-parallel-size'], 1),
+      blockSize: opt('block-size', values['block-size'], 1),
+      numBlocks: opt('num-blocks', values['num-blocks'], 1),
+      maxRunningRequests: opt('max-num-seqs', values['max-num-seqs'], 1),
+      maxNumBatchedTokens: opt('max-num-batched-tokens', values['max-num-batched-tokens'], 1),
+      maxContextLength: opt('max-model-len', values['max-model-len'], 2),
+      chunkedPrefill: values['no-chunked-prefill'] ? false : undefined,
+      prefixCaching: values['no-prefix-caching'] ? false : undefined,
+      decodeMsPerSeq: optNum('decode-ms-per-seq', values['decode-ms-per-seq']),
+      decodeMsPerKvToken: optNum('decode-ms-per-kv-token', values['decode-ms-per-kv-token']),
+      eosProbability: eosP,
+      seed: opt('seed', values.seed),
+      streamInterval: opt('stream-interval', values['stream-interval'], 1),
+      reasoningParser: values['reasoning-parser'],
+      toolCallParser: values['tool-call-parser'],
+      kvEventsZmq: values['kv-events-zmq']
+        ? { endpoint: values['kv-events-zmq'], replayEndpoint: values['kv-events-replay'], topic: values['kv-events-topic'], layout: format }
+        : undefined,
+    },
   });
 }
 

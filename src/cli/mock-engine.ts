@@ -1,9 +1,8 @@
 // `portico mock-engine`: a standalone GPU-free worker for tests and benchmarks.
 
-import { resolve } from 'node:path';
-import { basename } from 'node:path';
+import { basename, resolve } from 'node:path';
 import { Model } from '../native/core.js';
-import { startMockEngine } from '../mock/engine-server.js';
+import { startMockEngine, type MockEngineOptions as EngineOptions } from '../mock/engine-server.js';
 
 export interface MockEngineOptions {
   modelPath: string;
@@ -12,11 +11,28 @@ export interface MockEngineOptions {
   mode: 'echo' | 'sim';
   stepMs: number;
   prefillMsPerToken: number;
+  /** Everything else the simulator takes (protocol, KV pool, scheduler, timing, KV events). */
+  engine?: Partial<EngineOptions>;
+  /** sim: open every answer with a reasoning block of this many tokens. */
+  reasoningTokens?: number;
+  thinkStart?: string;
+  thinkEnd?: string;
 }
 
 export async function runMockEngine(o: MockEngineOptions): Promise<void> {
-  const info = Model.load(resolve(o.modelPath)).info();
+  const model = Model.load(resolve(o.modelPath));
+  const info = model.info();
+  let reasoning: EngineOptions['reasoning'];
+  if (o.reasoningTokens !== undefined && o.reasoningTokens > 0) {
+    const start = model.tokenToId(o.thinkStart ?? '<think>');
+    const end = model.tokenToId(o.thinkEnd ?? '</think>');
+    if (start === null || end === null) {
+      throw new Error(`--reasoning-tokens: the tokenizer has no ${JSON.stringify(o.thinkStart ?? '<think>')} / ${JSON.stringify(o.thinkEnd ?? '</think>')} token`);
+    }
+    reasoning = { startId: start, endId: end, thinkTokens: o.reasoningTokens };
+  }
   const engine = await startMockEngine({
+    ...o.engine,
     host: o.host,
     port: o.port,
     mode: o.mode,
@@ -26,8 +42,11 @@ export async function runMockEngine(o: MockEngineOptions): Promise<void> {
     servedModelName: basename(resolve(o.modelPath)),
     stepMs: o.stepMs,
     prefillMsPerToken: o.prefillMsPerToken,
+    reasoning,
   });
-  console.log(`portico mock-engine (${o.mode}) listening on grpc://${o.host}:${engine.port}`);
+  const scheme = engine.url.split('://')[0];
+  console.log(`portico mock-engine (${o.mode}, ${o.engine?.protocol ?? 'sglang'}) listening on ${scheme}://${o.host}:${engine.port}`);
+  if (engine.zmq) console.log(`KV events (ZMQ) on ${engine.zmq.endpoint}${engine.zmq.replayEndpoint ? `, replay on ${engine.zmq.replayEndpoint}` : ''}`);
   const stop = () => {
     void engine.close().then(() => process.exit(0));
   };

@@ -3,7 +3,7 @@
 
 import { basename, resolve } from 'node:path';
 import { Model } from '../native/core.js';
-import { createSglangClient } from '../engine/sglang-client.js';
+import { createEngineClient } from '../engine/factory.js';
 import type { EngineClient } from '../engine/types.js';
 import { startMockEngine } from '../mock/engine-server.js';
 import { WorkerPool } from '../router/worker-pool.js';
@@ -46,7 +46,7 @@ export async function serve(o: ServeOptions): Promise<Running> {
       mocks.push(await startMockEngine({ port: 0, mode: o.mock, eosTokenIds: info.eosTokenIds, vocabSize: info.vocabSize, servedModelName: name }));
     }
   }
-  const clients: EngineClient[] = [...o.workers, ...mocks.map((m) => m.url)].map((url) => createSglangClient(url));
+  const clients: EngineClient[] = [...o.workers, ...mocks.map((m) => m.url)].map((url) => createEngineClient(url));
   const pool = new WorkerPool(clients, { model: name });
   await pool.start();
 

@@ -1,0 +1,55 @@
+// `portico mock-engine` as a user runs it: every flag documented, the
+// simulator reachable over both protocols, bad values refused.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
+import { createEngineClient } from '../src/engine/factory.js';
+import { QWEN3, runPortico, startPortico } from './helpers/portico.js';
+
+const FLAGS = [
+  '--port', '--host', '--model-path', '--mode', '--step-ms', '--prefill-ms-per-token', '--protocol', '--speedup-ratio',
+  '--data-parallel-size', '--block-size', '--num-blocks', '--max-num-seqs', '--max-num-batched-tokens', '--max-model-len',
+  '--no-chunked-prefill', '--no-prefix-caching', '--decode-ms-per-seq', '--decode-ms-per-kv-token', '--eos-probability',
+  '--seed', '--stream-interval', '--reasoning-tokens', '--reasoning-parser', '--tool-call-parser', '--kv-events-zmq',
+  '--kv-events-replay', '--kv-events-topic', '--kv-events-format',
+];
+
+test('portico mock-engine --help describes every flag it accepts', async () => {
+  const r = await runPortico(['mock-engine', '--help']);
+  assert.equal(r.code, 0);
+  for (const flag of FLAGS) assert.ok(r.stdout.includes(flag), `help mentions ${flag}`);
+});
+
+test('bad simulator values are usage errors', async () => {
+  const a = await runPortico(['mock-engine', '--model-path', QWEN3, '--protocol', 'trt']);
+  assert.equal(a.code, 2);
+  assert.match(a.stderr, /--protocol must be one of 'sglang', 'vllm'/);
+  const b = await runPortico(['mock-engine', '--model-path', QWEN3, '--kv-events-topic', 'x']);
+  assert.equal(b.code, 2);
+  assert.match(b.stderr, /need --kv-events-zmq/);
+});
+
+test('mock-engine --mode sim --protocol vllm: reasoning output, block size and DP size reported', async () => {
+  const p = await startPortico([
+    'mock-engine', '--model-path', QWEN3, '--port', '0', '--mode', 'sim', '--protocol', 'vllm', '--speedup-ratio', '100',
+    '--reasoning-tokens', '3', '--block-size', '32', '--data-parallel-size', '2', '--eos-probability', '0',
+  ]);
+  const client = createEngineClient(`vllm+grpc://127.0.0.1:${p.port}`);
+  try {
+    assert.match(p.output(), /listening on vllm\+grpc:\/\//);
+    const si = await client.serverInfo();
+    assert.equal(si.serverArgs['block_size'], 32);
+    assert.equal(si.serverArgs['data_parallel_size'], 2);
+    const ids: number[] = [];
+    for await (const ev of client.generate({ requestId: 'c1', inputIds: Uint32Array.from([1, 2, 3]), maxNewTokens: 8, stream: true }, new AbortController().signal)) {
+      if (ev.kind === 'chunk') ids.push(...ev.chunk.tokenIds);
+    }
+    assert.equal(ids.length, 8);
+    assert.equal(ids[0], 151667, '<think>');
+    assert.equal(ids[4], 151668, '</think>');
+    assert.equal((await client.loads()).perRank.length, 2);
+  } finally {
+    client.close();
+    await p.stop();
+  }
+});
