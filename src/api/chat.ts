@@ -4,50 +4,94 @@
 import { randomUUID } from 'node:crypto';
 import { readChatRequest, type ChatRequest } from '../protocol/chat-request.js';
 import { ChatChunkWriter, chatCompletion, usageOf, type ChatChoice } from '../protocol/chat-response.js';
-import { tokenizeChat, completionBudget } from '../pipeline/preprocess.js';
-import { generate } from '../pipeline/generate.js';
+import { nvextResponse, type ChoiceOutcome, type Timing } from '../protocol/nvext-response.js';
+import { completionBudget } from '../pipeline/preprocess.js';
+import { generate, type Generation } from '../pipeline/generate.js';
 import { decodeOutputs, type OutputEvent } from '../pipeline/outputs.js';
+import type { ServedModel } from '../pipeline/served-model.js';
 import { modelFor, type AppContext } from './context.js';
 import type { Exchange } from './exchange.js';
 import { streamEvents } from './sse.js';
+import { promptFor, annotationEvents } from './prompt.js';
 
 export function chatCompletions(ctx: AppContext) {
   return async (ex: Exchange): Promise<void> => {
-    const req = readChatRequest(ex.body, ctx.ignoreUnsupportedFields);
+    const arrived = performance.now();
+    const req = readChatRequest(ex.body, ctx.ignoreUnsupportedFields, (h) => ex.header(h));
     const model = modelFor(ctx, req.model);
-    const promptIds = await tokenizeChat(model, ex.body, req);
+    const promptIds = await promptFor(model, ex.body, req, req.nvext);
     const maxTokens = completionBudget(model, promptIds.length, req.sampling.maxTokens);
-    const gen = generate(model, promptIds, { ...req.sampling, maxTokens }, ex.requestId, ex.signal);
-    const outputs = decodeOutputs(model, gen, { n: req.sampling.n, skipSpecialTokens: req.skipSpecialTokens });
+    const route = { workerId: req.nvext.backendInstanceId ?? req.nvext.decodeWorkerId, dpRank: req.nvext.dpRank };
+    const gen = generate(model, promptIds, { ...req.sampling, maxTokens }, ex.requestId, ex.signal, route);
+    const timing: Timing = { arrived, dispatched: performance.now(), firstToken: null, lastToken: null };
+    const outputs = decodeOutputs(model, gen, {
+      n: req.sampling.n,
+      skipSpecialTokens: req.skipSpecialTokens,
+      collectTokenIds: req.nvext.extraFields.has('completion_token_ids'),
+    });
     const id = `chatcmpl-${randomUUID().replaceAll('-', '')}`;
     const created = Math.floor(Date.now() / 1000);
-    if (req.stream) await streamChat(ex, req, outputs, id, created);
-    else await unaryChat(ex, req, outputs, id, created);
+    const r: ChatRun = { ex, model, req, gen, timing, promptIds, id, created };
+    if (req.stream) await streamChat(r, outputs);
+    else await unaryChat(r, outputs);
   };
 }
 
-async function unaryChat(ex: Exchange, req: ChatRequest, outputs: AsyncIterable<OutputEvent>, id: string, created: number) {
-  const choices: ChatChoice[] = Array.from({ length: req.sampling.n }, (_, index) => ({ index, content: '', finishReason: 'stop' }));
+interface ChatRun {
+  ex: Exchange;
+  model: ServedModel;
+  req: ChatRequest;
+  gen: Generation;
+  timing: Timing;
+  promptIds: Uint32Array;
+  id: string;
+  created: number;
+}
+
+function noteTime(t: Timing): void {
+  const now = performance.now();
+  t.firstToken ??= now;
+  t.lastToken = now;
+}
+
+function extras(r: ChatRun, usage: { promptTokens: number; completionTokens: number }, outcomes: ChoiceOutcome[]): Record<string, unknown> | null {
+  return nvextResponse(r.req.nvext.extraFields, r.gen.worker.id, r.req.nvext.dpRank, r.timing, usage.promptTokens, usage.completionTokens, outcomes);
+}
+
+async function unaryChat(r: ChatRun, outputs: AsyncIterable<OutputEvent>) {
+  const n = r.req.sampling.n;
+  const choices: ChatChoice[] = Array.from({ length: n }, (_, index) => ({ index, content: '', finishReason: 'stop' }));
+  const outcomes: ChoiceOutcome[] = Array.from({ length: n }, () => ({ matchedStop: null, tokenIds: null }));
   for await (const ev of outputs) {
+    noteTime(r.timing);
     if (ev.kind === 'text') choices[ev.index].content += ev.text;
-    else if (ev.kind === 'finish') choices[ev.index].finishReason = ev.reason;
-    else {
+    else if (ev.kind === 'finish') {
+      choices[ev.index].finishReason = ev.reason;
+      outcomes[ev.index] = { matchedStop: ev.matchedStop, tokenIds: ev.tokenIds };
+    } else {
       const u = ev.usage;
-      ex.sendJson(200, chatCompletion(id, req.model, created, choices, usageOf(u.promptTokens, u.completionTokens, u.cachedTokens)));
+      r.ex.sendJson(200, chatCompletion(r.id, r.req.model, r.created, choices, usageOf(u.promptTokens, u.completionTokens, u.cachedTokens), extras(r, u, outcomes)));
     }
   }
 }
 
-async function streamChat(ex: Exchange, req: ChatRequest, outputs: AsyncIterable<OutputEvent>, id: string, created: number) {
-  const w = new ChatChunkWriter(id, req.model, created);
-  await streamEvents(ex, outputs, {
-    start: () => Array.from({ length: req.sampling.n }, (_, i) => w.role(i)).join(''),
+async function streamChat(r: ChatRun, outputs: AsyncIterable<OutputEvent>) {
+  const { req } = r;
+  const w = new ChatChunkWriter(r.id, req.model, r.created);
+  const outcomes: ChoiceOutcome[] = Array.from({ length: req.sampling.n }, () => ({ matchedStop: null, tokenIds: null }));
+  await streamEvents(r.ex, outputs, {
+    start: () => annotationEvents(r.model, req.nvext, r.promptIds) + Array.from({ length: req.sampling.n }, (_, i) => w.role(i)).join(''),
     event(ev) {
+      noteTime(r.timing);
       const usage = ev.kind !== 'end' && req.continuousUsage ? usageOf(ev.usage.promptTokens, ev.usage.completionTokens, ev.usage.cachedTokens) : null;
       if (ev.kind === 'text') return w.content(ev.index, ev.text, usage);
-      if (ev.kind === 'finish') return w.finish(ev.index, ev.reason, usage);
+      if (ev.kind === 'finish') {
+        outcomes[ev.index] = { matchedStop: ev.matchedStop, tokenIds: ev.tokenIds };
+        return w.finish(ev.index, ev.reason, usage);
+      }
       const u = ev.usage;
-      return req.includeUsage ? w.usage(usageOf(u.promptTokens, u.completionTokens, u.cachedTokens)) : '';
+      const nv = extras(r, u, outcomes);
+      return (nv ? w.nvext(nv) : '') + (req.includeUsage ? w.usage(usageOf(u.promptTokens, u.completionTokens, u.cachedTokens)) : '');
     },
   });
 }

@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { ApiError } from '../protocol/errors.js';
 import { readCompletionRequest, type CompletionRequest, type Prompt } from '../protocol/completion-request.js';
+import type { NvExt } from '../protocol/nvext.js';
 import { CompletionChunkWriter, completion, type CompletionChoice } from '../protocol/completion-response.js';
 import { usageOf } from '../protocol/chat-response.js';
 import { completionBudget } from '../pipeline/preprocess.js';
@@ -17,12 +18,14 @@ import { streamEvents } from './sse.js';
 
 export function completions(ctx: AppContext) {
   return async (ex: Exchange): Promise<void> => {
-    const req = readCompletionRequest(ex.body, ctx.ignoreUnsupportedFields);
+    const req = readCompletionRequest(ex.body, ctx.ignoreUnsupportedFields, (h) => ex.header(h));
     const model = modelFor(ctx, req.model);
+    refuseChatOnlyNvext(req.nvext);
     const prompts = req.prompts.map((p) => promptIds(model, p, req.addSpecialTokens));
     const budgets = prompts.map((ids) => completionBudget(model, ids.length, req.sampling.maxTokens));
     const streams = prompts.map((ids, i) => {
-      const gen = generate(model, ids, { ...req.sampling, maxTokens: budgets[i] }, prompts.length > 1 ? `${ex.requestId}-${i}` : ex.requestId, ex.signal);
+      const route = { workerId: req.nvext.backendInstanceId ?? req.nvext.decodeWorkerId, dpRank: req.nvext.dpRank };
+      const gen = generate(model, ids, { ...req.sampling, maxTokens: budgets[i] }, prompts.length > 1 ? `${ex.requestId}-${i}` : ex.requestId, ex.signal, route);
       return decodeOutputs(model, gen, { n: req.sampling.n, skipSpecialTokens: req.skipSpecialTokens });
     });
     const outputs = mergeOutputs(streams, req.sampling.n);
@@ -32,6 +35,14 @@ export function completions(ctx: AppContext) {
     if (req.stream) await streamCompletion(ex, req, outputs, echoes, id, created);
     else await unaryCompletion(ex, req, outputs, echoes, id, created);
   };
+}
+
+/** nvext fields that only the chat path implements so far are refused here, not dropped. */
+function refuseChatOnlyNvext(n: NvExt): void {
+  const used = [n.extraFields.size > 0 && 'extra_fields', n.annotations.length > 0 && 'annotations', n.tokenData && 'token_data', n.useRawPrompt && 'use_raw_prompt'].filter(Boolean);
+  if (used.length > 0) {
+    throw new ApiError(400, `\`nvext.${used[0]}\` is not supported on /v1/completions yet`, { param: `nvext.${used[0]}`, code: 'unsupported_parameter' });
+  }
 }
 
 function promptIds(model: ServedModel, p: Prompt, addSpecialTokens: boolean): Uint32Array {

@@ -13,14 +13,21 @@ export interface Generation {
   readonly events: AsyncIterable<EngineEvent>;
 }
 
+/** Where the client asked the request to go (nvext / routing headers). */
+export interface RouteHints {
+  workerId?: number;
+  dpRank?: number;
+}
+
 export function generate(
   model: ServedModel,
   promptIds: Uint32Array,
   sampling: SamplingOptions,
   requestId: string,
   signal: AbortSignal,
+  route: RouteHints = {},
 ): Generation {
-  const worker = model.pool.pick();
+  const worker = route.workerId === undefined ? model.pool.pick() : model.pool.pickById(route.workerId);
   const stream = worker.client.generate(
     {
       requestId,
@@ -38,6 +45,7 @@ export function generate(
       minNewTokens: sampling.minTokens,
       seed: sampling.seed,
       n: sampling.n,
+      dataParallelRank: route.dpRank,
       stream: true,
     },
     signal,

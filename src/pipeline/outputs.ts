@@ -11,6 +11,8 @@ export interface OutputOptions {
   /** Number of choices the engine generates for this prompt. */
   n: number;
   skipSpecialTokens: boolean;
+  /** Keep each choice's generated token ids and report them on its finish event. */
+  collectTokenIds?: boolean;
 }
 
 export interface TokenCounts {
@@ -21,11 +23,12 @@ export interface TokenCounts {
 
 export type OutputEvent =
   | { kind: 'text'; index: number; text: string; tokenIds: readonly number[]; usage: TokenCounts }
-  | { kind: 'finish'; index: number; reason: FinishReason; completionTokens: number; matchedStop: string | number | null; usage: TokenCounts }
+  | { kind: 'finish'; index: number; reason: FinishReason; completionTokens: number; matchedStop: string | number | null; usage: TokenCounts; tokenIds: number[] | null }
   | { kind: 'end'; usage: TokenCounts };
 
 export async function* decodeOutputs(model: ServedModel, gen: Generation, opts: OutputOptions): AsyncGenerator<OutputEvent> {
   const decoders: ChoiceDecoder[] = [];
+  const ids: number[][] | null = opts.collectTokenIds ? Array.from({ length: opts.n }, () => []) : null;
   const finished = new Array<boolean>(opts.n).fill(false);
   let remaining = opts.n;
   let promptTokens = 0;
@@ -44,6 +47,7 @@ export async function* decodeOutputs(model: ServedModel, gen: Generation, opts: 
     if (ev.kind === 'chunk') {
       const c = ev.chunk;
       const text = decoder(c.index).push(c.tokenIds);
+      if (ids) ids[c.index].push(...c.tokenIds);
       promptTokens = c.promptTokens;
       cachedTokens = Math.max(cachedTokens, c.cachedTokens);
       if (text) yield { kind: 'text', index: c.index, text, tokenIds: c.tokenIds, usage: counts() };
@@ -52,6 +56,7 @@ export async function* decodeOutputs(model: ServedModel, gen: Generation, opts: 
     const d = ev.done;
     const dec = decoder(d.index);
     if (d.outputIds.length > 0) {
+      if (ids) ids[d.index].push(...d.outputIds);
       const text = dec.push(d.outputIds);
       if (text) yield { kind: 'text', index: d.index, text, tokenIds: d.outputIds, usage: counts() };
     }
@@ -64,7 +69,7 @@ export async function* decodeOutputs(model: ServedModel, gen: Generation, opts: 
       remaining--;
     }
     const matchedStop = d.matchedStopStr ?? d.matchedTokenId ?? null;
-    yield { kind: 'finish', index: d.index, reason: finishReasonOf(d.finishReason), completionTokens: dec.completionTokens, matchedStop, usage: counts() };
+    yield { kind: 'finish', index: d.index, reason: finishReasonOf(d.finishReason), completionTokens: dec.completionTokens, matchedStop, usage: counts(), tokenIds: ids ? ids[d.index] : null };
     if (remaining === 0) {
       yield { kind: 'end', usage: counts() };
       return;

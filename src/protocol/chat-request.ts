@@ -5,9 +5,10 @@
 import { ApiError } from './errors.js';
 import { admit } from './admission.js';
 import { Fields, FieldTable, JsonType, type Span } from './fields.js';
-import { readNvext, readStream } from './stream-and-nvext.js';
+import { readStream } from './stream-options.js';
+import { readNvext, type NvExt } from './nvext.js';
 import { readTools, type ToolChoice } from './tools.js';
-import { readSampling, SAMPLING_FIELDS, type SamplingOptions } from './sampling.js';
+import { readSampling, withGreedy, SAMPLING_FIELDS, type SamplingOptions } from './sampling.js';
 
 const CHAT_FIELDS = [
   'model',
@@ -23,6 +24,7 @@ const CHAT_FIELDS = [
   'skip_special_tokens',
   'user',
   'nvext',
+  'cache_salt',
   ...SAMPLING_FIELDS,
 ] as const;
 type ChatField = (typeof CHAT_FIELDS)[number];
@@ -46,10 +48,11 @@ export interface ChatRequest {
   templateKwargs: string | null;
   /** nvext.use_raw_prompt: tokenize the messages' contents joined, without the template. */
   useRawPrompt: boolean;
+  nvext: NvExt;
   sampling: SamplingOptions;
 }
 
-export function readChatRequest(body: Buffer, ignoreUnsupported: boolean): ChatRequest {
+export function readChatRequest(body: Buffer, ignoreUnsupported: boolean, header: (name: string) => string): ChatRequest {
   table ??= new FieldTable(CHAT_FIELDS);
   const f = Fields.scan(body, table);
   admit(f.unknown, '', ignoreUnsupported);
@@ -71,7 +74,7 @@ export function readChatRequest(body: Buffer, ignoreUnsupported: boolean): ChatR
   }
 
   const { stream, includeUsage, continuousUsage } = readStream(f, ignoreUnsupported);
-  const { useRawPrompt } = readNvext(f);
+  const nvext = readNvext(f, header, f.string('cache_salt'));
 
   if (f.given('user')) f.string('user'); // type-checked; OpenAI's end-user id, not used by generation
 
@@ -89,8 +92,9 @@ export function readChatRequest(body: Buffer, ignoreUnsupported: boolean): ChatR
     addGenerationPrompt: f.boolean('add_generation_prompt') ?? true,
     skipSpecialTokens: f.boolean('skip_special_tokens') ?? true,
     templateKwargs,
-    useRawPrompt,
-    sampling: readSampling(f),
+    useRawPrompt: nvext.useRawPrompt,
+    nvext,
+    sampling: withGreedy(readSampling(f), nvext),
   };
 }
 

@@ -37,6 +37,11 @@ export class ChatChunkWriter {
     return `${this.head}{"index":${index},"delta":{},"logprobs":null,"finish_reason":${JSON.stringify(reason)}}]${u}}\n\n`;
   }
 
+  /** A chunk with no choices carrying the response `nvext` (asked for with nvext.extra_fields). */
+  nvext(nvext: Record<string, unknown>): string {
+    return `${this.head}],"nvext":${JSON.stringify(nvext)}}\n\n`;
+  }
+
   /** The closing usage-only chunk of stream_options.include_usage. */
   usage(usage: Usage): string {
     return `${this.head}],"usage":${JSON.stringify(usage)}}\n\n`;
@@ -49,7 +54,7 @@ export interface ChatChoice {
   finishReason: string;
 }
 
-export function chatCompletion(id: string, model: string, created: number, choices: ChatChoice[], usage: Usage): string {
+export function chatCompletion(id: string, model: string, created: number, choices: ChatChoice[], usage: Usage, nvext: Record<string, unknown> | null = null): string {
   return JSON.stringify({
     id,
     object: 'chat.completion',
@@ -62,5 +67,6 @@ export function chatCompletion(id: string, model: string, created: number, choic
       finish_reason: c.finishReason,
     })),
     usage,
+    ...(nvext ? { nvext } : {}),
   });
 }

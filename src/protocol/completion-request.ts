@@ -5,8 +5,9 @@
 import { ApiError } from './errors.js';
 import { admit } from './admission.js';
 import { Fields, FieldTable, JsonType } from './fields.js';
-import { readNvext, readStream, type StreamSettings } from './stream-and-nvext.js';
-import { readSampling, SAMPLING_FIELDS, type SamplingOptions } from './sampling.js';
+import { readStream, type StreamSettings } from './stream-options.js';
+import { readNvext, type NvExt } from './nvext.js';
+import { readSampling, withGreedy, SAMPLING_FIELDS, type SamplingOptions } from './sampling.js';
 
 const COMPLETION_FIELDS = [
   'model',
@@ -18,6 +19,7 @@ const COMPLETION_FIELDS = [
   'skip_special_tokens',
   'user',
   'nvext',
+  'cache_salt',
   ...SAMPLING_FIELDS,
 ] as const;
 type CompletionField = (typeof COMPLETION_FIELDS)[number];
@@ -35,10 +37,11 @@ export interface CompletionRequest extends StreamSettings {
   echo: boolean;
   addSpecialTokens: boolean;
   skipSpecialTokens: boolean;
+  nvext: NvExt;
   sampling: SamplingOptions;
 }
 
-export function readCompletionRequest(body: Buffer, ignoreUnsupported: boolean): CompletionRequest {
+export function readCompletionRequest(body: Buffer, ignoreUnsupported: boolean, header: (name: string) => string): CompletionRequest {
   table ??= new FieldTable(COMPLETION_FIELDS);
   const f = Fields.scan(body, table);
   admit(f.unknown, '', ignoreUnsupported);
@@ -49,9 +52,9 @@ export function readCompletionRequest(body: Buffer, ignoreUnsupported: boolean):
 
   const prompts = readPrompts(f);
   const streamSettings = readStream(f, ignoreUnsupported);
-  readNvext(f);
+  const nvext = readNvext(f, header, f.string('cache_salt'));
   if (f.given('user')) f.string('user');
-  const sampling = readSampling(f);
+  const sampling = withGreedy(readSampling(f), nvext);
   return {
     model,
     prompts,
@@ -59,6 +62,7 @@ export function readCompletionRequest(body: Buffer, ignoreUnsupported: boolean):
     echo: f.boolean('echo') ?? false,
     addSpecialTokens: f.boolean('add_special_tokens') ?? true,
     skipSpecialTokens: f.boolean('skip_special_tokens') ?? true,
+    nvext,
     sampling: { ...sampling, maxTokens: sampling.maxTokens ?? DEFAULT_COMPLETION_MAX_TOKENS },
   };
 }

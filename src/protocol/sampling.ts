@@ -94,3 +94,10 @@ export function readSampling(f: Reader): SamplingOptions {
     minTokens,
   };
 }
+
+/** nvext.greed_sampling forces greedy decoding whatever the sampling fields say. */
+export function withGreedy(s: SamplingOptions, nvext: { greedSampling: boolean }): SamplingOptions {
+  if (!nvext.greedSampling) return s;
+  if (s.n > 1) throw ApiError.badRequest('`nvext.greed_sampling` cannot be combined with `n` greater than 1 (every choice would be identical)', 'nvext.greed_sampling');
+  return { ...s, temperature: 0, topP: 1, topK: -1, minP: 0 };
+}

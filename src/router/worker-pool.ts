@@ -13,6 +13,22 @@ export class NoWorkerError extends Error {
   }
 }
 
+export class UnknownWorkerError extends Error {
+  readonly apiStatus = 400;
+  readonly code = 'unknown_worker';
+  constructor(id: number, known: number) {
+    super(`worker ${id} does not exist (this model has workers 0 to ${known - 1})`);
+  }
+}
+
+export class WorkerDownError extends Error {
+  readonly apiStatus = 503;
+  readonly code = 'worker_unavailable';
+  constructor(id: number) {
+    super(`worker ${id} is not healthy`);
+  }
+}
+
 export interface Worker {
   readonly id: number;
   readonly client: EngineClient;
@@ -73,6 +89,14 @@ export class WorkerPool {
       }
     }
     throw new NoWorkerError(this.model);
+  }
+
+  /** A specific worker, chosen by the client (nvext backend_instance_id or its header). */
+  pickById(id: number): Worker {
+    const w = this.workers[id];
+    if (!w) throw new UnknownWorkerError(id, this.workers.length);
+    if (!w.healthy) throw new WorkerDownError(id);
+    return w;
   }
 
   /** Mark a worker down after a transport failure, until its next healthy poll. */
