@@ -15,7 +15,6 @@
 import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 
-import type { ConnectRouter } from '@connectrpc/connect';
 import { connectNodeAdapter } from '@connectrpc/connect-node';
 
 import { MockContext } from './mock-context.js';
@@ -143,8 +142,13 @@ export async function startMockEngine(opts: MockEngineOptions): Promise<MockEngi
     await zmqPub.start();
   }
 
-  const routes: (r: ConnectRouter) => void = protocol === 'vllm' ? vllmRoutes(context) : sglangRoutes(context);
-  const server = http2.createServer(connectNodeAdapter({ routes }));
+  const { routes, fast } = protocol === 'vllm' ? vllmRoutes(context) : sglangRoutes(context);
+  const connect = connectNodeAdapter({ routes });
+  const server = http2.createServer((req, res) => {
+    if (req.method === 'POST' && req.url === fast.path && String(req.headers['content-type']).startsWith('application/grpc')) {
+      fast.handle(req, res);
+    } else connect(req, res);
+  });
   const sessions = new Set<http2.ServerHttp2Session>();
   server.on('session', (s) => {
     sessions.add(s);

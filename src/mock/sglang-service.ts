@@ -13,6 +13,7 @@ import { Code, ConnectError, type ConnectRouter, type HandlerContext } from '@co
 import {
   AbortResponseSchema,
   AggregateMetricsSchema,
+  GenerateRequestSchema,
   GenerateResponseSchema,
   GetLoadsResponseSchema,
   GetModelInfoResponseSchema,
@@ -24,6 +25,7 @@ import {
   type GenerateResponse,
 } from '../gen/sglang_scheduler_pb.js';
 import { FlushCacheResponseSchema } from '../gen/common_pb.js';
+import { fastRoute } from './grpc-fast-path.js';
 import { subscribeKvEvents } from './kv-events-rpc.js';
 import { runRequest } from './output-stream.js';
 import { SimRequestError, type CoreOutput } from './sim-core.js';
@@ -103,7 +105,7 @@ export function sglangRoutes(m: MockContext) {
     }
   }
 
-  return (router: ConnectRouter) => {
+  const routes = (router: ConnectRouter) => {
     router.service(SglangScheduler, {
       generate,
       async abort(req) {
@@ -187,6 +189,13 @@ export function sglangRoutes(m: MockContext) {
       subscribeKvEvents: (req, ctx) => subscribeKvEvents(core.hub, req, ctx),
     });
   };
+  const fast = fastRoute({
+    path: `/${SglangScheduler.typeName}/Generate`,
+    input: GenerateRequestSchema,
+    output: GenerateResponseSchema,
+    handler: generate,
+  });
+  return { routes, fast };
 }
 
 export function toConnect(err: unknown): unknown {

@@ -56,6 +56,8 @@ export type CoreOutput =
 
 export class SimRequestError extends Error {}
 
+const CATCH_UP_MS = 200;
+
 type Choice = Seq & { index: number; gen: ChoiceGenerator; req: Live };
 
 interface Live {
@@ -273,7 +275,10 @@ export class SimCore {
     }
     rank.stepping = true;
     const now = performance.now();
-    rank.due = Math.max(rank.due, now) + this.timing.wallMs(step.shape);
+    // Simulated time runs from where the last step ended; if the event loop
+    // fell behind by less than CATCH_UP_MS, the next steps run early to catch
+    // up, so rates hold on a busy machine. Further behind, the clock restarts.
+    rank.due = (rank.due > now - CATCH_UP_MS ? rank.due : now) + this.timing.wallMs(step.shape);
     const wait = rank.due - now;
     const run = () => this.completeStep(rank, step);
     if (wait >= 1) setTimeout(run, wait);

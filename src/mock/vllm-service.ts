@@ -14,6 +14,7 @@ import { Code, ConnectError, type ConnectRouter, type HandlerContext } from '@co
 import { FlushCacheResponseSchema } from '../gen/common_pb.js';
 import {
   AbortResponseSchema,
+  GenerateRequestSchema,
   GenerateResponseSchema,
   GetLoadsResponseSchema,
   GetModelInfoResponseSchema,
@@ -24,6 +25,7 @@ import {
   type GenerateRequest,
   type GenerateResponse,
 } from '../gen/vllm_engine_pb.js';
+import { fastRoute } from './grpc-fast-path.js';
 import { subscribeKvEvents } from './kv-events-rpc.js';
 import type { MockContext } from './mock-context.js';
 import { runRequest } from './output-stream.js';
@@ -101,7 +103,7 @@ export function vllmRoutes(m: MockContext) {
     }
   }
 
-  return (router: ConnectRouter) => {
+  const routes = (router: ConnectRouter) => {
     router.service(VllmEngine, {
       generate,
       async abort(req) {
@@ -172,4 +174,11 @@ export function vllmRoutes(m: MockContext) {
       subscribeKvEvents: (req, ctx) => subscribeKvEvents(core.hub, req, ctx),
     });
   };
+  const fast = fastRoute({
+    path: `/${VllmEngine.typeName}/Generate`,
+    input: GenerateRequestSchema,
+    output: GenerateResponseSchema,
+    handler: generate,
+  });
+  return { routes, fast };
 }
