@@ -144,10 +144,11 @@ export async function startMockEngine(opts: MockEngineOptions): Promise<MockEngi
 
   const { routes, fast } = protocol === 'vllm' ? vllmRoutes(context) : sglangRoutes(context);
   const connect = connectNodeAdapter({ routes });
+  const direct = new Map(fast.map((f) => [f.path, f]));
   const server = http2.createServer((req, res) => {
-    if (req.method === 'POST' && req.url === fast.path && String(req.headers['content-type']).startsWith('application/grpc')) {
-      fast.handle(req, res);
-    } else connect(req, res);
+    const f = req.method === 'POST' ? direct.get(req.url) : undefined;
+    if (f && String(req.headers['content-type']).startsWith('application/grpc')) f.handle(req, res);
+    else connect(req, res);
   });
   const sessions = new Set<http2.ServerHttp2Session>();
   server.on('session', (s) => {

@@ -24,7 +24,7 @@ import {
   type GenerateRequest,
   type GenerateResponse,
 } from '../gen/sglang_scheduler_pb.js';
-import { FlushCacheResponseSchema } from '../gen/common_pb.js';
+import { FlushCacheResponseSchema, KvEventBatchSchema, SubscribeKvEventsRequestSchema } from '../gen/common_pb.js';
 import { fastRoute } from './grpc-fast-path.js';
 import { subscribeKvEvents } from './kv-events-rpc.js';
 import { runRequest } from './output-stream.js';
@@ -195,7 +195,13 @@ export function sglangRoutes(m: MockContext) {
     output: GenerateResponseSchema,
     handler: generate,
   });
-  return { routes, fast };
+  const kv = fastRoute({
+    path: `/${SglangScheduler.typeName}/SubscribeKvEvents`,
+    input: SubscribeKvEventsRequestSchema,
+    output: KvEventBatchSchema,
+    handler: (req, ctx) => subscribeKvEvents(core.hub, req, ctx),
+  });
+  return { routes, fast: [fast, kv] };
 }
 
 export function toConnect(err: unknown): unknown {

@@ -11,7 +11,7 @@
 import { create } from '@bufbuild/protobuf';
 import { Code, ConnectError, type ConnectRouter, type HandlerContext } from '@connectrpc/connect';
 
-import { FlushCacheResponseSchema } from '../gen/common_pb.js';
+import { FlushCacheResponseSchema, KvEventBatchSchema, SubscribeKvEventsRequestSchema } from '../gen/common_pb.js';
 import {
   AbortResponseSchema,
   GenerateRequestSchema,
@@ -180,5 +180,11 @@ export function vllmRoutes(m: MockContext) {
     output: GenerateResponseSchema,
     handler: generate,
   });
-  return { routes, fast };
+  const kv = fastRoute({
+    path: `/${VllmEngine.typeName}/SubscribeKvEvents`,
+    input: SubscribeKvEventsRequestSchema,
+    output: KvEventBatchSchema,
+    handler: (req, ctx) => subscribeKvEvents(core.hub, req, ctx),
+  });
+  return { routes, fast: [fast, kv] };
 }
