@@ -3,10 +3,10 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runPortico, QWEN3 } from './helpers/portico.js';
+import { runPortico, startPortico, QWEN3 } from './helpers/portico.js';
 
 test('portico --help names both commands', async () => {
   const r = await runPortico(['--help']);
@@ -66,5 +66,47 @@ test('an unknown parser name is a startup error', async () => {
 test('--mock takes only echo or sim', async () => {
   const r = await runPortico(['serve', '--model-path', QWEN3, '--mock', 'gpu']);
   assert.equal(r.code, 2);
-  assert.match(r.stderr, /'echo' or 'sim'/);
+  assert.match(r.stderr, /--mock must be one of 'echo', 'sim', got 'gpu'/);
+});
+
+test('serve --help names the environment variable of every flag', async () => {
+  const r = await runPortico(['serve', '--help']);
+  for (const env of ['PORTICO_HTTP_PORT', 'PORTICO_MODEL_PATH', 'PORTICO_API_KEY', 'PORTICO_MAX_CONCURRENT_REQUESTS', 'PORTICO_CONFIG']) {
+    assert.ok(r.stdout.includes(env), `help mentions ${env}`);
+  }
+});
+
+test('options come from PORTICO_* variables and from a --config file, flags first', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'portico-config-'));
+  const config = join(dir, 'portico.json');
+  writeFileSync(config, JSON.stringify({ 'model-path': QWEN3, mock: 'echo', 'mock-workers': 1, 'model-name': 'from-config', host: '127.0.0.1' }));
+  const a = await startPortico(['serve', '--config', config], { PORTICO_HTTP_PORT: '0' });
+  try {
+    const models = (await (await fetch(`${a.url}/v1/models`)).json()) as { data: { id: string }[] };
+    assert.deepEqual(models.data.map((m) => m.id), ['from-config']);
+  } finally {
+    await a.stop();
+  }
+  const b = await startPortico(['serve', '--config', config, '--model-name', 'from-flag'], { PORTICO_HTTP_PORT: '0', PORTICO_MODEL_NAME: 'from-env' });
+  try {
+    const models = (await (await fetch(`${b.url}/v1/models`)).json()) as { data: { id: string }[] };
+    assert.deepEqual(models.data.map((m) => m.id), ['from-flag']);
+  } finally {
+    await b.stop();
+  }
+});
+
+test('a config file with an unknown key is a usage error', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'portico-config-'));
+  const config = join(dir, 'bad.json');
+  writeFileSync(config, JSON.stringify({ 'model-path': QWEN3, 'no-such-option': 1 }));
+  const r = await runPortico(['serve', '--config', config]);
+  assert.equal(r.code, 2);
+  assert.match(r.stderr, /unknown option 'no-such-option'/);
+});
+
+test('a malformed environment value is a usage error naming the variable', async () => {
+  const r = await runPortico(['serve', '--model-path', QWEN3, '--mock', 'echo'], { PORTICO_HTTP_PORT: 'eighty' });
+  assert.equal(r.code, 2);
+  assert.match(r.stderr, /PORTICO_HTTP_PORT must be an integer/);
 });

@@ -3,9 +3,15 @@
 import { ApiError } from '../protocol/errors.js';
 import type { ServedModel } from '../pipeline/served-model.js';
 
+export interface Lifecycle {
+  /** Set on SIGTERM/SIGINT: health answers 503 shutting_down while in-flight work drains. */
+  draining: boolean;
+}
+
 export interface AppContext {
   readonly models: ReadonlyMap<string, ServedModel>;
   readonly ignoreUnsupportedFields: boolean;
+  readonly lifecycle: Lifecycle;
 }
 
 export function modelFor(ctx: AppContext, name: string): ServedModel {

@@ -35,4 +35,8 @@ export interface Route {
   handler: Handler;
   /** The error body shape of this endpoint's API family. Default: openai. */
   errors?: ErrorFormat;
+  /** Served without an API key (health, liveness, metrics). */
+  public?: boolean;
+  /** Counts against the concurrent-request limit. */
+  generation?: boolean;
 }

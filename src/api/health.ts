@@ -1,4 +1,5 @@
-// GET /health: ready to serve (503 until some model has a healthy worker).
+// GET /health: ready to serve (503 until some model has a healthy worker, and 503
+// shutting_down while the server drains).
 // GET /live: the process is up and its event loop answers.
 
 import type { AppContext } from './context.js';
@@ -6,6 +7,10 @@ import type { Exchange } from './exchange.js';
 
 export function health(ctx: AppContext) {
   return (ex: Exchange): void => {
+    if (ctx.lifecycle.draining) {
+      ex.sendJson(503, '{"status":"shutting_down"}');
+      return;
+    }
     const models = [...ctx.models.values()].map((m) => ({
       model: m.name,
       workers: m.pool.workers.length,

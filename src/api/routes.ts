@@ -12,15 +12,15 @@ import type { Route } from './exchange.js';
 
 export function routes(ctx: AppContext): Route[] {
   return [
-    { method: 'post', path: '/v1/chat/completions', handler: chatCompletions(ctx) },
-    { method: 'post', path: '/v1/completions', handler: completions(ctx) },
-    { method: 'post', path: '/v1/responses', handler: responses(ctx) },
-    { method: 'post', path: '/v1/messages', handler: messages(ctx), errors: 'anthropic' },
+    { method: 'post', path: '/v1/chat/completions', handler: chatCompletions(ctx), generation: true },
+    { method: 'post', path: '/v1/completions', handler: completions(ctx), generation: true },
+    { method: 'post', path: '/v1/responses', handler: responses(ctx), generation: true },
+    { method: 'post', path: '/v1/messages', handler: messages(ctx), errors: 'anthropic', generation: true },
     { method: 'post', path: '/v1/messages/count_tokens', handler: countTokens(ctx), errors: 'anthropic' },
     { method: 'post', path: '/tokenize', handler: tokenize(ctx) },
     { method: 'post', path: '/detokenize', handler: detokenize(ctx) },
     { method: 'get', path: '/v1/models', handler: listModels(ctx) },
-    { method: 'get', path: '/health', handler: health(ctx) },
-    { method: 'get', path: '/live', handler: live },
+    { method: 'get', path: '/health', handler: health(ctx), public: true },
+    { method: 'get', path: '/live', handler: live, public: true },
   ];
 }

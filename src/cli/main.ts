@@ -1,11 +1,12 @@
 // The portico command line: `serve` and `mock-engine`.
 
 import { parseArgs } from 'node:util';
-import { MAIN_HELP, SERVE_HELP, MOCK_ENGINE_HELP } from './help.js';
+import { MAIN_HELP, MOCK_ENGINE_HELP } from './help.js';
+import { helpText, resolveOptions, UsageError } from './options.js';
+import { SERVE_INTRO, SERVE_OPTIONS, SERVE_USAGE } from './serve-options.js';
 import { serve } from './serve.js';
 import { runMockEngine } from './mock-engine.js';
 
-class UsageError extends Error {}
 
 function int(flag: string, v: string | undefined, dflt: number, min = 0): number {
   if (v === undefined) return dflt;
@@ -27,46 +28,36 @@ function mode(flag: string, v: string | undefined): 'echo' | 'sim' | undefined {
 }
 
 async function serveCommand(args: string[]): Promise<void> {
-  const { values } = parseArgs({
-    args,
-    strict: true,
-    options: {
-      'http-port': { type: 'string' },
-      host: { type: 'string' },
-      'model-path': { type: 'string' },
-      'model-name': { type: 'string' },
-      worker: { type: 'string', multiple: true },
-      mock: { type: 'string' },
-      'mock-workers': { type: 'string' },
-      'max-body-bytes': { type: 'string' },
-      'tool-call-parser': { type: 'string' },
-      'reasoning-parser': { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
-  if (values.help) {
-    process.stdout.write(SERVE_HELP);
+  const { values: v, help } = resolveOptions(SERVE_OPTIONS, args);
+  if (help) {
+    process.stdout.write(helpText(SERVE_USAGE, SERVE_INTRO, SERVE_OPTIONS));
     return;
   }
-  if (!values['model-path']) throw new UsageError('--model-path is required');
   const running = await serve({
-    modelPath: values['model-path'],
-    modelName: values['model-name'],
-    host: values.host ?? '0.0.0.0',
-    httpPort: int('http-port', values['http-port'], 8000),
-    workers: values.worker ?? [],
-    mock: mode('mock', values.mock),
-    mockWorkers: int('mock-workers', values['mock-workers'], 2, 1),
-    maxBodyBytes: values['max-body-bytes'] === undefined ? undefined : int('max-body-bytes', values['max-body-bytes'], 0, 1),
-    toolCallParser: values['tool-call-parser'],
-    reasoningParser: values['reasoning-parser'],
+    modelPath: v['model-path'] as string,
+    modelName: v['model-name'] as string | undefined,
+    host: v.host as string,
+    httpPort: v['http-port'] as number,
+    workers: v.worker as string[],
+    mock: v.mock as 'echo' | 'sim' | undefined,
+    mockWorkers: v['mock-workers'] as number,
+    maxBodyBytes: v['max-body-bytes'] as number,
+    maxConcurrentRequests: v['max-concurrent-requests'] as number,
+    apiKey: v['api-key'] as string | undefined,
+    shutdownTimeoutSecs: v['shutdown-timeout-secs'] as number,
+    toolCallParser: v['tool-call-parser'] as string | undefined,
+    reasoningParser: v['reasoning-parser'] as string | undefined,
   });
-  console.log(`portico listening on http://${values.host ?? '0.0.0.0'}:${running.port}`);
+  console.log(`portico listening on http://${v.host as string}:${running.port}`);
+  let stopping = false;
   const stop = () => {
+    if (stopping) return;
+    stopping = true;
+    console.log('portico: draining in-flight requests before exit');
     void running.close().then(() => process.exit(0));
   };
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
 }
 
 function oneOf<T extends string>(flag: string, v: string | undefined, allowed: readonly T[]): T | undefined {

@@ -22,12 +22,16 @@ export interface ServeOptions {
   mock?: 'echo' | 'sim';
   mockWorkers: number;
   maxBodyBytes?: number;
+  maxConcurrentRequests?: number;
+  apiKey?: string;
+  shutdownTimeoutSecs?: number;
   toolCallParser?: string;
   reasoningParser?: string;
 }
 
 export interface Running {
   port: number;
+  /** Graceful stop: health turns 503, in-flight work drains (bounded), then everything closes. */
   close(): Promise<void>;
 }
 
@@ -51,16 +55,20 @@ export async function serve(o: ServeOptions): Promise<Running> {
   await pool.start();
 
   const model = new ServedModel(name, native, pool);
+  const lifecycle = { draining: false };
   const http = await startHttpServer({
     host: o.host,
     port: o.httpPort,
     maxBodyBytes: o.maxBodyBytes,
-    routes: routes({ models: new Map([[name, model]]), ignoreUnsupportedFields: ignoreUnsupportedFields() }),
+    apiKey: o.apiKey,
+    maxConcurrentRequests: o.maxConcurrentRequests,
+    routes: routes({ models: new Map([[name, model]]), ignoreUnsupportedFields: ignoreUnsupportedFields(), lifecycle }),
   });
   return {
     port: http.port,
     async close() {
-      http.close();
+      lifecycle.draining = true;
+      await http.drain((o.shutdownTimeoutSecs ?? 30) * 1000);
       pool.close();
       await Promise.all(mocks.map((m) => m.close()));
     },

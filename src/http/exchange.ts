@@ -10,6 +10,8 @@ export class UwsExchange implements Exchange {
   private finished = false;
   private readonly ac = new AbortController();
   private drained: (() => void) | null = null;
+  /** Called once when the exchange is over: response ended, client gone, or aborted by the server. */
+  onDone: (() => void) | null = null;
 
   constructor(
     private readonly res: HttpResponse,
@@ -30,6 +32,12 @@ export class UwsExchange implements Exchange {
     return this.headers.get(name) ?? '';
   }
 
+  private over(): void {
+    const cb = this.onDone;
+    this.onDone = null;
+    cb?.();
+  }
+
   /** Called by the server from uWS's onAborted. */
   clientGone(): void {
     if (this.finished) return;
@@ -37,18 +45,32 @@ export class UwsExchange implements Exchange {
     this.ac.abort();
     this.drained?.();
     this.drained = null;
+    this.over();
   }
 
-  sendJson(status: number, body: string, closeConnection = false): void {
+  /** The server gives up on this exchange (shutdown deadline): abort the work, close the connection. */
+  abortFromServer(): void {
+    if (this.done) return;
+    this.finished = true;
+    this.ac.abort();
+    this.drained?.();
+    this.drained = null;
+    this.res.cork(() => this.res.close());
+    this.over();
+  }
+
+  sendJson(status: number, body: string, closeConnection = false, extraHeaders: readonly [string, string][] = []): void {
     if (this.done) return;
     this.finished = true;
     this.res.cork(() => {
+      this.res.writeStatus(statusLine(status));
+      for (const [k, v] of extraHeaders) this.res.writeHeader(k, v);
       this.res
-        .writeStatus(statusLine(status))
         .writeHeader('content-type', 'application/json')
         .writeHeader('x-request-id', this.requestId)
         .end(body, closeConnection);
     });
+    this.over();
   }
 
   startEventStream(): void {
@@ -87,6 +109,7 @@ export class UwsExchange implements Exchange {
     this.res.cork(() => {
       this.res.end();
     });
+    this.over();
   }
 }
 

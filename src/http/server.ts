@@ -1,7 +1,8 @@
-// The uWebSockets.js HTTP server: routes, body reading with a size limit, request
-// ids, and one place where a thrown error becomes an HTTP response.
+// The uWebSockets.js HTTP server: routes, body reading with a size limit, request ids,
+// API-key checks, the concurrency limit, graceful drain, and the one place where a
+// thrown error becomes an HTTP response.
 
-import { randomUUID } from 'node:crypto';
+import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { uws, type HttpRequest, type HttpResponse, type us_listen_socket } from './uws.js';
 import { UwsExchange } from './exchange.js';
 import { ApiError, errorBody, type ErrorFormat } from '../protocol/errors.js';
@@ -12,10 +13,18 @@ export interface HttpServerOptions {
   port: number;
   routes: Route[];
   maxBodyBytes?: number;
+  /** Require this key (Bearer or x-api-key) on every route not marked public. */
+  apiKey?: string;
+  /** Generation requests in flight before new ones get a 503; 0 or undefined: no limit. */
+  maxConcurrentRequests?: number;
 }
 
 export interface HttpServer {
   readonly port: number;
+  /** Requests being served now. */
+  readonly inflight: number;
+  /** Refuse new generations; resolve when in-flight ones end or `timeoutMs` passes, then abort the rest and stop listening. */
+  drain(timeoutMs: number): Promise<void>;
   close(): void;
 }
 
@@ -25,10 +34,56 @@ const REQUEST_ID_RE = /^[\x21-\x7e]{1,128}$/;
 export function startHttpServer(opts: HttpServerOptions): Promise<HttpServer> {
   const app = uws.App();
   const maxBody = opts.maxBodyBytes ?? DEFAULT_MAX_BODY;
+  const live = new Set<UwsExchange>();
+  let generating = 0;
+  let draining = false;
+  const key = opts.apiKey ? Buffer.from(opts.apiKey) : null;
+  const limit = opts.maxConcurrentRequests ?? 0;
+
+  const begin = (res: HttpResponse, req: HttpRequest, r: Route): UwsExchange | null => {
+    const ex = exchangeFor(res, req);
+    const format = r.errors ?? 'openai';
+    live.add(ex);
+    ex.onDone = () => live.delete(ex);
+    if (key && !r.public && !authorized(ex, key)) {
+      const err = new ApiError(401, 'Incorrect or missing API key: send it as "Authorization: Bearer <key>"', { code: 'invalid_api_key' });
+      ex.sendJson(401, errorBody(err, format), false, [['www-authenticate', 'Bearer']]);
+      return null;
+    }
+    if (r.generation) {
+      if (draining) {
+        const err = new ApiError(503, 'the server is shutting down', { type: 'service_unavailable', code: 'shutting_down' });
+        ex.sendJson(503, errorBody(err, format), true);
+        return null;
+      }
+      if (limit > 0 && generating >= limit) {
+        const err = new ApiError(503, `the server is at its limit of ${limit} concurrent requests; retry shortly`, { type: 'service_unavailable', code: 'too_many_requests' });
+        ex.sendJson(503, errorBody(err, format), false, [['retry-after', '1']]);
+        return null;
+      }
+      generating++;
+      const prev = ex.onDone;
+      ex.onDone = () => {
+        generating--;
+        prev?.();
+      };
+    }
+    return ex;
+  };
+
   for (const r of opts.routes) {
     const format = r.errors ?? 'openai';
-    const handle = r.method === 'post' ? withBody(r.handler, maxBody, format) : withoutBody(r.handler, format);
-    app[r.method](r.path, handle);
+    if (r.method === 'post') {
+      app.post(r.path, (res, req) => {
+        const ex = begin(res, req, r);
+        if (ex) readBody(ex, res, maxBody, format, () => run(ex, r.handler, format));
+      });
+    } else {
+      app.get(r.path, (res, req) => {
+        const ex = begin(res, req, r);
+        if (ex) run(ex, r.handler, format);
+      });
+    }
   }
   app.any('/*', (res, req) => {
     const ex = exchangeFor(res, req);
@@ -42,12 +97,36 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServer> {
         reject(new Error(`cannot listen on ${opts.host ?? '0.0.0.0'}:${opts.port}`));
         return;
       }
+      let listening = true;
+      const stopListening = () => {
+        if (listening) uws.us_listen_socket_close(sock);
+        listening = false;
+      };
       resolve({
         port: uws.us_socket_local_port(sock),
-        close: () => uws.us_listen_socket_close(sock),
+        get inflight() {
+          return live.size;
+        },
+        async drain(timeoutMs: number) {
+          // Keep listening while draining, so health checks see 503 and new work is refused
+          // with a clear status; stop once in-flight generations are done or the deadline passes.
+          draining = true;
+          const deadline = Date.now() + timeoutMs;
+          while (generating > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+          stopListening();
+          for (const ex of [...live]) ex.abortFromServer();
+        },
+        close: stopListening,
       });
     });
   });
+}
+
+function authorized(ex: UwsExchange, key: Buffer): boolean {
+  const auth = ex.header('authorization');
+  const given = auth.toLowerCase().startsWith('bearer ') ? auth.slice(7).trim() : ex.header('x-api-key');
+  const b = Buffer.from(given);
+  return b.length === key.length && timingSafeEqual(b, key);
 }
 
 function exchangeFor(res: HttpResponse, req: HttpRequest): UwsExchange {
@@ -77,42 +156,35 @@ function fail(ex: UwsExchange, err: unknown, format: ErrorFormat): void {
   ex.sendJson(e.status, errorBody(e, format));
 }
 
-function withoutBody(handler: Handler, format: ErrorFormat) {
-  return (res: HttpResponse, req: HttpRequest) => run(exchangeFor(res, req), handler, format);
-}
-
-function withBody(handler: Handler, maxBody: number, format: ErrorFormat) {
-  return (res: HttpResponse, req: HttpRequest) => {
-    const ex = exchangeFor(res, req);
-    const declared = Number(ex.header('content-length') || '0');
-    if (declared > maxBody) {
+function readBody(ex: UwsExchange, res: HttpResponse, maxBody: number, format: ErrorFormat, then: () => void): void {
+  const declared = Number(ex.header('content-length') || '0');
+  if (declared > maxBody) {
+    tooLarge(ex, maxBody, format);
+    return;
+  }
+  // Preallocate when the length is declared; otherwise (chunked) grow as data comes.
+  let buf = Buffer.allocUnsafe(declared);
+  let len = 0;
+  res.onData((chunk, isLast) => {
+    if (ex.done) return;
+    const n = chunk.byteLength;
+    if (len + n > maxBody) {
       tooLarge(ex, maxBody, format);
       return;
     }
-    // Preallocate when the length is declared; otherwise (chunked) grow as data comes.
-    let buf = Buffer.allocUnsafe(declared);
-    let len = 0;
-    res.onData((chunk, isLast) => {
-      if (ex.done) return;
-      const n = chunk.byteLength;
-      if (len + n > maxBody) {
-        tooLarge(ex, maxBody, format);
-        return;
-      }
-      if (len + n > buf.length) {
-        const grown = Buffer.allocUnsafe(Math.max(len + n, buf.length * 2));
-        buf.copy(grown, 0, 0, len);
-        buf = grown;
-      }
-      // uWS reuses the chunk's memory after this callback: copy it out now.
-      Buffer.from(chunk).copy(buf, len);
-      len += n;
-      if (isLast) {
-        ex.body = len === buf.length ? buf : buf.subarray(0, len);
-        run(ex, handler, format);
-      }
-    });
-  };
+    if (len + n > buf.length) {
+      const grown = Buffer.allocUnsafe(Math.max(len + n, buf.length * 2));
+      buf.copy(grown, 0, 0, len);
+      buf = grown;
+    }
+    // uWS reuses the chunk's memory after this callback: copy it out now.
+    Buffer.from(chunk).copy(buf, len);
+    len += n;
+    if (isLast) {
+      ex.body = len === buf.length ? buf : buf.subarray(0, len);
+      then();
+    }
+  });
 }
 
 function tooLarge(ex: UwsExchange, maxBody: number, format: ErrorFormat): void {

@@ -1,0 +1,93 @@
+// Operating the server: API keys, the concurrency limit, and graceful shutdown that
+// finishes in-flight streams (or aborts them at the deadline).
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import OpenAI from 'openai';
+import Anthropic from '@anthropic-ai/sdk';
+import { startPortico, QWEN3 } from './helpers/portico.js';
+
+const BASE = ['serve', '--http-port', '0', '--host', '127.0.0.1', '--model-path', QWEN3, '--model-name', 'm'];
+
+test('--api-key: API routes need the key (Bearer or x-api-key); health and liveness do not', async (t) => {
+  const s = await startPortico([...BASE, '--mock', 'echo', '--mock-workers', '1', '--api-key', 's3cret']);
+  t.after(() => s.stop());
+  const bad = new OpenAI({ baseURL: `${s.url}/v1`, apiKey: 'wrong', maxRetries: 0 });
+  await assert.rejects(bad.models.list(), (err: unknown) => err instanceof OpenAI.AuthenticationError && err.status === 401);
+  const none = await fetch(`${s.url}/v1/chat/completions`, { method: 'POST', body: '{}' });
+  assert.equal(none.status, 401);
+  assert.equal(((await none.json()) as { error: { code: string } }).error.code, 'invalid_api_key');
+
+  const good = new OpenAI({ baseURL: `${s.url}/v1`, apiKey: 's3cret', maxRetries: 0 });
+  const r = await good.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'x' }], max_tokens: 2 });
+  assert.equal(r.object, 'chat.completion');
+
+  const anthropicBad = new Anthropic({ baseURL: s.url, apiKey: 'wrong', maxRetries: 0 });
+  await assert.rejects(anthropicBad.messages.create({ model: 'm', max_tokens: 2, messages: [{ role: 'user', content: 'x' }] }), (err: unknown) => err instanceof Anthropic.AuthenticationError);
+  const anthropic = new Anthropic({ baseURL: s.url, apiKey: 's3cret', maxRetries: 0 });
+  const m = await anthropic.messages.create({ model: 'm', max_tokens: 2, messages: [{ role: 'user', content: 'x' }] });
+  assert.equal(m.type, 'message');
+
+  assert.equal((await fetch(`${s.url}/health`)).status, 200);
+  assert.equal((await fetch(`${s.url}/live`)).status, 200);
+});
+
+async function startStream(url: string, maxTokens: number): Promise<Response> {
+  return fetch(`${url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'go' }], stream: true, max_tokens: maxTokens, ignore_eos: true }),
+  });
+}
+
+test('--max-concurrent-requests: requests beyond the limit get 503 with Retry-After', async (t) => {
+  const s = await startPortico([...BASE, '--mock', 'sim', '--mock-workers', '1', '--max-concurrent-requests', '1']);
+  t.after(() => s.stop());
+  const first = await startStream(s.url, 50);
+  assert.equal(first.status, 200);
+  const second = await startStream(s.url, 5);
+  assert.equal(second.status, 503);
+  assert.equal(second.headers.get('retry-after'), '1');
+  assert.equal(((await second.json()) as { error: { code: string } }).error.code, 'too_many_requests');
+  await first.text();
+  const third = await startStream(s.url, 2);
+  assert.equal(third.status, 200, 'the slot is free again once the first stream ended');
+  await third.text();
+});
+
+test('SIGTERM drains: health says shutting_down, new work is refused, the in-flight stream finishes', async () => {
+  const s = await startPortico([...BASE, '--mock', 'sim', '--mock-workers', '1']);
+  const stream = await startStream(s.url, 40);
+  assert.equal(stream.status, 200);
+  const body = stream.text();
+  s.child.kill('SIGTERM');
+  await new Promise((r) => setTimeout(r, 100));
+  const h = await fetch(`${s.url}/health`);
+  assert.equal(h.status, 503);
+  assert.deepEqual(await h.json(), { status: 'shutting_down' });
+  const refused = await startStream(s.url, 2);
+  assert.equal(refused.status, 503);
+  const text = await body;
+  assert.ok(text.endsWith('data: [DONE]\n\n'), 'the in-flight stream completed');
+  assert.match(text, /"finish_reason":"length"/);
+  const [code] = (await once(s.child, 'exit')) as [number];
+  assert.equal(code, 0);
+});
+
+test('at the shutdown deadline the remaining streams are cut and the process exits', async () => {
+  const s = await startPortico([...BASE, '--mock', 'sim', '--mock-workers', '1', '--shutdown-timeout-secs', '0.3']);
+  const stream = await startStream(s.url, 100_000);
+  assert.equal(stream.status, 200);
+  const body = stream.text().then(
+    (t) => t,
+    () => 'connection closed',
+  );
+  const t0 = Date.now();
+  s.child.kill('SIGTERM');
+  const [code] = (await once(s.child, 'exit')) as [number];
+  assert.equal(code, 0);
+  assert.ok(Date.now() - t0 < 5000, 'exited soon after the deadline');
+  const text = await body;
+  assert.ok(!text.endsWith('data: [DONE]\n\n'), 'the stream was cut, not completed');
+});
