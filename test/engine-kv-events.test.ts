@@ -12,6 +12,7 @@ import {
   KvBlockSet,
   ZmqKvEventSubscriber,
   type KvEvent,
+  type WorkerLoad,
 } from '../src/engine/kv-events/index.js';
 import type { EngineClient } from '../src/engine/types.js';
 import { startMockEngine, type MockEngine, type MockEngineOptions } from '../src/mock/engine-server.js';
@@ -55,8 +56,10 @@ describe('KV events over gRPC (SubscribeKvEvents)', () => {
       const client = createEngineClient(mock.url);
       const set = new KvBlockSet();
       let removed = 0;
+      const loads: WorkerLoad[] = [];
       const sub = new GrpcKvEventSubscriber({
         url: mock.url,
+        onLoad: (l) => loads.push(l),
         sink: (e) => {
           removed += e.filter((x) => x.kind === 'removed').length;
           set.apply(e);
@@ -68,6 +71,11 @@ describe('KV events over gRPC (SubscribeKvEvents)', () => {
         await traffic(client, 24, protocol);
         assert.ok(await waitFor(() => sub.stats.lastSeq === mock.core.hub.lastSeq(), 2000), 'caught up');
         assert.ok(removed > 0, 'the pool evicted blocks');
+        // Live batches carry the rank's load.
+        assert.ok(loads.length > 0);
+        assert.equal(loads.at(-1)!.capacityTokens, 96);
+        assert.ok(loads.some((l) => l.runningRequests > 0 && (l.activeTokenUsage ?? 0) > 0));
+        assert.ok(loads.every((l, i) => i === 0 || l.sample > loads[i - 1]!.sample));
         assert.deepEqual(set.hashes(mock.url), poolHashes(mock));
         assert.ok(set.size(mock.url) > 0);
         assert.equal(sub.stats.gaps, 0);

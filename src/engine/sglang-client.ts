@@ -161,6 +161,7 @@ export class SglangEngineClient implements EngineClient {
       maxTotalTokens: l.maxTotalNumTokens,
       tokenUsage: l.tokenUsage,
       maxRunningRequests: l.maxRunningRequests,
+      waitingUncachedTokens: l.numWaitingUncachedTokens,
     }));
     const sum = (f: (x: (typeof r.loads)[number]) => number) => r.loads.reduce((a, x) => a + f(x), 0);
     return {

@@ -123,6 +123,8 @@ export interface EngineLoads {
     maxTotalTokens: number;
     tokenUsage: number;
     maxRunningRequests: number;
+    /** Prompt tokens of waiting requests not served from cache (0 when the engine does not say). */
+    waitingUncachedTokens: number;
   }>;
 }
 

@@ -141,6 +141,7 @@ export class VllmEngineClient implements EngineClient {
       maxTotalTokens: l.maxTotalNumTokens,
       tokenUsage: l.tokenUsage,
       maxRunningRequests: l.maxRunningRequests,
+      waitingUncachedTokens: l.numWaitingUncachedTokens,
     }));
     const sum = (f: (x: (typeof r.loads)[number]) => number) => r.loads.reduce((a, x) => a + f(x), 0);
     return {

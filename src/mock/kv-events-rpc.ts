@@ -12,6 +12,7 @@ import type { HandlerContext } from '@connectrpc/connect';
 
 import {
   KvEventBatchSchema,
+  type EngineLoad,
   type KvCacheEvent,
   type KvEventBatch,
   type SubscribeKvEventsRequest,
@@ -22,8 +23,16 @@ import type { PoolEvent } from './kv-pool.js';
 const SNAPSHOT_BLOCKS_PER_BATCH = 256;
 
 export async function* subscribeKvEvents(
-  hub: KvEventHub, req: SubscribeKvEventsRequest, ctx: HandlerContext,
+  hub: KvEventHub, req: SubscribeKvEventsRequest, ctx: HandlerContext, loadOf?: (dpRank: number) => EngineLoad,
 ): AsyncGenerator<KvEventBatch> {
+  let sample = 0n;
+  // Live batches carry the rank's load at send time (EngineLoad), so a
+  // router reading this stream need not poll GetLoads.
+  const live = (b: HubBatch) => {
+    const msg = toProto(b, hub.blockSize);
+    if (loadOf) msg.load = { ...loadOf(b.dpRank), sample: ++sample };
+    return msg;
+  };
   let queue: HubBatch[] = [];
   let wake: (() => void) | undefined;
   const unsubscribe = hub.subscribe((b) => {
@@ -42,7 +51,7 @@ export async function* subscribeKvEvents(
     const start = Number(req.startSequenceNumber);
     const replay = start > 0 ? hub.replayFrom(start) : undefined;
     if (replay) {
-      for (const b of replay) yield toProto(b, hub.blockSize);
+      for (const b of replay) yield live(b);
       const last = replay.at(-1)?.seq ?? start - 1;
       queue = queue.filter((b) => b.seq > last);
     } else {
@@ -57,7 +66,7 @@ export async function* subscribeKvEvents(
       }
       const list = queue;
       queue = [];
-      for (const b of list) yield toProto(b, hub.blockSize);
+      for (const b of list) yield live(b);
     }
   } finally {
     unsubscribe();

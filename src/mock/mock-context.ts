@@ -1,6 +1,9 @@
 // What the mock engine's protocol services share: the simulator, counters,
 // identity and the load figures both protocols report.
 
+import { create } from '@bufbuild/protobuf';
+
+import { EngineLoadSchema, type EngineLoad } from '../gen/common_pb.js';
 import type { StreamStats } from './output-stream.js';
 import type { SimCore } from './sim-core.js';
 
@@ -56,6 +59,23 @@ export class MockContext {
       waitingTokens: r.sched.waitingTokens(),
       cacheHitRate: pool.lookups ? pool.hits / pool.lookups : 0,
     };
+  }
+
+  /** The load record pushed on the KV-event stream for one rank. */
+  engineLoad(dpRank: number): EngineLoad {
+    const l = this.rankLoad(dpRank);
+    return create(EngineLoadSchema, {
+      runningRequests: l.running,
+      waitingRequests: l.waiting,
+      waitingUncachedTokens: l.waitingTokens,
+      tokenUsage: l.usage,
+      activeTokenUsage: l.activeTokens / l.capacityTokens,
+      genThroughput: this.core.throughput() / this.core.ranks.length,
+      maxRunningRequests: this.core.o.maxNumSeqs,
+      cacheHitRate: l.cacheHitRate,
+      numUsedTokens: l.usedTokens,
+      maxTotalNumTokens: l.capacityTokens,
+    });
   }
 
   serverArgs(): Record<string, string | number | boolean> {

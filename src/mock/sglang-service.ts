@@ -186,7 +186,7 @@ export function sglangRoutes(m: MockContext) {
         const ok = core.flushCache();
         return create(FlushCacheResponseSchema, { success: ok, message: ok ? 'flushed' : 'blocks in use; not flushed' });
       },
-      subscribeKvEvents: (req, ctx) => subscribeKvEvents(core.hub, req, ctx),
+      subscribeKvEvents: (req, ctx) => subscribeKvEvents(core.hub, req, ctx, (r) => m.engineLoad(r)),
     });
   };
   const fast = fastRoute({
@@ -199,7 +199,7 @@ export function sglangRoutes(m: MockContext) {
     path: `/${SglangScheduler.typeName}/SubscribeKvEvents`,
     input: SubscribeKvEventsRequestSchema,
     output: KvEventBatchSchema,
-    handler: (req, ctx) => subscribeKvEvents(core.hub, req, ctx),
+    handler: (req, ctx) => subscribeKvEvents(core.hub, req, ctx, (r) => m.engineLoad(r)),
   });
   return { routes, fast: [fast, kv] };
 }

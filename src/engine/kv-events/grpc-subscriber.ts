@@ -12,12 +12,19 @@ import { createClient, type Client } from '@connectrpc/connect';
 import { createGrpcTransport, Http2SessionManager } from '@connectrpc/connect-node';
 import { create } from '@bufbuild/protobuf';
 
-import { SubscribeKvEventsRequestSchema, type KvEventBatch } from '../../gen/common_pb.js';
+import { SubscribeKvEventsRequestSchema, type EngineLoad, type KvEventBatch } from '../../gen/common_pb.js';
 import { SglangScheduler } from '../../gen/sglang_scheduler_pb.js';
 import { VllmEngine } from '../../gen/vllm_engine_pb.js';
 import { protocolOf } from '../factory.js';
 import { toBaseUrl } from '../sglang-client.js';
-import { newSourceStats, type KvEvent, type KvEventSink, type KvEventSource, type KvEventSourceStats } from './types.js';
+import {
+  newSourceStats,
+  type KvEvent,
+  type KvEventSink,
+  type KvEventSource,
+  type KvEventSourceStats,
+  type WorkerLoad,
+} from './types.js';
 
 export interface GrpcKvSubscriberOptions {
   /** Worker URL as given to createEngineClient (grpc://… or vllm+grpc://…). */
@@ -27,6 +34,8 @@ export interface GrpcKvSubscriberOptions {
   worker?: string;
   /** Wait before reconnecting after a failure. Default 500 ms. */
   retryMs?: number;
+  /** Load records riding on the stream (workers that send them). */
+  onLoad?: (l: WorkerLoad) => void;
   /** Called with every failure (for logs). */
   onError?: (err: unknown) => void;
 }
@@ -95,6 +104,7 @@ export class GrpcKvEventSubscriber implements KvEventSource {
           this.stats.events += events.length;
           this.stats.lastSeq = Number(seq);
           if (events.length) this.o.sink(events);
+          if (b.load && this.o.onLoad) this.o.onLoad(normaliseLoad(b.load, this.worker, b.dpRank ?? 0));
         }
         if (!this.closed) throw new Error(`KV event stream of ${this.worker} ended`);
       } catch (err) {
@@ -140,4 +150,21 @@ export function normaliseBatch(b: KvEventBatch, worker: string): KvEvent[] {
     }
   }
   return out;
+}
+
+export function normaliseLoad(l: EngineLoad, worker: string, dpRank: number): WorkerLoad {
+  return {
+    worker,
+    dpRank,
+    runningRequests: l.runningRequests,
+    waitingRequests: l.waitingRequests,
+    tokenUsage: l.tokenUsage,
+    activeTokenUsage: l.activeTokenUsage,
+    waitingUncachedTokens: l.waitingUncachedTokens,
+    usedTokens: l.numUsedTokens,
+    capacityTokens: l.maxTotalNumTokens,
+    genThroughput: l.genThroughput,
+    maxRunningRequests: l.maxRunningRequests,
+    sample: Number(l.sample),
+  };
 }

@@ -23,6 +23,29 @@ export type KvEvent =
    */
   | { kind: 'reset'; worker: string; reason: string };
 
+/**
+ * A rank's load as pushed on the KV-event stream (smg.grpc.common.EngineLoad),
+ * when the worker sends one. Optional figures are undefined when not sent.
+ */
+export interface WorkerLoad {
+  worker: string;
+  dpRank: number;
+  runningRequests: number;
+  waitingRequests: number;
+  /** Share of KV blocks held, [0, 1]. */
+  tokenUsage: number;
+  /** Share of KV held by running requests' computed tokens (not evictable), [0, 1]. */
+  activeTokenUsage?: number;
+  /** Prompt tokens of waiting requests not served from cache. */
+  waitingUncachedTokens?: number;
+  usedTokens?: number;
+  capacityTokens?: number;
+  genThroughput: number;
+  maxRunningRequests: number;
+  /** Increases per stream; orders samples. */
+  sample: number;
+}
+
 /** Receives each source batch's events, in order. */
 export type KvEventSink = (events: KvEvent[]) => void;
 
