@@ -19,6 +19,7 @@ export function chatCompletions(ctx: AppContext) {
     const arrived = performance.now();
     const req = readChatRequest(ex.body, ctx.ignoreUnsupportedFields, (h) => ex.header(h));
     const model = modelFor(ctx, req.model);
+    ex.describe(model, req.stream);
     const promptIds = await promptFor(model, ex.body, req, req.nvext);
     const maxTokens = completionBudget(model, promptIds.length, req.sampling.maxTokens);
     const route = { workerId: req.nvext.backendInstanceId ?? req.nvext.decodeWorkerId, dpRank: req.nvext.dpRank };
@@ -28,6 +29,7 @@ export function chatCompletions(ctx: AppContext) {
       n: req.sampling.n,
       skipSpecialTokens: req.skipSpecialTokens,
       collectTokenIds: req.nvext.extraFields.has('completion_token_ids'),
+      arrived,
     });
     const id = `chatcmpl-${randomUUID().replaceAll('-', '')}`;
     const created = Math.floor(Date.now() / 1000);

@@ -18,15 +18,17 @@ import { streamEvents } from './sse.js';
 
 export function completions(ctx: AppContext) {
   return async (ex: Exchange): Promise<void> => {
+    const arrived = performance.now();
     const req = readCompletionRequest(ex.body, ctx.ignoreUnsupportedFields, (h) => ex.header(h));
     const model = modelFor(ctx, req.model);
+    ex.describe(model, req.stream);
     refuseChatOnlyNvext(req.nvext);
     const prompts = req.prompts.map((p) => promptIds(model, p, req.addSpecialTokens));
     const budgets = prompts.map((ids) => completionBudget(model, ids.length, req.sampling.maxTokens));
     const streams = prompts.map((ids, i) => {
       const route = { workerId: req.nvext.backendInstanceId ?? req.nvext.decodeWorkerId, dpRank: req.nvext.dpRank };
       const gen = generate(model, ids, { ...req.sampling, maxTokens: budgets[i] }, prompts.length > 1 ? `${ex.requestId}-${i}` : ex.requestId, ex.signal, route);
-      return decodeOutputs(model, gen, { n: req.sampling.n, skipSpecialTokens: req.skipSpecialTokens });
+      return decodeOutputs(model, gen, { n: req.sampling.n, skipSpecialTokens: req.skipSpecialTokens, arrived });
     });
     const outputs = mergeOutputs(streams, req.sampling.n);
     const echoes = req.echo ? prompts.map((ids) => model.native.decode(ids, req.skipSpecialTokens)) : null;

@@ -2,6 +2,7 @@
 
 import { ApiError } from '../protocol/errors.js';
 import type { ServedModel } from '../pipeline/served-model.js';
+import type { FrontendMetrics } from '../metrics/frontend.js';
 
 export interface Lifecycle {
   /** Set on SIGTERM/SIGINT: health answers 503 shutting_down while in-flight work drains. */
@@ -12,6 +13,7 @@ export interface AppContext {
   readonly models: ReadonlyMap<string, ServedModel>;
   readonly ignoreUnsupportedFields: boolean;
   readonly lifecycle: Lifecycle;
+  readonly metrics: FrontendMetrics;
 }
 
 export function modelFor(ctx: AppContext, name: string): ServedModel {

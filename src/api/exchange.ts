@@ -3,6 +3,13 @@
 // transport (and tests can drive them directly).
 
 import type { ErrorFormat } from '../protocol/errors.js';
+import type { ModelStats } from '../metrics/frontend.js';
+
+/** A served model's name and metric children. */
+export interface ModelStatsRef {
+  readonly name: string;
+  readonly stats: ModelStats;
+}
 
 export interface Exchange {
   /** The whole request body, as received. */
@@ -13,9 +20,13 @@ export interface Exchange {
   readonly requestId: string;
   /** Fires once when the client goes away before the response ended. */
   readonly signal: AbortSignal;
+  /** Name the model and request type once known, for per-model metrics and counts. */
+  describe(model: ModelStatsRef, stream: boolean): void;
 
   /** Send a complete JSON response (an already-serialised body). */
   sendJson(status: number, body: string): void;
+  /** Send a complete response of another content type. */
+  sendText(status: number, body: string, contentType: string): void;
   /** Start a text/event-stream response. */
   startEventStream(): void;
   /**

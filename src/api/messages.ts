@@ -14,12 +14,14 @@ import { streamEvents } from './sse.js';
 
 export function messages(ctx: AppContext) {
   return async (ex: Exchange): Promise<void> => {
+    const arrived = performance.now();
     const req = readAnthropicRequest(ex.body, ctx.ignoreUnsupportedFields);
     const model = modelFor(ctx, req.model);
+    ex.describe(model, req.stream);
     const promptIds = await tokenizeChat(model, req.prompt.body, req.prompt);
     const maxTokens = completionBudget(model, promptIds.length, req.maxTokens);
     const gen = generate(model, promptIds, { n: 1, maxTokens, temperature: req.temperature, topP: req.topP, topK: req.topK }, ex.requestId, ex.signal);
-    const outputs = decodeOutputs(model, gen, { n: 1, skipSpecialTokens: true });
+    const outputs = decodeOutputs(model, gen, { n: 1, skipSpecialTokens: true, arrived });
     const id = `msg_${randomUUID().replaceAll('-', '')}`;
     if (req.stream) await streamMessage(ex, req, outputs, id, promptIds.length);
     else await unaryMessage(ex, req, outputs, id);

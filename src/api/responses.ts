@@ -12,12 +12,14 @@ import { streamEvents } from './sse.js';
 
 export function responses(ctx: AppContext) {
   return async (ex: Exchange): Promise<void> => {
+    const arrived = performance.now();
     const req = readResponsesRequest(ex.body, ctx.ignoreUnsupportedFields);
     const model = modelFor(ctx, req.model);
+    ex.describe(model, req.stream);
     const promptIds = await tokenizeChat(model, req.prompt.body, req.prompt);
     const maxTokens = completionBudget(model, promptIds.length, req.maxOutputTokens);
     const gen = generate(model, promptIds, { n: 1, maxTokens, temperature: req.temperature, topP: req.topP }, ex.requestId, ex.signal);
-    const outputs = decodeOutputs(model, gen, { n: 1, skipSpecialTokens: true });
+    const outputs = decodeOutputs(model, gen, { n: 1, skipSpecialTokens: true, arrived });
     const hex = randomUUID().replaceAll('-', '');
     const state: ResponseState = { id: `resp_${hex}`, messageId: `msg_${hex}`, createdAt: Math.floor(Date.now() / 1000), req };
     if (req.stream) await streamResponse(ex, state, outputs);

@@ -4,6 +4,7 @@ import { chatCompletions } from './chat.js';
 import { completions } from './completions.js';
 import { health, live } from './health.js';
 import { listModels } from './models.js';
+import { metrics } from './metrics.js';
 import { responses } from './responses.js';
 import { countTokens, messages } from './messages.js';
 import { detokenize, tokenize } from './tokenize.js';
@@ -22,5 +23,6 @@ export function routes(ctx: AppContext): Route[] {
     { method: 'get', path: '/v1/models', handler: listModels(ctx) },
     { method: 'get', path: '/health', handler: health(ctx), public: true },
     { method: 'get', path: '/live', handler: live, public: true },
+    { method: 'get', path: '/metrics', handler: metrics(ctx), public: true },
   ];
 }

@@ -45,6 +45,7 @@ async function serveCommand(args: string[]): Promise<void> {
     maxConcurrentRequests: v['max-concurrent-requests'] as number,
     apiKey: v['api-key'] as string | undefined,
     shutdownTimeoutSecs: v['shutdown-timeout-secs'] as number,
+    metricsPrefix: v['metrics-prefix'] as string,
     toolCallParser: v['tool-call-parser'] as string | undefined,
     reasoningParser: v['reasoning-parser'] as string | undefined,
   });

@@ -12,6 +12,7 @@ import { ignoreUnsupportedFields } from '../protocol/admission.js';
 import { routes } from '../api/routes.js';
 import { startHttpServer } from '../http/server.js';
 import { checkParserNames } from './parsers.js';
+import { FrontendMetrics, modelStats } from '../metrics/frontend.js';
 
 export interface ServeOptions {
   modelPath: string;
@@ -25,6 +26,7 @@ export interface ServeOptions {
   maxConcurrentRequests?: number;
   apiKey?: string;
   shutdownTimeoutSecs?: number;
+  metricsPrefix?: string;
   toolCallParser?: string;
   reasoningParser?: string;
 }
@@ -54,7 +56,8 @@ export async function serve(o: ServeOptions): Promise<Running> {
   const pool = new WorkerPool(clients, { model: name });
   await pool.start();
 
-  const model = new ServedModel(name, native, pool);
+  const metrics = new FrontendMetrics(o.metricsPrefix);
+  const model = new ServedModel(name, native, pool, modelStats(metrics, name));
   const lifecycle = { draining: false };
   const http = await startHttpServer({
     host: o.host,
@@ -62,7 +65,8 @@ export async function serve(o: ServeOptions): Promise<Running> {
     maxBodyBytes: o.maxBodyBytes,
     apiKey: o.apiKey,
     maxConcurrentRequests: o.maxConcurrentRequests,
-    routes: routes({ models: new Map([[name, model]]), ignoreUnsupportedFields: ignoreUnsupportedFields(), lifecycle }),
+    metrics,
+    routes: routes({ models: new Map([[name, model]]), ignoreUnsupportedFields: ignoreUnsupportedFields(), lifecycle, metrics }),
   });
   return {
     port: http.port,

@@ -3,7 +3,7 @@
 // After the client aborts, every write becomes a no-op: uWS must not be touched then.
 
 import type { HttpResponse } from './uws.js';
-import type { Exchange } from '../api/exchange.js';
+import type { Exchange, ModelStatsRef } from '../api/exchange.js';
 import { statusLine } from '../protocol/errors.js';
 
 export class UwsExchange implements Exchange {
@@ -12,6 +12,15 @@ export class UwsExchange implements Exchange {
   private drained: (() => void) | null = null;
   /** Called once when the exchange is over: response ended, client gone, or aborted by the server. */
   onDone: (() => void) | null = null;
+  /** What the metrics need at the end: set by describe() and by the writes. */
+  readonly startedAt = performance.now();
+  model: ModelStatsRef | null = null;
+  stream = false;
+  status = 0;
+  clientLeft = false;
+  /** Set by the server on generation routes: describe() then counts the request as in flight. */
+  countsInflight = false;
+  private counted = false;
 
   constructor(
     private readonly res: HttpResponse,
@@ -28,11 +37,24 @@ export class UwsExchange implements Exchange {
     return this.finished || this.ac.signal.aborted;
   }
 
+  describe(model: ModelStatsRef, stream: boolean): void {
+    this.model = model;
+    this.stream = stream;
+    if (this.countsInflight && !this.counted && !this.done) {
+      this.counted = true;
+      model.stats.inflight.inc();
+    }
+  }
+
   header(name: string): string {
     return this.headers.get(name) ?? '';
   }
 
   private over(): void {
+    if (this.counted) {
+      this.counted = false;
+      this.model!.stats.inflight.dec();
+    }
     const cb = this.onDone;
     this.onDone = null;
     cb?.();
@@ -42,6 +64,7 @@ export class UwsExchange implements Exchange {
   clientGone(): void {
     if (this.finished) return;
     this.finished = true;
+    this.clientLeft = true;
     this.ac.abort();
     this.drained?.();
     this.drained = null;
@@ -60,13 +83,22 @@ export class UwsExchange implements Exchange {
   }
 
   sendJson(status: number, body: string, closeConnection = false, extraHeaders: readonly [string, string][] = []): void {
+    this.send(status, body, 'application/json', closeConnection, extraHeaders);
+  }
+
+  sendText(status: number, body: string, contentType: string): void {
+    this.send(status, body, contentType, false, []);
+  }
+
+  private send(status: number, body: string, contentType: string, closeConnection: boolean, extraHeaders: readonly [string, string][]): void {
     if (this.done) return;
     this.finished = true;
+    this.status = status;
     this.res.cork(() => {
       this.res.writeStatus(statusLine(status));
       for (const [k, v] of extraHeaders) this.res.writeHeader(k, v);
       this.res
-        .writeHeader('content-type', 'application/json')
+        .writeHeader('content-type', contentType)
         .writeHeader('x-request-id', this.requestId)
         .end(body, closeConnection);
     });
@@ -75,6 +107,7 @@ export class UwsExchange implements Exchange {
 
   startEventStream(): void {
     if (this.done) return;
+    this.status = 200;
     this.res.cork(() => {
       this.res
         .writeStatus('200 OK')

@@ -7,6 +7,7 @@ import { uws, type HttpRequest, type HttpResponse, type us_listen_socket } from 
 import { UwsExchange } from './exchange.js';
 import { ApiError, errorBody, type ErrorFormat } from '../protocol/errors.js';
 import type { Handler, Route } from '../api/exchange.js';
+import type { FrontendMetrics } from '../metrics/frontend.js';
 
 export interface HttpServerOptions {
   host?: string;
@@ -17,6 +18,8 @@ export interface HttpServerOptions {
   apiKey?: string;
   /** Generation requests in flight before new ones get a 503; 0 or undefined: no limit. */
   maxConcurrentRequests?: number;
+  /** Where request counts, durations and disconnects are recorded. */
+  metrics?: FrontendMetrics;
 }
 
 export interface HttpServer {
@@ -44,7 +47,11 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServer> {
     const ex = exchangeFor(res, req);
     const format = r.errors ?? 'openai';
     live.add(ex);
-    ex.onDone = () => live.delete(ex);
+    ex.countsInflight = r.generation === true;
+    ex.onDone = () => {
+      live.delete(ex);
+      if (opts.metrics) record(opts.metrics, ex, r.path);
+    };
     if (key && !r.public && !authorized(ex, key)) {
       const err = new ApiError(401, 'Incorrect or missing API key: send it as "Authorization: Bearer <key>"', { code: 'invalid_api_key' });
       ex.sendJson(401, errorBody(err, format), false, [['www-authenticate', 'Bearer']]);
@@ -120,6 +127,15 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServer> {
       });
     });
   });
+}
+
+function record(m: FrontendMetrics, ex: UwsExchange, endpoint: string): void {
+  const model = ex.model;
+  const status = ex.clientLeft && ex.status === 0 ? '499' : String(ex.status);
+  m.requests.labels(model?.name ?? '', endpoint, ex.stream ? 'stream' : 'unary', status).inc();
+  if (!model) return;
+  model.stats.duration.observe((performance.now() - ex.startedAt) / 1000);
+  if (ex.clientLeft) model.stats.disconnected.inc();
 }
 
 function authorized(ex: UwsExchange, key: Buffer): boolean {

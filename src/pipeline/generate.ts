@@ -28,6 +28,7 @@ export function generate(
   route: RouteHints = {},
 ): Generation {
   const worker = route.workerId === undefined ? model.pool.pick() : model.pool.pickById(route.workerId);
+  model.stats.inputTokens.observe(promptIds.length);
   const stream = worker.client.generate(
     {
       requestId,

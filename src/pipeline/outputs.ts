@@ -13,6 +13,8 @@ export interface OutputOptions {
   skipSpecialTokens: boolean;
   /** Keep each choice's generated token ids and report them on its finish event. */
   collectTokenIds?: boolean;
+  /** When the request arrived (performance.now()), for time-to-first-token. */
+  arrived?: number;
 }
 
 export interface TokenCounts {
@@ -43,7 +45,20 @@ export async function* decodeOutputs(model: ServedModel, gen: Generation, opts: 
     return (decoders[i] ??= new ChoiceDecoder(model, opts.skipSpecialTokens));
   };
 
+  const stats = model.stats;
+  let last = -1;
   for await (const ev of gen.events) {
+    const now = performance.now();
+    const fresh = ev.kind === 'chunk' ? ev.chunk.tokenIds.length : ev.done.outputIds.length;
+    if (fresh > 0) {
+      if (last < 0) {
+        if (opts.arrived !== undefined) stats.ttft.observe((now - opts.arrived) / 1000);
+      } else {
+        const perToken = (now - last) / 1000 / fresh;
+        for (let k = 0; k < fresh; k++) stats.itl.observe(perToken);
+      }
+      last = now;
+    }
     if (ev.kind === 'chunk') {
       const c = ev.chunk;
       const text = decoder(c.index).push(c.tokenIds);
@@ -71,7 +86,10 @@ export async function* decodeOutputs(model: ServedModel, gen: Generation, opts: 
     const matchedStop = d.matchedStopStr ?? d.matchedTokenId ?? null;
     yield { kind: 'finish', index: d.index, reason: finishReasonOf(d.finishReason), completionTokens: dec.completionTokens, matchedStop, usage: counts(), tokenIds: ids ? ids[d.index] : null };
     if (remaining === 0) {
-      yield { kind: 'end', usage: counts() };
+      const usage = counts();
+      stats.outputTokens.observe(usage.completionTokens);
+      stats.cachedTokens.observe(usage.cachedTokens);
+      yield { kind: 'end', usage };
       return;
     }
   }

@@ -25,6 +25,13 @@ export interface TemplateInput {
 }
 
 export async function tokenizeChat(model: ServedModel, body: Buffer, req: TemplateInput): Promise<Uint32Array> {
+  const t0 = performance.now();
+  const ids = await render(model, body, req);
+  model.stats.tokenizer.observe((performance.now() - t0) / 1000);
+  return ids;
+}
+
+async function render(model: ServedModel, body: Buffer, req: TemplateInput): Promise<Uint32Array> {
   const m = model.native;
   const { start, end } = req.messages;
   try {

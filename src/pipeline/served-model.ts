@@ -3,6 +3,7 @@
 
 import type { Model } from '../native/core.js';
 import type { WorkerPool } from '../router/worker-pool.js';
+import type { ModelStats } from '../metrics/frontend.js';
 
 export interface ModelInfo {
   contextLength: number | null;
@@ -18,6 +19,7 @@ export class ServedModel {
     readonly name: string,
     readonly native: Model,
     readonly pool: WorkerPool,
+    readonly stats: ModelStats,
   ) {
     const i = native.info();
     this.info = { contextLength: i.contextLength ?? null, eosTokenIds: i.eosTokenIds, vocabSize: i.vocabSize };

@@ -1,0 +1,19 @@
+// GET /metrics: Prometheus text format. Worker gauges are read from the pools at
+// scrape time; everything else was recorded as requests ran.
+
+import type { AppContext } from './context.js';
+import type { Exchange } from './exchange.js';
+
+export function metrics(ctx: AppContext) {
+  return (ex: Exchange): void => {
+    const m = ctx.metrics;
+    for (const model of ctx.models.values()) {
+      for (const w of model.pool.workers) {
+        const id = String(w.id);
+        m.workerInflight.labels(model.name, id).set(w.inflight);
+        m.workerHealthy.labels(model.name, id).set(w.healthy ? 1 : 0);
+      }
+    }
+    ex.sendText(200, m.registry.render(), 'text/plain; version=0.0.4; charset=utf-8');
+  };
+}

@@ -1,0 +1,71 @@
+// Portico's frontend metrics, following the names of Dynamo's frontend set under a
+// configurable prefix (default portico_frontend_).
+
+import { Counter, Gauge, Histogram, Registry } from './registry.js';
+
+const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
+const ITL_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 1];
+const TOKEN_BUCKETS = [1, 16, 64, 256, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072, 262144];
+const TOKENIZER_BUCKETS = [0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1];
+
+export class FrontendMetrics {
+  readonly registry = new Registry();
+  readonly requests: Counter;
+  readonly inflight: Gauge;
+  readonly queued: Gauge;
+  readonly disconnected: Counter;
+  readonly duration: Histogram;
+  readonly ttft: Histogram;
+  readonly itl: Histogram;
+  readonly inputTokens: Histogram;
+  readonly outputTokens: Histogram;
+  readonly cachedTokens: Histogram;
+  readonly tokenizer: Histogram;
+  readonly workerInflight: Gauge;
+  readonly workerHealthy: Gauge;
+
+  constructor(prefix = 'portico_frontend_') {
+    const r = this.registry;
+    this.requests = r.add(new Counter(`${prefix}requests_total`, 'Requests answered, by model, endpoint, request type and HTTP status.', ['model', 'endpoint', 'request_type', 'status']));
+    this.inflight = r.add(new Gauge(`${prefix}inflight_requests`, 'Generation requests being served.', ['model']));
+    this.queued = r.add(new Gauge(`${prefix}queued_requests`, 'Requests waiting in the router queue.', ['model']));
+    this.disconnected = r.add(new Counter(`${prefix}disconnected_clients`, 'Clients that went away before their response ended.', ['model']));
+    this.duration = r.add(new Histogram(`${prefix}request_duration_seconds`, 'Time from request arrival to the end of its response.', ['model'], LATENCY_BUCKETS));
+    this.ttft = r.add(new Histogram(`${prefix}time_to_first_token_seconds`, 'Time from request arrival to the first generated token.', ['model'], LATENCY_BUCKETS));
+    this.itl = r.add(new Histogram(`${prefix}inter_token_latency_seconds`, 'Time between generated tokens (per token, averaged over each engine message).', ['model'], ITL_BUCKETS));
+    this.inputTokens = r.add(new Histogram(`${prefix}input_sequence_tokens`, 'Prompt length in tokens.', ['model'], TOKEN_BUCKETS));
+    this.outputTokens = r.add(new Histogram(`${prefix}output_sequence_tokens`, 'Generated tokens per request.', ['model'], TOKEN_BUCKETS));
+    this.cachedTokens = r.add(new Histogram(`${prefix}cached_tokens`, 'Prompt tokens served from the engine prefix cache, per request.', ['model'], TOKEN_BUCKETS));
+    this.tokenizer = r.add(new Histogram(`${prefix}tokenizer_latency_seconds`, 'Time to render the chat template and tokenize one prompt.', ['model'], TOKENIZER_BUCKETS));
+    this.workerInflight = r.add(new Gauge(`${prefix}worker_active_requests`, 'Requests in flight per worker.', ['model', 'worker']));
+    this.workerHealthy = r.add(new Gauge(`${prefix}worker_healthy`, '1 when the worker answers its health check.', ['model', 'worker']));
+  }
+}
+
+/** The per-model metric children, resolved once at startup so requests do no lookups. */
+export interface ModelStats {
+  inflight: ReturnType<Gauge['labels']>;
+  disconnected: ReturnType<Counter['labels']>;
+  duration: ReturnType<Histogram['labels']>;
+  ttft: ReturnType<Histogram['labels']>;
+  itl: ReturnType<Histogram['labels']>;
+  inputTokens: ReturnType<Histogram['labels']>;
+  outputTokens: ReturnType<Histogram['labels']>;
+  cachedTokens: ReturnType<Histogram['labels']>;
+  tokenizer: ReturnType<Histogram['labels']>;
+}
+
+export function modelStats(m: FrontendMetrics, model: string): ModelStats {
+  m.queued.labels(model).set(0);
+  return {
+    inflight: m.inflight.labels(model),
+    disconnected: m.disconnected.labels(model),
+    duration: m.duration.labels(model),
+    ttft: m.ttft.labels(model),
+    itl: m.itl.labels(model),
+    inputTokens: m.inputTokens.labels(model),
+    outputTokens: m.outputTokens.labels(model),
+    cachedTokens: m.cachedTokens.labels(model),
+    tokenizer: m.tokenizer.labels(model),
+  };
+}
