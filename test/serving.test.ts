@@ -91,3 +91,29 @@ test('at the shutdown deadline the remaining streams are cut and the process exi
   const text = await body;
   assert.ok(!text.endsWith('data: [DONE]\n\n'), 'the stream was cut, not completed');
 });
+
+test('--log-format json --log-requests writes one JSON line per request, with its id', async (t) => {
+  const s = await startPortico([...BASE, '--mock', 'echo', '--mock-workers', '1', '--log-format', 'json', '--log-requests']);
+  t.after(() => s.stop());
+  await fetch(`${s.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-request-id': 'req-log-1' },
+    body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'x' }], max_tokens: 2 }),
+  });
+  await fetch(`${s.url}/v1/chat/completions`, { method: 'POST', headers: { 'x-request-id': 'req-log-2' }, body: '{' });
+  await new Promise((r) => setTimeout(r, 100));
+  const lines = s
+    .output()
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+  const ok = lines.find((l) => l.request_id === 'req-log-1');
+  assert.ok(ok, 'the request is logged');
+  assert.equal(ok.level, 'info');
+  assert.equal(ok.status, 200);
+  assert.equal(ok.model, 'm');
+  assert.equal(typeof ok.ms, 'number');
+  const bad = lines.find((l) => l.request_id === 'req-log-2');
+  assert.equal(bad?.status, 400);
+  assert.ok(lines.every((l) => typeof l.ts === 'string' && typeof l.msg === 'string'));
+});

@@ -3,6 +3,7 @@
 import { parseArgs } from 'node:util';
 import { MAIN_HELP, MOCK_ENGINE_HELP } from './help.js';
 import { helpText, resolveOptions, UsageError } from './options.js';
+import { configureLog, log, type Level } from '../log.js';
 import { SERVE_INTRO, SERVE_OPTIONS, SERVE_USAGE } from './serve-options.js';
 import { serve } from './serve.js';
 import { runMockEngine } from './mock-engine.js';
@@ -33,6 +34,7 @@ async function serveCommand(args: string[]): Promise<void> {
     process.stdout.write(helpText(SERVE_USAGE, SERVE_INTRO, SERVE_OPTIONS));
     return;
   }
+  configureLog({ level: v['log-level'] as Level, format: v['log-format'] as 'json' | 'text' });
   const running = await serve({
     modelPath: v['model-path'] as string,
     modelName: v['model-name'] as string | undefined,
@@ -46,15 +48,16 @@ async function serveCommand(args: string[]): Promise<void> {
     apiKey: v['api-key'] as string | undefined,
     shutdownTimeoutSecs: v['shutdown-timeout-secs'] as number,
     metricsPrefix: v['metrics-prefix'] as string,
+    logRequests: v['log-requests'] as boolean | undefined,
     toolCallParser: v['tool-call-parser'] as string | undefined,
     reasoningParser: v['reasoning-parser'] as string | undefined,
   });
-  console.log(`portico listening on http://${v.host as string}:${running.port}`);
+  log.info(`portico listening on http://${v.host as string}:${running.port}`, { port: running.port });
   let stopping = false;
   const stop = () => {
     if (stopping) return;
     stopping = true;
-    console.log('portico: draining in-flight requests before exit');
+    log.info('draining in-flight requests before exit');
     void running.close().then(() => process.exit(0));
   };
   process.on('SIGINT', stop);

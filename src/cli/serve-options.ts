@@ -15,6 +15,9 @@ export const SERVE_OPTIONS: readonly OptionSpec[] = [
   { name: 'api-key', kind: 'string', group: 'HTTP', meta: 'KEY', help: 'Require this key as "Authorization: Bearer KEY" (or Anthropic\'s x-api-key) on the API endpoints; 401 otherwise.' },
   { name: 'shutdown-timeout-secs', kind: 'number', group: 'HTTP', default: 30, help: 'On SIGTERM/SIGINT: stop accepting, let in-flight requests finish for this long, then abort the rest.' },
   { name: 'metrics-prefix', kind: 'string', group: 'HTTP', meta: 'PREFIX', default: 'portico_frontend_', help: 'Prefix of every metric name on GET /metrics.' },
+  { name: 'log-level', kind: 'string', group: 'Logging', choices: ['debug', 'info', 'warn', 'error'], default: 'info', help: 'Least severe level written.' },
+  { name: 'log-format', kind: 'string', group: 'Logging', choices: ['text', 'json'], default: 'text', help: "'json' writes one JSON object per line, with request ids." },
+  { name: 'log-requests', kind: 'bool', group: 'Logging', help: 'Log one line per finished request (method, path, model, status, duration, request id).' },
   { name: 'tool-call-parser', kind: 'string', group: 'Output parsing', meta: 'NAME', help: 'Parse tool calls out of the generated text with this parser. An unknown name is a startup error that lists the valid names.' },
   { name: 'reasoning-parser', kind: 'string', group: 'Output parsing', meta: 'NAME', help: 'Split reasoning out of the generated text with this parser. An unknown name is a startup error that lists the valid names.' },
 ];

@@ -27,6 +27,7 @@ export interface ServeOptions {
   apiKey?: string;
   shutdownTimeoutSecs?: number;
   metricsPrefix?: string;
+  logRequests?: boolean;
   toolCallParser?: string;
   reasoningParser?: string;
 }
@@ -66,6 +67,7 @@ export async function serve(o: ServeOptions): Promise<Running> {
     apiKey: o.apiKey,
     maxConcurrentRequests: o.maxConcurrentRequests,
     metrics,
+    logRequests: o.logRequests,
     routes: routes({ models: new Map([[name, model]]), ignoreUnsupportedFields: ignoreUnsupportedFields(), lifecycle, metrics }),
   });
   return {

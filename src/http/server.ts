@@ -8,6 +8,7 @@ import { UwsExchange } from './exchange.js';
 import { ApiError, errorBody, type ErrorFormat } from '../protocol/errors.js';
 import type { Handler, Route } from '../api/exchange.js';
 import type { FrontendMetrics } from '../metrics/frontend.js';
+import { log } from '../log.js';
 
 export interface HttpServerOptions {
   host?: string;
@@ -20,6 +21,8 @@ export interface HttpServerOptions {
   maxConcurrentRequests?: number;
   /** Where request counts, durations and disconnects are recorded. */
   metrics?: FrontendMetrics;
+  /** Log one line per finished request. */
+  logRequests?: boolean;
 }
 
 export interface HttpServer {
@@ -51,6 +54,7 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServer> {
     ex.onDone = () => {
       live.delete(ex);
       if (opts.metrics) record(opts.metrics, ex, r.path);
+      if (opts.logRequests) logRequest(ex, r);
     };
     if (key && !r.public && !authorized(ex, key)) {
       const err = new ApiError(401, 'Incorrect or missing API key: send it as "Authorization: Bearer <key>"', { code: 'invalid_api_key' });
@@ -138,6 +142,19 @@ function record(m: FrontendMetrics, ex: UwsExchange, endpoint: string): void {
   if (ex.clientLeft) model.stats.disconnected.inc();
 }
 
+function logRequest(ex: UwsExchange, r: Route): void {
+  log.info('request', {
+    request_id: ex.requestId,
+    method: r.method.toUpperCase(),
+    path: r.path,
+    model: ex.model?.name,
+    stream: ex.stream,
+    status: ex.clientLeft && ex.status === 0 ? 499 : ex.status,
+    client_left: ex.clientLeft || undefined,
+    ms: Math.round((performance.now() - ex.startedAt) * 1000) / 1000,
+  });
+}
+
 function authorized(ex: UwsExchange, key: Buffer): boolean {
   const auth = ex.header('authorization');
   const given = auth.toLowerCase().startsWith('bearer ') ? auth.slice(7).trim() : ex.header('x-api-key');
@@ -168,7 +185,8 @@ function run(ex: UwsExchange, handler: Handler, format: ErrorFormat): void {
 
 function fail(ex: UwsExchange, err: unknown, format: ErrorFormat): void {
   const e = ApiError.from(err);
-  if (e.status >= 500 && e.type === 'internal_error') console.error(`[${ex.requestId}]`, err);
+  if (e.status >= 500) log.error('request failed', { request_id: ex.requestId, status: e.status, error: e.message, stack: e.status === 500 && err instanceof Error ? err.stack : undefined });
+  else log.debug('request rejected', { request_id: ex.requestId, status: e.status, error: e.message });
   ex.sendJson(e.status, errorBody(e, format));
 }
 
