@@ -53,3 +53,31 @@ test('mock-engine --mode sim --protocol vllm: reasoning output, block size and D
     await p.stop();
   }
 });
+
+test('portico serve --worker vllm+grpc://… streams from a vLLM-protocol worker sending 3 tokens per message', async () => {
+  const engine = await startPortico([
+    'mock-engine', '--model-path', QWEN3, '--port', '0', '--mode', 'sim', '--protocol', 'vllm', '--speedup-ratio', '10',
+    '--eos-probability', '0', '--stream-interval', '3',
+  ]);
+  const server = await startPortico(['serve', '--http-port', '0', '--host', '127.0.0.1', '--model-path', QWEN3, '--worker', `vllm+grpc://127.0.0.1:${engine.port}`]);
+  try {
+    let status = 0;
+    for (let i = 0; i < 50 && status !== 200; i++) {
+      status = (await fetch(`${server.url}/health`)).status;
+      if (status !== 200) await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.equal(status, 200);
+    const res = await fetch(`${server.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'models', messages: [{ role: 'user', content: 'hi' }], max_tokens: 7, stream: true, stream_options: { include_usage: true } }),
+    });
+    assert.equal(res.status, 200);
+    const events = (await res.text()).split('\n').filter((l) => l.startsWith('data: {')).map((l) => JSON.parse(l.slice(6)) as { usage?: { completion_tokens: number }; choices: Array<{ finish_reason: string | null }> });
+    assert.equal(events.at(-1)!.usage!.completion_tokens, 7);
+    assert.ok(events.some((e) => e.choices[0]?.finish_reason === 'length'));
+  } finally {
+    await server.stop();
+    await engine.stop();
+  }
+});
