@@ -117,3 +117,18 @@ test('--log-format json --log-requests writes one JSON line per request, with it
   assert.equal(bad?.status, 400);
   assert.ok(lines.every((l) => typeof l.ts === 'string' && typeof l.msg === 'string'));
 });
+
+test('--cors-allow-origins answers preflights and marks responses for allowed origins only', async (t) => {
+  const s = await startPortico([...BASE, '--mock', 'echo', '--mock-workers', '1', '--cors-allow-origins', 'https://app.example']);
+  t.after(() => s.stop());
+  const pre = await fetch(`${s.url}/v1/chat/completions`, { method: 'OPTIONS', headers: { origin: 'https://app.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type, authorization' } });
+  assert.equal(pre.status, 204);
+  assert.equal(pre.headers.get('access-control-allow-origin'), 'https://app.example');
+  assert.match(pre.headers.get('access-control-allow-methods') ?? '', /POST/);
+  const body = JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'x' }], max_tokens: 2 });
+  const ok = await fetch(`${s.url}/v1/chat/completions`, { method: 'POST', headers: { origin: 'https://app.example' }, body });
+  assert.equal(ok.headers.get('access-control-allow-origin'), 'https://app.example');
+  const other = await fetch(`${s.url}/v1/chat/completions`, { method: 'POST', headers: { origin: 'https://evil.example' }, body });
+  assert.equal(other.status, 200);
+  assert.equal(other.headers.get('access-control-allow-origin'), null);
+});

@@ -49,6 +49,7 @@ async function serveCommand(args: string[]): Promise<void> {
     shutdownTimeoutSecs: v['shutdown-timeout-secs'] as number,
     metricsPrefix: v['metrics-prefix'] as string,
     logRequests: v['log-requests'] as boolean | undefined,
+    corsOrigins: v['cors-allow-origins'] as string[],
     toolCallParser: v['tool-call-parser'] as string | undefined,
     reasoningParser: v['reasoning-parser'] as string | undefined,
   });

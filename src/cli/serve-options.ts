@@ -13,6 +13,7 @@ export const SERVE_OPTIONS: readonly OptionSpec[] = [
   { name: 'max-body-bytes', kind: 'int', group: 'HTTP', min: 1, default: 45 * 1024 * 1024, help: 'Largest accepted request body, in bytes (413 beyond).' },
   { name: 'max-concurrent-requests', kind: 'int', group: 'HTTP', min: 0, default: 0, help: 'Generation requests in flight at once before new ones get 503 (0: no limit).' },
   { name: 'api-key', kind: 'string', group: 'HTTP', meta: 'KEY', help: 'Require this key as "Authorization: Bearer KEY" (or Anthropic\'s x-api-key) on the API endpoints; 401 otherwise.' },
+  { name: 'cors-allow-origins', kind: 'list', group: 'HTTP', meta: 'ORIGINS', help: "Browser origins allowed to call the API (comma-separated, or '*'); none by default." },
   { name: 'shutdown-timeout-secs', kind: 'number', group: 'HTTP', default: 30, help: 'On SIGTERM/SIGINT: stop accepting, let in-flight requests finish for this long, then abort the rest.' },
   { name: 'metrics-prefix', kind: 'string', group: 'HTTP', meta: 'PREFIX', default: 'portico_frontend_', help: 'Prefix of every metric name on GET /metrics.' },
   { name: 'log-level', kind: 'string', group: 'Logging', choices: ['debug', 'info', 'warn', 'error'], default: 'info', help: 'Least severe level written.' },

@@ -28,6 +28,7 @@ export interface ServeOptions {
   shutdownTimeoutSecs?: number;
   metricsPrefix?: string;
   logRequests?: boolean;
+  corsOrigins?: string[];
   toolCallParser?: string;
   reasoningParser?: string;
 }
@@ -68,6 +69,7 @@ export async function serve(o: ServeOptions): Promise<Running> {
     maxConcurrentRequests: o.maxConcurrentRequests,
     metrics,
     logRequests: o.logRequests,
+    corsOrigins: o.corsOrigins,
     routes: routes({ models: new Map([[name, model]]), ignoreUnsupportedFields: ignoreUnsupportedFields(), lifecycle, metrics }),
   });
   return {

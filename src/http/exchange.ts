@@ -21,6 +21,8 @@ export class UwsExchange implements Exchange {
   /** Set by the server on generation routes: describe() then counts the request as in flight. */
   countsInflight = false;
   private counted = false;
+  /** The allowed origin to echo in Access-Control-Allow-Origin, when CORS allows this request's. */
+  corsOrigin: string | null = null;
 
   constructor(
     private readonly res: HttpResponse,
@@ -97,6 +99,7 @@ export class UwsExchange implements Exchange {
     this.res.cork(() => {
       this.res.writeStatus(statusLine(status));
       for (const [k, v] of extraHeaders) this.res.writeHeader(k, v);
+      if (this.corsOrigin) this.res.writeHeader('access-control-allow-origin', this.corsOrigin).writeHeader('vary', 'Origin');
       this.res
         .writeHeader('content-type', contentType)
         .writeHeader('x-request-id', this.requestId)
@@ -114,6 +117,7 @@ export class UwsExchange implements Exchange {
         .writeHeader('content-type', 'text/event-stream')
         .writeHeader('cache-control', 'no-cache')
         .writeHeader('x-request-id', this.requestId);
+      if (this.corsOrigin) this.res.writeHeader('access-control-allow-origin', this.corsOrigin).writeHeader('vary', 'Origin');
     });
   }
 

@@ -23,6 +23,8 @@ export interface HttpServerOptions {
   metrics?: FrontendMetrics;
   /** Log one line per finished request. */
   logRequests?: boolean;
+  /** Origins allowed to call the API from a browser ('*' for any); empty: no CORS headers. */
+  corsOrigins?: readonly string[];
 }
 
 export interface HttpServer {
@@ -46,8 +48,16 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServer> {
   const key = opts.apiKey ? Buffer.from(opts.apiKey) : null;
   const limit = opts.maxConcurrentRequests ?? 0;
 
+  const cors = opts.corsOrigins ?? [];
+  const allowOrigin = (origin: string): string | null => {
+    if (!origin || cors.length === 0) return null;
+    if (cors.includes('*')) return '*';
+    return cors.includes(origin) ? origin : null;
+  };
+
   const begin = (res: HttpResponse, req: HttpRequest, r: Route): UwsExchange | null => {
     const ex = exchangeFor(res, req);
+    ex.corsOrigin = allowOrigin(ex.header('origin'));
     const format = r.errors ?? 'openai';
     live.add(ex);
     ex.countsInflight = r.generation === true;
@@ -95,6 +105,23 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServer> {
         if (ex) run(ex, r.handler, format);
       });
     }
+  }
+  if (cors.length > 0) {
+    app.options('/*', (res, req) => {
+      const origin = allowOrigin(req.getHeader('origin'));
+      res.cork(() => {
+        res.writeStatus('204 No Content');
+        if (origin) {
+          res
+            .writeHeader('access-control-allow-origin', origin)
+            .writeHeader('vary', 'Origin')
+            .writeHeader('access-control-allow-methods', 'GET, POST, OPTIONS')
+            .writeHeader('access-control-allow-headers', req.getHeader('access-control-request-headers') || 'authorization, content-type, x-api-key, x-request-id')
+            .writeHeader('access-control-max-age', '600');
+        }
+        res.end();
+      });
+    });
   }
   app.any('/*', (res, req) => {
     const ex = exchangeFor(res, req);
