@@ -18,6 +18,7 @@
 //    over msgpack batches, no transport.
 
 import { spawn } from 'node:child_process';
+import { setMaxListeners } from 'node:events';
 import { fileURLToPath } from 'node:url';
 
 import { toBinary, fromBinary } from '@bufbuild/protobuf';
@@ -106,6 +107,7 @@ async function streams() {
   });
   const client = createEngineClient(`grpc://127.0.0.1:${child.port}`);
   const ac = new AbortController();
+  setMaxListeners(0, ac.signal); // one signal for all 256 streams
   let tokens = 0;
   const perStream = new Array<number>(N).fill(0);
   const jobs = Array.from({ length: N }, (_, i) => drain(client, `s${i}`, Uint32Array.from({ length: 128 }, (_, k) => (i * 131 + k) % 50000), 1_000_000, (k) => {
@@ -144,6 +146,7 @@ async function simRps() {
   let tokens = 0;
   let next = 0;
   const never = new AbortController().signal;
+  setMaxListeners(0, never);
   await child.cpu();
   const t0 = performance.now();
   await Promise.all(Array.from({ length: N }, async () => {

@@ -54,7 +54,8 @@ export class KvEventHub {
     this.pending.delete(dpRank);
     const b: HubBatch = { seq: this.next++, ts: Date.now() / 1000, dpRank, events };
     this.buffer.push(b);
-    if (this.buffer.length > this.bufferSize) this.buffer.splice(0, this.buffer.length - this.bufferSize);
+    // Trim in slices, not one batch per flush (splice is O(n)).
+    if (this.buffer.length >= this.bufferSize + 1024) this.buffer.splice(0, this.buffer.length - this.bufferSize);
     this.published++;
     for (const l of this.listeners) l(b);
   }
