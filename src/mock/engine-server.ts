@@ -92,7 +92,7 @@ export interface MockEngine {
   /** Health reports false while paused (requests still run). */
   context: MockContext;
   /** Bound ZMQ endpoints when kvEventsZmq was given. */
-  zmq?: { endpoint: string; replayEndpoint: string };
+  zmq?: { endpoint: string; replayEndpoint: string; publisher: ZmqKvPublisher };
   close(): Promise<void>;
 }
 
@@ -171,7 +171,7 @@ export async function startMockEngine(opts: MockEngineOptions): Promise<MockEngi
     stats: context.stats,
     core,
     context,
-    zmq: zmqPub ? { endpoint: zmqPub.endpoint, replayEndpoint: zmqPub.replayEndpoint } : undefined,
+    zmq: zmqPub ? { endpoint: zmqPub.endpoint, replayEndpoint: zmqPub.replayEndpoint, publisher: zmqPub } : undefined,
     close: () =>
       new Promise<void>((resolve) => {
         core.close();

@@ -37,6 +37,7 @@ export class ZmqKvPublisher {
   private readonly buffer: Array<[number, Uint8Array]> = [];
   private queue: Array<[number, Uint8Array]> = [];
   private sending = false;
+  private dropSends = 0;
   private unsubscribe: (() => void) | undefined;
   private readonly topic: Buffer;
   private readonly layout: ZmqLayout;
@@ -65,6 +66,10 @@ export class ZmqKvPublisher {
     const payload = encodeBatch(b, this.hub.blockSize, this.layout);
     this.buffer.push([b.seq, payload]);
     if (this.buffer.length > 10_000) this.buffer.splice(0, 1000);
+    if (this.dropSends > 0) {
+      this.dropSends--;
+      return; // replayable, never sent live
+    }
     this.queue.push([b.seq, payload]);
     if (!this.sending) void this.drain();
   }
@@ -101,6 +106,11 @@ export class ZmqKvPublisher {
     } catch {
       // closed
     }
+  }
+
+  /** Test hook: keep the next `n` batches for replay but do not publish them. */
+  dropNextSends(n = 1): void {
+    this.dropSends += n;
   }
 
   close(): void {
