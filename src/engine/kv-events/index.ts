@@ -6,3 +6,4 @@ export { KvBlockSet } from './block-set.js';
 export { GrpcKvEventSubscriber, normaliseBatch, normaliseLoad, type GrpcKvSubscriberOptions } from './grpc-subscriber.js';
 export { ZmqKvEventSubscriber, type ZmqKvSubscriberOptions } from './zmq-subscriber.js';
 export { decodeVllmBatch } from './vllm-msgpack.js';
+export { createKvEventSource, type KvEventSourceOptions } from './source.js';
