@@ -7,6 +7,9 @@ const ORDER: Record<Level, number> = { debug: 10, info: 20, warn: 30, error: 40 
 let minLevel = ORDER.info;
 let json = false;
 
+// A closed stdout/stderr (a supervisor that went away) must not crash the server.
+for (const s of [process.stdout, process.stderr]) s.on('error', () => undefined);
+
 export function configureLog(opts: { level?: Level; format?: 'json' | 'text' }): void {
   if (opts.level) minLevel = ORDER[opts.level];
   if (opts.format) json = opts.format === 'json';

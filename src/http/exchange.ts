@@ -8,7 +8,9 @@ import { statusLine } from '../protocol/errors.js';
 
 export class UwsExchange implements Exchange {
   private finished = false;
-  private readonly ac = new AbortController();
+  private aborted = false;
+  /** Created only when a handler asks for the signal: most requests never need one. */
+  private ac: AbortController | null = null;
   private drained: (() => void) | null = null;
   /** Called once when the exchange is over: response ended, client gone, or aborted by the server. */
   onDone: (() => void) | null = null;
@@ -32,11 +34,20 @@ export class UwsExchange implements Exchange {
   ) {}
 
   get signal(): AbortSignal {
+    if (!this.ac) {
+      this.ac = new AbortController();
+      if (this.aborted) this.ac.abort();
+    }
     return this.ac.signal;
   }
 
   get done(): boolean {
-    return this.finished || this.ac.signal.aborted;
+    return this.finished || this.aborted;
+  }
+
+  private abort(): void {
+    this.aborted = true;
+    this.ac?.abort();
   }
 
   describe(model: ModelStatsRef, stream: boolean): void {
@@ -67,7 +78,7 @@ export class UwsExchange implements Exchange {
     if (this.finished) return;
     this.finished = true;
     this.clientLeft = true;
-    this.ac.abort();
+    this.abort();
     this.drained?.();
     this.drained = null;
     this.over();
@@ -77,7 +88,7 @@ export class UwsExchange implements Exchange {
   abortFromServer(): void {
     if (this.done) return;
     this.finished = true;
-    this.ac.abort();
+    this.abort();
     this.drained?.();
     this.drained = null;
     this.res.cork(() => this.res.close());

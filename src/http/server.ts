@@ -211,6 +211,8 @@ function run(ex: UwsExchange, handler: Handler, format: ErrorFormat): void {
 }
 
 function fail(ex: UwsExchange, err: unknown, format: ErrorFormat): void {
+  // A request whose client has gone failed because its work was aborted: nothing to answer.
+  if (ex.done) return;
   const e = ApiError.from(err);
   if (e.status >= 500) log.error('request failed', { request_id: ex.requestId, status: e.status, error: e.message, stack: e.status === 500 && err instanceof Error ? err.stack : undefined });
   else log.debug('request rejected', { request_id: ex.requestId, status: e.status, error: e.message });
