@@ -16,6 +16,8 @@ export interface Exchange {
   readonly body: Buffer;
   /** Lower-cased request header, or '' when absent. */
   header(name: string): string;
+  /** The i-th `:name` parameter of the route path, or '' when absent. */
+  param(i: number): string;
   /** The request id returned on every response (x-request-id or a generated one). */
   readonly requestId: string;
   /** Fires once when the client goes away before the response ended. */
@@ -41,7 +43,7 @@ export interface Exchange {
 export type Handler = (ex: Exchange) => void | Promise<void>;
 
 export interface Route {
-  method: 'get' | 'post';
+  method: 'get' | 'post' | 'delete';
   path: string;
   handler: Handler;
   /** The error body shape of this endpoint's API family. Default: openai. */

@@ -1,5 +1,6 @@
 // The route table: every endpoint Portico serves, in one place.
 
+import { addWorker, listWorkers, removeWorker } from './admin.js';
 import { chatCompletions } from './chat.js';
 import { completions } from './completions.js';
 import { health, live } from './health.js';
@@ -21,6 +22,9 @@ export function routes(ctx: AppContext): Route[] {
     { method: 'post', path: '/tokenize', handler: tokenize(ctx) },
     { method: 'post', path: '/detokenize', handler: detokenize(ctx) },
     { method: 'get', path: '/v1/models', handler: listModels(ctx) },
+    { method: 'get', path: '/admin/workers', handler: listWorkers(ctx) },
+    { method: 'post', path: '/admin/workers', handler: addWorker(ctx) },
+    { method: 'delete', path: '/admin/workers/:id', handler: removeWorker(ctx) },
     { method: 'get', path: '/health', handler: health(ctx), public: true },
     { method: 'get', path: '/live', handler: live, public: true },
     { method: 'get', path: '/metrics', handler: metrics(ctx), public: true },

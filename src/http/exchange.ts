@@ -59,6 +59,13 @@ export class UwsExchange implements Exchange {
     }
   }
 
+  /** Path parameters, captured while the uWS request was still valid. */
+  params: string[] = [];
+
+  param(i: number): string {
+    return this.params[i] ?? '';
+  }
+
   header(name: string): string {
     return this.headers.get(name) ?? '';
   }

@@ -57,6 +57,7 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServer> {
 
   const begin = (res: HttpResponse, req: HttpRequest, r: Route): UwsExchange | null => {
     const ex = exchangeFor(res, req);
+    for (let i = 0, n = paramCount(r.path); i < n; i++) ex.params.push(decodeURIComponent(req.getParameter(i)));
     ex.corsOrigin = allowOrigin(ex.header('origin'));
     const format = r.errors ?? 'openai';
     live.add(ex);
@@ -100,10 +101,12 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServer> {
         if (ex) readBody(ex, res, maxBody, format, () => run(ex, r.handler, format));
       });
     } else {
-      app.get(r.path, (res, req) => {
+      const handle = (res: HttpResponse, req: HttpRequest) => {
         const ex = begin(res, req, r);
         if (ex) run(ex, r.handler, format);
-      });
+      };
+      if (r.method === 'get') app.get(r.path, handle);
+      else app.del(r.path, handle);
     }
   }
   if (cors.length > 0) {
@@ -167,6 +170,10 @@ function record(m: FrontendMetrics, ex: UwsExchange, endpoint: string): void {
   if (!model) return;
   model.stats.duration.observe((performance.now() - ex.startedAt) / 1000);
   if (ex.clientLeft) model.stats.disconnected.inc();
+}
+
+function paramCount(path: string): number {
+  return path.split('/').filter((seg) => seg.startsWith(':')).length;
 }
 
 function logRequest(ex: UwsExchange, r: Route): void {

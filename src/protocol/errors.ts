@@ -11,10 +11,13 @@ export type ErrorType =
   | 'internal_error';
 
 const STATUS_TEXT: Record<number, string> = {
+  200: '200 OK',
+  201: '201 Created',
   400: '400 Bad Request',
   401: '401 Unauthorized',
   404: '404 Not Found',
   405: '405 Method Not Allowed',
+  409: '409 Conflict',
   413: '413 Payload Too Large',
   422: '422 Unprocessable Entity',
   429: '429 Too Many Requests',
@@ -26,7 +29,7 @@ const STATUS_TEXT: Record<number, string> = {
 };
 
 export function statusLine(status: number): string {
-  return STATUS_TEXT[status] ?? `${status} Error`;
+  return STATUS_TEXT[status] ?? `${status} Status`;
 }
 
 export class ApiError extends Error {

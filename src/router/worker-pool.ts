@@ -16,8 +16,8 @@ export class NoWorkerError extends Error {
 export class UnknownWorkerError extends Error {
   readonly apiStatus = 400;
   readonly code = 'unknown_worker';
-  constructor(id: number, known: number) {
-    super(`worker ${id} does not exist (this model has workers 0 to ${known - 1})`);
+  constructor(id: number, known: number[]) {
+    super(`worker ${id} does not exist (this model's workers: ${known.length ? known.join(', ') : 'none'})`);
   }
 }
 
@@ -36,13 +36,22 @@ export interface Worker {
   inflight: number;
 }
 
+export interface WorkerInfo {
+  id: number;
+  url: string;
+  healthy: boolean;
+  inflight: number;
+}
+
 export interface WorkerPoolOptions {
   model: string;
   healthIntervalMs?: number;
 }
 
 export class WorkerPool {
-  readonly workers: Worker[];
+  /** The routing set. Ids are stable for a worker's life and never reused. */
+  workers: Worker[];
+  private nextId: number;
   private next = 0;
   private timer: NodeJS.Timeout | null = null;
   private readonly model: string;
@@ -50,6 +59,7 @@ export class WorkerPool {
 
   constructor(clients: EngineClient[], opts: WorkerPoolOptions) {
     this.workers = clients.map((client, id) => ({ id, client, healthy: false, inflight: 0 }));
+    this.nextId = clients.length;
     this.model = opts.model;
     this.intervalMs = opts.healthIntervalMs ?? 2000;
   }
@@ -93,10 +103,42 @@ export class WorkerPool {
 
   /** A specific worker, chosen by the client (nvext backend_instance_id or its header). */
   pickById(id: number): Worker {
-    const w = this.workers[id];
-    if (!w) throw new UnknownWorkerError(id, this.workers.length);
+    const w = this.workers.find((x) => x.id === id);
+    if (!w) throw new UnknownWorkerError(id, this.workers.map((x) => x.id));
     if (!w.healthy) throw new WorkerDownError(id);
     return w;
+  }
+
+  /** Add a worker at run time; it takes requests once its first health check passes. */
+  async add(client: EngineClient): Promise<Worker> {
+    const w: Worker = { id: this.nextId++, client, healthy: false, inflight: 0 };
+    this.workers = [...this.workers, w];
+    try {
+      w.healthy = await client.health();
+    } catch {
+      w.healthy = false;
+    }
+    return w;
+  }
+
+  /**
+   * Take a worker out of the routing set at once. Its in-flight requests finish; its
+   * connection closes when the last one ends. Returns false for an unknown id.
+   */
+  remove(id: number): boolean {
+    const w = this.workers.find((x) => x.id === id);
+    if (!w) return false;
+    this.workers = this.workers.filter((x) => x !== w);
+    const closeWhenIdle = () => {
+      if (w.inflight > 0) setTimeout(closeWhenIdle, 50).unref();
+      else w.client.close();
+    };
+    closeWhenIdle();
+    return true;
+  }
+
+  list(): WorkerInfo[] {
+    return this.workers.map((w) => ({ id: w.id, url: w.client.url, healthy: w.healthy, inflight: w.inflight }));
   }
 
   /** Mark a worker down after a transport failure, until its next healthy poll. */
