@@ -1,0 +1,168 @@
+// A table-driven bad-input suite across the endpoints: every case asserts the status,
+// the error type, a precise message, and that the server still answers a good request
+// right after. Cases are generated per field from the contract (range, type), so a new
+// field gets its bad inputs by adding one row.
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startPortico, QWEN3, type Proc } from './helpers/portico.js';
+
+let server: Proc;
+before(async () => {
+  server = await startPortico(['serve', '--http-port', '0', '--host', '127.0.0.1', '--model-path', QWEN3, '--model-name', 'm', '--mock', 'echo', '--mock-workers', '1']);
+});
+after(async () => {
+  await server?.stop();
+});
+
+interface Case {
+  name: string;
+  path: string;
+  body: unknown;
+  status: number;
+  type: string;
+  message: RegExp;
+}
+
+const CHAT = { model: 'm', messages: [{ role: 'user', content: 'hi' }] };
+const COMPLETION = { model: 'm', prompt: 'hi' };
+const MESSAGES = { model: 'm', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] };
+const RESPONSES = { model: 'm', input: 'hi' };
+
+type Range = [field: string, low: number | null, high: number | null, kind: 'number' | 'integer'];
+const OPENAI_RANGES: Range[] = [
+  ['temperature', -0.1, 2.1, 'number'],
+  ['top_p', -0.1, 1.1, 'number'],
+  ['min_p', -0.5, 1.5, 'number'],
+  ['frequency_penalty', -2.5, 2.5, 'number'],
+  ['presence_penalty', -2.5, 2.5, 'number'],
+  ['repetition_penalty', 0, 2.5, 'number'],
+  ['top_k', -2, null, 'integer'],
+  ['n', 0, 129, 'integer'],
+  ['max_tokens', 0, null, 'integer'],
+  ['max_completion_tokens', -1, null, 'integer'],
+  ['min_tokens', -1, null, 'integer'],
+  ['seed', null, null, 'integer'],
+];
+const OPENAI_BOOLEANS = ['stream', 'ignore_eos', 'skip_special_tokens'];
+const CHAT_BOOLEANS = ['add_generation_prompt', 'parallel_tool_calls'];
+
+const cases: Case[] = [];
+const bad = (path: string, name: string, body: unknown, message: RegExp, status = 400, type = 'invalid_request_error') => cases.push({ name, path, body, status, type, message });
+
+for (const [path, base] of [['/v1/chat/completions', CHAT], ['/v1/completions', COMPLETION]] as const) {
+  for (const [field, low, high, kind] of OPENAI_RANGES) {
+    if (field === 'max_completion_tokens' && path === '/v1/completions') continue;
+    if (low !== null) bad(path, `${field} below its range`, { ...base, [field]: low }, new RegExp(`\`${field}\``));
+    if (high !== null) bad(path, `${field} above its range`, { ...base, [field]: high }, new RegExp(`\`${field}\``));
+    bad(path, `${field} as a string`, { ...base, [field]: '1' }, new RegExp(`\`${field}\` must be (a number|an integer)`));
+    bad(path, `${field} as a boolean`, { ...base, [field]: true }, new RegExp(`\`${field}\` must be (a number|an integer)`));
+    if (kind === 'integer') bad(path, `${field} as a fraction`, { ...base, [field]: 1.5 }, new RegExp(`\`${field}\` must be an integer`));
+  }
+  for (const field of [...OPENAI_BOOLEANS, ...(path === '/v1/chat/completions' ? CHAT_BOOLEANS : ['echo', 'add_special_tokens'])]) {
+    bad(path, `${field} as a string`, { ...base, [field]: 'true' }, new RegExp(`\`${field}\` must be a boolean`));
+    bad(path, `${field} as a number`, { ...base, [field]: 1 }, new RegExp(`\`${field}\` must be a boolean`));
+  }
+  bad(path, 'an unknown field', { ...base, bogus: 1 }, /Unsupported parameter\(s\): `bogus`/);
+  bad(path, 'two unknown fields', { ...base, bogus: 1, other: null }, /Unsupported parameter\(s\): `bogus`, `other`/);
+  bad(path, 'model missing', { ...base, model: undefined }, /`model` is required/);
+  bad(path, 'model empty', { ...base, model: '' }, /`model` must not be blank/);
+  bad(path, 'model an array', { ...base, model: ['m'] }, /`model` must be a string/);
+  bad(path, 'an unknown model', { ...base, model: 'nope' }, /`nope` does not exist/, 404);
+  bad(path, 'stream_options without stream', { ...base, stream_options: { include_usage: true } }, /`stream_options`/);
+  bad(path, 'stream_options with an unknown key', { ...base, stream: true, stream_options: { bogus: true } }, /`stream_options\.bogus`/);
+  bad(path, 'stream_options.include_usage a string', { ...base, stream: true, stream_options: { include_usage: 'yes' } }, /`stream_options\.include_usage` must be a boolean/);
+  bad(path, 'stop_token_ids with a negative id', { ...base, stop_token_ids: [-1] }, /`stop_token_ids`/);
+  bad(path, 'stop_token_ids not an array', { ...base, stop_token_ids: 5 }, /`stop_token_ids` must be an array/);
+  bad(path, 'min_tokens above max_tokens', { ...base, min_tokens: 9, max_tokens: 3 }, /`min_tokens`/);
+  bad(path, 'nvext with an unknown key', { ...base, nvext: { bogus: 1 } }, /`nvext\.bogus`/);
+  bad(path, 'nvext.agent_hints.priority a string', { ...base, nvext: { agent_hints: { priority: 'high' } } }, /`nvext\.agent_hints\.priority` must be an integer/);
+  bad(path, 'nvext.greed_sampling a string', { ...base, nvext: { greed_sampling: 'yes' } }, /`nvext\.greed_sampling` must be a boolean/);
+  bad(path, 'nvext.cache_salt a number', { ...base, nvext: { cache_salt: 5 } }, /`nvext\.cache_salt` must be a string/);
+  bad(path, 'top-level cache_salt a number', { ...base, cache_salt: 5 }, /`cache_salt` must be a string/);
+  bad(path, 'nvext.dp_rank negative', { ...base, nvext: { dp_rank: -1 } }, /`nvext\.dp_rank`/);
+  bad(path, 'a worker id that does not exist', { ...base, nvext: { backend_instance_id: 99 } }, /worker 99 does not exist/);
+}
+
+bad('/v1/chat/completions', 'messages a string', { model: 'm', messages: 'hi' }, /`messages` must be an array/);
+bad('/v1/chat/completions', 'messages an object', { model: 'm', messages: { role: 'user' } }, /`messages` must be an array/);
+bad('/v1/chat/completions', 'a message without a role the template knows', { model: 'm', messages: [42] }, /./);
+bad('/v1/chat/completions', 'tools an object', { ...CHAT, tools: { type: 'function' } }, /`tools` must be an array/);
+bad('/v1/chat/completions', 'a tool name with a dot', { ...CHAT, tools: [{ type: 'function', function: { name: 'a.b' } }] }, /function\.name`/);
+bad('/v1/chat/completions', 'a tool description as a number', { ...CHAT, tools: [{ type: 'function', function: { name: 'f', description: 3 } }] }, /description` must be a string/);
+bad('/v1/chat/completions', 'tool_choice a number', { ...CHAT, tool_choice: 1 }, /`tool_choice` must be a string or an object/);
+bad('/v1/chat/completions', 'chat_template_kwargs a string', { ...CHAT, chat_template_kwargs: 'x' }, /`chat_template_kwargs` must be an object/);
+bad('/v1/chat/completions', 'use_raw_prompt a string', { ...CHAT, nvext: { use_raw_prompt: 'yes' } }, /`nvext\.use_raw_prompt` must be a boolean/);
+bad('/v1/chat/completions', 'extra_fields not strings', { ...CHAT, nvext: { extra_fields: [1] } }, /`nvext\.extra_fields` must be an array of strings/);
+bad('/v1/chat/completions', 'token_data with strings', { ...CHAT, nvext: { token_data: ['a'], backend_instance_id: 0 } }, /`nvext\.token_data`/);
+
+bad('/v1/completions', 'prompt null', { model: 'm', prompt: null }, /`prompt` is required/);
+bad('/v1/completions', 'prompt nested too deep', { model: 'm', prompt: [[[1]]] }, /token ids/);
+bad('/v1/completions', 'a prompt list with an empty string', { model: 'm', prompt: ['a', ''] }, /`prompt\[1\]` must not be empty/);
+bad('/v1/completions', 'a token list with an empty list', { model: 'm', prompt: [[1], []] }, /`prompt\[1\]` must not be empty/);
+bad('/v1/completions', 'nvext.use_raw_prompt', { model: 'm', prompt: 'x', nvext: { use_raw_prompt: true } }, /not supported on \/v1\/completions/);
+
+const A = (name: string, body: unknown, message: RegExp, status = 400, type = 'invalid_request_error') => bad('/v1/messages', name, body, message, status, type);
+A('max_tokens zero', { ...MESSAGES, max_tokens: 0 }, /max_tokens: must be at least 1/);
+A('max_tokens a string', { ...MESSAGES, max_tokens: '5' }, /`max_tokens` must be an integer/);
+A('top_p above 1', { ...MESSAGES, top_p: 1.2 }, /top_p/);
+A('top_k zero', { ...MESSAGES, top_k: 0 }, /top_k: must be at least 1/);
+A('temperature negative', { ...MESSAGES, temperature: -1 }, /temperature/);
+A('system a number', { ...MESSAGES, system: 5 }, /system: must be a string or an array of text blocks/);
+A('system with an image block', { ...MESSAGES, system: [{ type: 'image' }] }, /system\.0: must be a text block/);
+A('content a number', { ...MESSAGES, messages: [{ role: 'user', content: 5 }] }, /content: Field required/);
+A('tool_result without an id', { ...MESSAGES, messages: [{ role: 'user', content: [{ type: 'tool_result', content: 'x' }] }] }, /tool_use_id: Field required/);
+A('tool_use without a name', { ...MESSAGES, messages: [{ role: 'assistant', content: [{ type: 'tool_use', id: 't' , input: {} }] }] }, /needs an id and a name/);
+A('tool_use input a string', { ...MESSAGES, messages: [{ role: 'assistant', content: [{ type: 'tool_use', id: 't', name: 'f', input: 'x' }] }] }, /input: must be an object/);
+A('a tool without input_schema', { ...MESSAGES, tools: [{ name: 'f' }] }, /tools\.0\.input_schema: Field required/);
+A('a tool without a name', { ...MESSAGES, tools: [{ input_schema: {} }] }, /tools\.0\.name: Field required/);
+A('stream a string', { ...MESSAGES, stream: 'yes' }, /`stream` must be a boolean/);
+A('an unknown model', { ...MESSAGES, model: 'nope' }, /nope/, 404, 'not_found_error');
+bad('/v1/messages/count_tokens', 'count_tokens without messages', { model: 'm' }, /messages: Field required/);
+bad('/v1/messages/count_tokens', 'count_tokens with an unknown field', { model: 'm', messages: [{ role: 'user', content: 'x' }], max_tokens: 3 }, /Unsupported parameter\(s\): `max_tokens`/);
+
+const R = (name: string, body: unknown, message: RegExp) => bad('/v1/responses', name, body, message);
+R('input a number', { ...RESPONSES, input: 5 }, /`input` must be a string or an array/);
+R('input empty', { ...RESPONSES, input: [] }, /`input` must not be empty/);
+R('a function_call without arguments', { ...RESPONSES, input: [{ type: 'function_call', call_id: 'c', name: 'f' }] }, /function_call needs call_id, name and arguments/);
+R('a function_call_output without output', { ...RESPONSES, input: [{ type: 'function_call_output', call_id: 'c' }] }, /function_call_output needs call_id and output/);
+R('content parts of another type', { ...RESPONSES, input: [{ role: 'user', content: [{ type: 'input_image', image_url: 'x' }] }] }, /only input_text and output_text parts/);
+R('temperature above 2', { ...RESPONSES, temperature: 3 }, /`temperature`/);
+R('top_p negative', { ...RESPONSES, top_p: -0.5 }, /`top_p`/);
+R('a tool without a name', { ...RESPONSES, tools: [{ type: 'function' }] }, /`tools\[0\]\.name` is required/);
+R('instructions a number', { ...RESPONSES, instructions: 5 }, /`instructions` must be a string/);
+R('an unknown field', { ...RESPONSES, bogus: true }, /Unsupported parameter\(s\): `bogus`/);
+
+bad('/tokenize', 'tokenize with prompt a number', { model: 'm', prompt: 5 }, /`prompt` must be a string/);
+bad('/tokenize', 'tokenize with messages empty', { model: 'm', messages: [] }, /`messages` must not be empty/);
+bad('/detokenize', 'detokenize with tokens a string', { model: 'm', tokens: 'abc' }, /`tokens` must be an array/);
+bad('/detokenize', 'detokenize with a fractional token', { model: 'm', tokens: [1.5] }, /non-negative integer/);
+
+for (const path of ['/v1/chat/completions', '/v1/completions', '/v1/responses', '/tokenize']) {
+  bad(path, 'a body that is not JSON', 'not json', /invalid JSON/);
+  bad(path, 'a JSON array body', '[]', /must be a JSON object/);
+  bad(path, 'truncated JSON', '{"model": "m"', /invalid JSON/);
+}
+
+test(`the suite has at least 150 bad inputs (${cases.length})`, () => {
+  assert.ok(cases.length >= 150);
+});
+
+const GOOD = JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'ok' }], max_tokens: 2 });
+
+for (const c of cases) {
+  test(`${c.path}: ${c.name} → ${c.status}`, async () => {
+    const res = await fetch(`${server.url}${c.path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: typeof c.body === 'string' ? c.body : JSON.stringify(c.body),
+    });
+    const json = (await res.json()) as { error: { type: string; message: string } };
+    assert.equal(res.status, c.status, json.error?.message);
+    assert.equal(json.error.type, c.type);
+    assert.match(json.error.message, c.message);
+    const ok = await fetch(`${server.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: GOOD });
+    assert.equal(ok.status, 200, 'the server still serves');
+    await ok.text();
+  });
+}
