@@ -55,6 +55,10 @@ test('metrics count what was served', async () => {
   assert.equal(m.get(`${P}tokenizer_latency_seconds_count{model="m"}`), 3);
   assert.ok((m.get(`${P}inter_token_latency_seconds_count{model="m"}`) ?? 0) >= 3 * 3, 'one ITL sample per token after the first');
   assert.equal(m.get(`${P}worker_healthy{model="m",worker="0"}`), 1);
+  assert.ok((m.get('process_resident_memory_bytes') ?? 0) > 10_000_000, 'process memory is reported');
+  assert.ok((m.get('nodejs_heap_used_bytes') ?? 0) > 0);
+  assert.ok(m.has('nodejs_eventloop_lag_p99_seconds'));
+  assert.equal(m.get(`${P}stream_backpressure_pauses_total{model="m"}`), 0, 'fast readers never pause a stream');
   assert.equal(m.get(`${P}worker_active_requests{model="m",worker="1"}`), 0);
 });
 

@@ -20,6 +20,8 @@ export class UwsExchange implements Exchange {
   stream = false;
   status = 0;
   clientLeft = false;
+  /** How often a slow reader made this stream pause its producer. */
+  pauses = 0;
   /** Set by the server on generation routes: describe() then counts the request as in flight. */
   countsInflight = false;
   private counted = false;
@@ -147,6 +149,7 @@ export class UwsExchange implements Exchange {
     });
     if (ok) return undefined;
     // The chunk is buffered in uWS: pause the producer until the socket drains.
+    this.pauses++;
     return new Promise<void>((resolve) => {
       this.drained = resolve;
       this.res.onWritable(() => {

@@ -170,6 +170,7 @@ function record(m: FrontendMetrics, ex: UwsExchange, endpoint: string): void {
   if (!model) return;
   model.stats.duration.observe((performance.now() - ex.startedAt) / 1000);
   if (ex.clientLeft) model.stats.disconnected.inc();
+  if (ex.pauses > 0) model.stats.backpressurePauses.inc(ex.pauses);
 }
 
 function paramCount(path: string): number {

@@ -23,6 +23,10 @@ export class FrontendMetrics {
   readonly tokenizer: Histogram;
   readonly workerInflight: Gauge;
   readonly workerHealthy: Gauge;
+  readonly backpressurePauses: Counter;
+  readonly residentMemory: Gauge;
+  readonly heapUsed: Gauge;
+  readonly loopLag: Gauge;
 
   constructor(prefix = 'portico_frontend_') {
     const r = this.registry;
@@ -38,6 +42,10 @@ export class FrontendMetrics {
     this.cachedTokens = r.add(new Histogram(`${prefix}cached_tokens`, 'Prompt tokens served from the engine prefix cache, per request.', ['model'], TOKEN_BUCKETS));
     this.tokenizer = r.add(new Histogram(`${prefix}tokenizer_latency_seconds`, 'Time to render the chat template and tokenize one prompt.', ['model'], TOKENIZER_BUCKETS));
     this.workerInflight = r.add(new Gauge(`${prefix}worker_active_requests`, 'Requests in flight per worker.', ['model', 'worker']));
+    this.backpressurePauses = r.add(new Counter(`${prefix}stream_backpressure_pauses_total`, 'Times a slow reader made a stream pause its engine output until the socket drained.', ['model']));
+    this.residentMemory = r.add(new Gauge('process_resident_memory_bytes', 'Resident memory of the server process.', []));
+    this.heapUsed = r.add(new Gauge('nodejs_heap_used_bytes', 'V8 heap in use.', []));
+    this.loopLag = r.add(new Gauge('nodejs_eventloop_lag_p99_seconds', 'p99 event-loop delay since the previous scrape.', []));
     this.workerHealthy = r.add(new Gauge(`${prefix}worker_healthy`, '1 when the worker answers its health check.', ['model', 'worker']));
   }
 }
@@ -53,6 +61,7 @@ export interface ModelStats {
   outputTokens: ReturnType<Histogram['labels']>;
   cachedTokens: ReturnType<Histogram['labels']>;
   tokenizer: ReturnType<Histogram['labels']>;
+  backpressurePauses: ReturnType<Counter['labels']>;
 }
 
 export function modelStats(m: FrontendMetrics, model: string): ModelStats {
@@ -67,5 +76,6 @@ export function modelStats(m: FrontendMetrics, model: string): ModelStats {
     outputTokens: m.outputTokens.labels(model),
     cachedTokens: m.cachedTokens.labels(model),
     tokenizer: m.tokenizer.labels(model),
+    backpressurePauses: m.backpressurePauses.labels(model),
   };
 }
