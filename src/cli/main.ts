@@ -5,8 +5,12 @@ import { MAIN_HELP, MOCK_ENGINE_HELP } from './help.js';
 import { helpText, resolveOptions, UsageError } from './options.js';
 import { configureLog, log, type Level } from '../log.js';
 import { SERVE_INTRO, SERVE_OPTIONS, SERVE_USAGE } from './serve-options.js';
+import { BENCH_INTRO, BENCH_OPTIONS, BENCH_USAGE } from './bench-options.js';
+import { formatSummary, runBench } from './bench.js';
 import { serve } from './serve.js';
 import { runMockEngine } from './mock-engine.js';
+import type { RouterMode, RouterOptions } from '../router/options.js';
+import type { QueuePolicy } from '../router/queue.js';
 
 
 function int(flag: string, v: string | undefined, dflt: number, min = 0): number {
@@ -52,6 +56,7 @@ async function serveCommand(args: string[]): Promise<void> {
     corsOrigins: v['cors-allow-origins'] as string[],
     toolCallParser: v['tool-call-parser'] as string | undefined,
     reasoningParser: v['reasoning-parser'] as string | undefined,
+    router: routerOptions(v),
   });
   log.info(`portico listening on http://${v.host as string}:${running.port}`, { port: running.port });
   let stopping = false;
@@ -63,6 +68,30 @@ async function serveCommand(args: string[]): Promise<void> {
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
+}
+
+function routerOptions(v: Record<string, unknown>): Partial<RouterOptions> {
+  const opt = (k: string) => v[k] as number | undefined;
+  return {
+    mode: v['router-mode'] as RouterMode,
+    blockSize: v['router-block-size'] as number,
+    temperature: v['router-temperature'] as number,
+    prefillWeight: v['router-prefill-weight'] as number,
+    kvEvents: !v['router-no-kv-events'],
+    predictedTtlSecs: v['router-ttl-secs'] as number,
+    trackOutputBlocks: Boolean(v['router-track-output-blocks']),
+    sessionAffinityTtlSecs: v['router-session-affinity-ttl-secs'] as number,
+    queueThreshold: opt('router-queue-threshold'),
+    maxBatchedTokens: v['router-max-num-batched-tokens'] as number,
+    activeDecodeBlocksThreshold: opt('active-decode-blocks-threshold'),
+    activePrefillTokensThreshold: opt('active-prefill-tokens-threshold'),
+    queuePolicy: v['router-queue-policy'] as QueuePolicy,
+    queueMaxSize: v['router-queue-max-size'] as number,
+    queueTimeoutSecs: v['router-queue-timeout-secs'] as number,
+    queueRejectStatus: v['router-queue-reject-status'] as number,
+    retryAfterSecs: v['router-queue-retry-after-secs'] as number,
+    priorityShiftMs: v['router-priority-shift-ms'] as number,
+  };
 }
 
 function oneOf<T extends string>(flag: string, v: string | undefined, allowed: readonly T[]): T | undefined {
@@ -155,6 +184,31 @@ async function mockEngineCommand(args: string[]): Promise<void> {
   });
 }
 
+async function benchCommand(args: string[]): Promise<number> {
+  const { values: v, help } = resolveOptions(BENCH_OPTIONS, args);
+  if (help) {
+    process.stdout.write(helpText(BENCH_USAGE, BENCH_INTRO, BENCH_OPTIONS));
+    return 0;
+  }
+  const summary = await runBench({
+    url: (v.url as string).replace(/\/+$/, ''),
+    model: v.model as string | undefined,
+    endpoint: v.endpoint as 'chat' | 'completions',
+    apiKey: v['api-key'] as string | undefined,
+    concurrency: v.concurrency as number,
+    requests: v.requests as number,
+    rate: v.rate as number,
+    isl: v.isl as number,
+    osl: v.osl as number,
+    sharedPrefix: v['shared-prefix'] as number,
+    prefixes: v.prefixes as number,
+    stream: !(v['no-stream'] as boolean | undefined),
+    seed: v.seed as number,
+  });
+  process.stdout.write(v.json ? `${JSON.stringify(summary)}\n` : formatSummary(summary));
+  return summary.failed > 0 ? 1 : 0;
+}
+
 export async function main(argv: string[]): Promise<number> {
   const [cmd, ...rest] = argv;
   try {
@@ -165,6 +219,8 @@ export async function main(argv: string[]): Promise<number> {
       case 'mock-engine':
         await mockEngineCommand(rest);
         return 0;
+      case 'bench':
+        return await benchCommand(rest);
       case undefined:
       case '-h':
       case '--help':
