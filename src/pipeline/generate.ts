@@ -1,22 +1,48 @@
-// Dispatch one generation to a worker and expose its token stream. Keeps the
-// worker's in-flight count, and turns engine failures into client-facing errors.
+// Dispatch one generation to a worker and expose its token stream. The router
+// chooses the worker (and may hold the request in its queue); this keeps the
+// worker's in-flight count and the router's load figures current (dispatch,
+// first token, output tokens, end), and turns engine failures into client-facing
+// errors. Routing happens when the stream is first read, so a routing failure
+// (unknown worker, full queue) still reaches the client as an error status.
 
 import { ApiError } from '../protocol/errors.js';
 import type { SamplingOptions } from '../protocol/sampling.js';
 import type { Worker } from '../router/worker-pool.js';
+import { routerFor } from '../router/registry.js';
+import type { Dispatch, RouteHints } from '../router/types.js';
 import { EngineError } from '../engine/errors.js';
-import type { EngineEvent } from '../engine/types.js';
+import type { EngineEvent, GenerateParams } from '../engine/types.js';
 import type { ServedModel } from './served-model.js';
 
+export type { RouteHints } from '../router/types.js';
+
 export interface Generation {
+  /** The worker serving the request (known once the stream has been read). */
   readonly worker: Worker;
+  /** When the request left the router for its worker (performance.now()); NaN before. */
+  readonly dispatchedAt: number;
+  /** Leading prompt blocks the router believed the worker held. */
+  readonly overlapBlocks: number;
   readonly events: AsyncIterable<EngineEvent>;
 }
 
-/** Where the client asked the request to go (nvext / routing headers). */
-export interface RouteHints {
-  workerId?: number;
-  dpRank?: number;
+class RoutedGeneration implements Generation {
+  dispatch: Dispatch | null = null;
+  dispatchedAt = NaN;
+  events: AsyncIterable<EngineEvent>;
+
+  constructor(model: ServedModel, promptIds: Uint32Array, params: GenerateParams, signal: AbortSignal, route: RouteHints) {
+    this.events = run(this, model, promptIds, params, signal, route);
+  }
+
+  get worker(): Worker {
+    if (!this.dispatch) throw new Error('the generation has not been dispatched yet');
+    return this.dispatch.worker;
+  }
+
+  get overlapBlocks(): number {
+    return this.dispatch?.overlapBlocks ?? 0;
+  }
 }
 
 export function generate(
@@ -27,41 +53,52 @@ export function generate(
   signal: AbortSignal,
   route: RouteHints = {},
 ): Generation {
-  const worker = route.workerId === undefined ? model.pool.pick() : model.pool.pickById(route.workerId);
   model.stats.inputTokens.observe(promptIds.length);
-  const stream = worker.client.generate(
-    {
-      requestId,
-      inputIds: promptIds,
-      maxNewTokens: sampling.maxTokens,
-      temperature: sampling.temperature,
-      topP: sampling.topP,
-      topK: sampling.topK,
-      minP: sampling.minP,
-      frequencyPenalty: sampling.frequencyPenalty,
-      presencePenalty: sampling.presencePenalty,
-      repetitionPenalty: sampling.repetitionPenalty,
-      stopTokenIds: sampling.stopTokenIds,
-      ignoreEos: sampling.ignoreEos,
-      minNewTokens: sampling.minTokens,
-      seed: sampling.seed,
-      n: sampling.n,
-      dataParallelRank: route.dpRank,
-      stream: true,
-    },
-    signal,
-  );
-  return { worker, events: tracked(model, worker, stream) };
+  const params: GenerateParams = {
+    requestId,
+    inputIds: promptIds,
+    maxNewTokens: sampling.maxTokens,
+    temperature: sampling.temperature,
+    topP: sampling.topP,
+    topK: sampling.topK,
+    minP: sampling.minP,
+    frequencyPenalty: sampling.frequencyPenalty,
+    presencePenalty: sampling.presencePenalty,
+    repetitionPenalty: sampling.repetitionPenalty,
+    stopTokenIds: sampling.stopTokenIds,
+    ignoreEos: sampling.ignoreEos,
+    minNewTokens: sampling.minTokens,
+    seed: sampling.seed,
+    n: sampling.n,
+    dataParallelRank: route.dpRank,
+    stream: true,
+  };
+  return new RoutedGeneration(model, promptIds, params, signal, route);
 }
 
-async function* tracked(model: ServedModel, worker: Worker, stream: AsyncIterable<EngineEvent>): AsyncGenerator<EngineEvent> {
+async function* run(gen: RoutedGeneration, model: ServedModel, promptIds: Uint32Array, params: GenerateParams, signal: AbortSignal, route: RouteHints): AsyncGenerator<EngineEvent> {
+  const routed = routerFor(model.pool).route({ tokens: promptIds, hints: route, signal });
+  const d = routed instanceof Promise ? await routed : routed;
+  gen.dispatch = d;
+  gen.dispatchedAt = performance.now();
+  const worker = d.worker;
   worker.inflight++;
+  let produced = 0;
   try {
-    yield* stream;
+    for await (const ev of worker.client.generate(params, signal)) {
+      const fresh = ev.kind === 'chunk' ? ev.chunk.tokenIds.length : ev.done.outputIds.length;
+      if (fresh > 0 || ev.kind === 'done') {
+        if (produced === 0) d.firstToken();
+        produced += fresh;
+        d.output(produced);
+      }
+      yield ev;
+    }
   } catch (err) {
     throw engineFailure(model, worker, err);
   } finally {
     worker.inflight--;
+    d.done();
   }
 }
 

@@ -54,7 +54,7 @@ export class WorkerPool {
   private nextId: number;
   private next = 0;
   private timer: NodeJS.Timeout | null = null;
-  private readonly model: string;
+  readonly model: string;
   private readonly intervalMs: number;
 
   constructor(clients: EngineClient[], opts: WorkerPoolOptions) {

@@ -1,0 +1,117 @@
+// Feeding the prefix index from one worker's KV events. The events carry the
+// engine's own block hashes, which Portico cannot reproduce; so each stored
+// block is re-hashed with Portico's chain (hash.ts) from its token ids and its
+// parent's Portico hash, and the engine hash is remembered only to resolve later
+// parents and removals. Events name no salt or adapter here, so they index into
+// the unsalted namespace.
+
+import type { KvEvent } from '../engine/kv-events/index.js';
+import { chainBlock, keyOf, rootLanes, type Lanes } from './hash.js';
+import type { KvIndex } from './kv-index.js';
+
+interface Known {
+  key: number;
+  a: number;
+  b: number;
+}
+
+export interface IngestStats {
+  stored: number;
+  removed: number;
+  /** Stored events whose parent was unknown (dropped: their chain cannot be rebuilt). */
+  orphans: number;
+  /** Blocks skipped because their size is not the router's block size. */
+  badSize: number;
+}
+
+export class WorkerKvIngest {
+  /** Per data-parallel rank: engine hash → Portico block. */
+  private readonly ranks = new Map<number, Map<bigint, Known>>();
+  readonly stats: IngestStats = { stored: 0, removed: 0, orphans: 0, badSize: 0 };
+  private readonly root: Lanes;
+
+  constructor(
+    private readonly index: KvIndex,
+    readonly slot: number,
+    private readonly blockSize: number,
+    seed?: number,
+  ) {
+    this.root = rootLanes(seed);
+  }
+
+  /** Blocks this worker holds (all ranks). */
+  get blocks(): number {
+    let n = 0;
+    for (const m of this.ranks.values()) n += m.size;
+    return n;
+  }
+
+  apply(e: KvEvent): void {
+    switch (e.kind) {
+      case 'stored':
+        this.store(e.dpRank, e.parentHash, e.blocks);
+        break;
+      case 'removed': {
+        const m = this.ranks.get(e.dpRank);
+        if (!m) return;
+        for (const h of e.hashes) {
+          const k = m.get(h);
+          if (!k) continue;
+          m.delete(h);
+          this.index.remove(k.key, this.slot);
+          this.stats.removed++;
+        }
+        break;
+      }
+      case 'cleared':
+        this.dropRank(e.dpRank);
+        break;
+      case 'reset':
+        this.clear();
+        break;
+    }
+  }
+
+  /** Forget every block of this worker (reset, or the worker left). */
+  clear(): void {
+    for (const r of [...this.ranks.keys()]) this.dropRank(r);
+  }
+
+  private dropRank(rank: number): void {
+    const m = this.ranks.get(rank);
+    if (!m) return;
+    for (const k of m.values()) this.index.remove(k.key, this.slot);
+    this.ranks.delete(rank);
+  }
+
+  private store(rank: number, parentHash: bigint | undefined, blocks: readonly { hash: bigint; tokenIds: number[] }[]): void {
+    let m = this.ranks.get(rank);
+    if (!m) this.ranks.set(rank, (m = new Map()));
+    let parent: Lanes;
+    if (parentHash === undefined) parent = this.root;
+    else {
+      const p = m.get(parentHash);
+      if (!p) {
+        this.stats.orphans++;
+        return;
+      }
+      parent = p;
+    }
+    const bs = this.blockSize;
+    for (const blk of blocks) {
+      if (blk.tokenIds.length !== bs) {
+        this.stats.badSize++;
+        return;
+      }
+      const cur: Lanes = { a: 0, b: 0 };
+      chainBlock(parent, blk.tokenIds, 0, bs, cur);
+      const known: Known = { key: keyOf(cur.a, cur.b), a: cur.a, b: cur.b };
+      const prev = m.get(blk.hash);
+      if (prev) this.index.remove(prev.key, this.slot);
+      m.set(blk.hash, known);
+      this.index.add(known.key, this.slot);
+      this.stats.stored++;
+      parent = known;
+    }
+  }
+}

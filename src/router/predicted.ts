@@ -1,0 +1,56 @@
+// Predicted KV state for what events do not tell: workers that publish no KV
+// events, and salted or adapter requests (events carry no namespace). At dispatch
+// the request's blocks are inserted for the chosen worker; each expires after a
+// TTL, refreshed when a later request predicts the same block there.
+
+import type { KvIndex } from './kv-index.js';
+
+export class PredictedBlocks {
+  /** Per slot: key → expiry (ms, monotonic). */
+  private readonly slots = new Map<number, Map<number, number>>();
+  private lastSweep = 0;
+
+  constructor(
+    private readonly index: KvIndex,
+    private readonly ttlMs: number,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
+
+  insert(slot: number, keys: Float64Array): void {
+    const t = this.now();
+    this.sweep(t);
+    let m = this.slots.get(slot);
+    if (!m) this.slots.set(slot, (m = new Map()));
+    const exp = t + this.ttlMs;
+    for (let i = 0; i < keys.length; i++) {
+      const k = keys[i]!;
+      if (!m.has(k)) this.index.add(k, slot);
+      m.set(k, exp);
+    }
+  }
+
+  /** Drop every expired block; runs at most every TTL/8. */
+  sweep(t = this.now(), force = false): void {
+    if (!force && t - this.lastSweep < this.ttlMs / 8) return;
+    this.lastSweep = t;
+    for (const [slot, m] of this.slots) {
+      for (const [k, exp] of m) {
+        if (exp <= t) {
+          m.delete(k);
+          this.index.remove(k, slot);
+        }
+      }
+    }
+  }
+
+  drop(slot: number): void {
+    const m = this.slots.get(slot);
+    if (!m) return;
+    for (const k of m.keys()) this.index.remove(k, slot);
+    this.slots.delete(slot);
+  }
+
+  count(slot: number): number {
+    return this.slots.get(slot)?.size ?? 0;
+  }
+}

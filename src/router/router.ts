@@ -1,0 +1,305 @@
+// One model's router: direct overrides, session affinity, the policy for the
+// mode (load-only or KV cost), load accounting per dispatch, and the pending
+// queue while every worker is busy.
+
+import { createKvEventSource } from '../engine/kv-events/index.js';
+import { blockKeys, rootLanes } from './hash.js';
+import { kvCost, softmaxPick } from './cost.js';
+import { DirectRouteError, QueueRejectedError } from './errors.js';
+import { KvIndex } from './kv-index.js';
+import { LoadField, LoadTable } from './load-table.js';
+import { DEFAULT_ROUTER_OPTIONS, type RouterOptions } from './options.js';
+import { pickLeastLoaded, pickPowerOfTwo, pickRandom } from './policies.js';
+import { PredictedBlocks } from './predicted.js';
+import { PendingQueue, policyKey, type Queued } from './queue.js';
+import { SessionAffinity } from './session-affinity.js';
+import { isBusy, type BusyThresholds } from './thresholds.js';
+import type { Dispatch, RouteRequest, Router } from './types.js';
+import { NoWorkerError, type WorkerPool } from './worker-pool.js';
+import { WorkerSlots, type KvSourceFactory, type Tracked } from './worker-slots.js';
+
+export interface RouterDeps {
+  /** Called with the queue length whenever it changes (the queued_requests gauge). */
+  onQueueLength?: (n: number) => void;
+  /** KV event sources (default: each worker's gRPC stream). */
+  kvSource?: KvSourceFactory;
+  /** A load table shared with other shards. */
+  loadBuffer?: SharedArrayBuffer;
+  rand?: () => number;
+  now?: () => number;
+}
+
+interface Waiting extends Queued {
+  req: RouteRequest;
+  keys: Float64Array | null;
+  arrived: number;
+  resolve(d: Dispatch): void;
+  reject(e: unknown): void;
+  cleanup(): void;
+}
+
+export class ModelRouter implements Router {
+  readonly opts: RouterOptions;
+  readonly index = new KvIndex();
+  readonly load: LoadTable;
+  readonly predicted: PredictedBlocks;
+  readonly slots: WorkerSlots;
+  readonly thresholds: BusyThresholds;
+  private readonly affinity: SessionAffinity | null;
+  private readonly queue = new PendingQueue<Waiting>();
+  private readonly overlap: Uint32Array;
+  private readonly costs: Float64Array;
+  private readonly rand: () => number;
+  private readonly now: () => number;
+  private seq = 0;
+  private poll: NodeJS.Timeout | null = null;
+  private readonly unsaltedRoot;
+
+  constructor(
+    readonly pool: WorkerPool,
+    opts: Partial<RouterOptions> = {},
+    private readonly deps: RouterDeps = {},
+  ) {
+    this.opts = { ...DEFAULT_ROUTER_OPTIONS, ...opts };
+    const o = this.opts;
+    this.rand = deps.rand ?? Math.random;
+    this.now = deps.now ?? (() => performance.now());
+    this.load = new LoadTable(o.maxWorkers, deps.loadBuffer);
+    this.predicted = new PredictedBlocks(this.index, o.predictedTtlSecs * 1000, this.now);
+    this.overlap = new Uint32Array(o.maxWorkers);
+    this.costs = new Float64Array(o.maxWorkers);
+    this.affinity = o.sessionAffinityTtlSecs > 0 ? new SessionAffinity(o.sessionAffinityTtlSecs * 1000, this.now) : null;
+    this.thresholds = {
+      queueThreshold: o.queueThreshold,
+      maxBatchedTokens: o.maxBatchedTokens,
+      activePrefillTokens: o.activePrefillTokensThreshold,
+      activeDecodeBlocks: o.activeDecodeBlocksThreshold,
+    };
+    const kvSource = o.mode === 'kv' && o.kvEvents ? (deps.kvSource ?? createKvEventSource) : undefined;
+    this.slots = new WorkerSlots(pool, this.load, this.index, this.predicted, {
+      blockSize: o.blockSize,
+      hashSeed: o.hashSeed,
+      kvSource,
+      onRemove: (t) => this.affinity?.forgetWorker(t.worker.id),
+    });
+    this.unsaltedRoot = rootLanes(o.hashSeed);
+    this.slots.sync();
+  }
+
+  get queued(): number {
+    return this.queue.size;
+  }
+
+  /** True while any threshold can make a worker busy (then requests may wait). */
+  get queueing(): boolean {
+    const t = this.thresholds;
+    return t.queueThreshold !== undefined || t.activePrefillTokens !== undefined || t.activeDecodeBlocks !== undefined;
+  }
+
+  setThresholds(t: { activePrefillTokens?: number | null; activeDecodeBlocks?: number | null }): void {
+    if (t.activePrefillTokens !== undefined) this.thresholds.activePrefillTokens = t.activePrefillTokens ?? undefined;
+    if (t.activeDecodeBlocks !== undefined) this.thresholds.activeDecodeBlocks = t.activeDecodeBlocks ?? undefined;
+    this.drain();
+  }
+
+  /** Block keys of a request in its namespace (salt, adapter). */
+  keysOf(req: RouteRequest): Float64Array {
+    const h = req.hints;
+    const root = h.cacheSalt || h.lora ? rootLanes(this.opts.hashSeed, h.cacheSalt, h.lora) : this.unsaltedRoot;
+    return blockKeys(req.tokens, this.opts.blockSize, root);
+  }
+
+  route(req: RouteRequest): Dispatch | Promise<Dispatch> {
+    this.slots.sync();
+    const h = req.hints;
+    const kv = this.opts.mode === 'kv';
+    if (h.workerId !== undefined) {
+      const w = this.pool.pickById(h.workerId);
+      const t = this.slots.get(w.id)!;
+      const keys = kv ? this.keysOf(req) : null;
+      return this.dispatch(t, req, keys, keys ? this.overlapOn(t, keys) : 0, 0);
+    }
+    if (this.opts.mode === 'direct') throw new DirectRouteError();
+    const keys = kv ? this.keysOf(req) : null;
+    if (this.affinity && h.sessionId) {
+      const id = this.affinity.lookup(h.sessionId);
+      const t = id === undefined ? undefined : this.slots.get(id);
+      if (t && t.worker.healthy) return this.dispatch(t, req, keys, keys ? this.overlapOn(t, keys) : 0, 0);
+    }
+    const cands = this.candidates(false);
+    if (cands.length === 0) {
+      if (!this.queueing || !this.slots.list.some((t) => t.worker.healthy)) throw new NoWorkerError(this.pool.model);
+      return this.enqueue(req, keys);
+    }
+    const [t, overlap] = this.select(cands, req, keys);
+    return this.dispatch(t, req, keys, overlap, 0);
+  }
+
+  close(): void {
+    if (this.poll) clearInterval(this.poll);
+    this.poll = null;
+    this.slots.close();
+    for (let e = this.queue.pop(); e; e = this.queue.pop()) {
+      e.cleanup();
+      e.reject(new NoWorkerError(this.pool.model));
+    }
+  }
+
+  /** Healthy workers; with queueing on, only those not busy (unless `all`). */
+  candidates(all: boolean): Tracked[] {
+    const out: Tracked[] = [];
+    const q = !all && this.queueing;
+    for (const t of this.slots.list) {
+      if (!t.worker.healthy) continue;
+      if (q && isBusy(this.load, t.slot, this.thresholds)) continue;
+      out.push(t);
+    }
+    return out;
+  }
+
+  private overlapOn(t: Tracked, keys: Float64Array): number {
+    this.index.match(keys, this.overlap);
+    return this.overlap[t.slot]!;
+  }
+
+  /** The worker for a request among `cands`, and its overlap in blocks. */
+  select(cands: Tracked[], req: RouteRequest, keys: Float64Array | null): [Tracked, number] {
+    const n = cands.length;
+    switch (this.opts.mode) {
+      case 'kv': {
+        this.index.match(keys!, this.overlap);
+        const o = this.opts;
+        for (let i = 0; i < n; i++) {
+          const s = cands[i]!.slot;
+          this.costs[i] = kvCost(req.tokens.length, o.blockSize, o.prefillWeight, {
+            overlapBlocks: this.overlap[s]!,
+            activePrefillTokens: this.load.get(s, LoadField.PrefillTokens),
+            activeDecodeBlocks: this.load.get(s, LoadField.DecodeBlocks),
+          });
+        }
+        const t = cands[softmaxPick(this.costs, n, o.temperature, this.rand)]!;
+        return [t, this.overlap[t.slot]!];
+      }
+      case 'random':
+        return [cands[pickRandom(n, this.rand)]!, 0];
+      case 'least-loaded':
+        return [cands[pickLeastLoaded(cands, this.load, this.rand)]!, 0];
+      case 'power-of-two':
+        return [cands[pickPowerOfTwo(cands, this.load, this.rand)]!, 0];
+      default: {
+        // round-robin: the pool's own rotation, among the candidates.
+        if (n === this.slots.list.length) return [this.slots.get(this.pool.pick().id)!, 0];
+        const t = cands[this.seq++ % n]!;
+        return [t, 0];
+      }
+    }
+  }
+
+  private dispatch(t: Tracked, req: RouteRequest, keys: Float64Array | null, overlapBlocks: number, queuedMs: number): Dispatch {
+    const o = this.opts;
+    const h = req.hints;
+    const bs = o.blockSize;
+    const slot = t.slot;
+    const promptBlocks = Math.ceil(req.tokens.length / bs);
+    const oslBlocks = o.trackOutputBlocks && h.osl ? Math.ceil(h.osl / bs) : 0;
+    let prefill = Math.max(req.tokens.length - overlapBlocks * bs, 0);
+    let outBlocks = oslBlocks;
+    this.load.add(slot, LoadField.PrefillTokens, prefill);
+    this.load.add(slot, LoadField.DecodeBlocks, promptBlocks + outBlocks);
+    this.load.add(slot, LoadField.Requests, 1);
+    if (keys && keys.length > 0 && (!t.eventsSeen || h.cacheSalt || h.lora)) this.predicted.insert(slot, keys);
+    if (this.affinity && h.sessionId) this.affinity.pin(h.sessionId, t.worker.id);
+    let finished = false;
+    return {
+      worker: t.worker,
+      overlapBlocks,
+      queuedMs,
+      firstToken: () => {
+        if (prefill === 0) return;
+        this.load.add(slot, LoadField.PrefillTokens, -prefill);
+        prefill = 0;
+        if (this.queue.size > 0) this.drain();
+      },
+      output: (total) => {
+        if (!o.trackOutputBlocks) return;
+        const want = Math.max(Math.ceil(total / bs), oslBlocks);
+        if (want > outBlocks) {
+          this.load.add(slot, LoadField.DecodeBlocks, want - outBlocks);
+          outBlocks = want;
+        }
+      },
+      done: () => {
+        if (finished) return;
+        finished = true;
+        this.load.add(slot, LoadField.PrefillTokens, -prefill);
+        prefill = 0;
+        this.load.add(slot, LoadField.DecodeBlocks, -(promptBlocks + outBlocks));
+        this.load.add(slot, LoadField.Requests, -1);
+        if (this.queue.size > 0) this.drain();
+      },
+    };
+  }
+
+  private enqueue(req: RouteRequest, keys: Float64Array | null): Promise<Dispatch> {
+    const o = this.opts;
+    if (this.queue.size >= o.queueMaxSize) {
+      throw new QueueRejectedError(o.queueRejectStatus, o.retryAfterSecs, 'full', `${o.queueMaxSize} waiting`);
+    }
+    const h = req.hints;
+    const arrived = this.now();
+    const overlapBlocks = keys ? this.index.match(keys, this.overlap) : 0;
+    const workTokens = Math.max(req.tokens.length - overlapBlocks * o.blockSize, 0) + (h.osl ?? 0);
+    return new Promise<Dispatch>((resolve, reject) => {
+      const e: Waiting = {
+        strict: h.strictPriority ?? 0,
+        key: policyKey(o.queuePolicy, { arrivalMs: arrived, priority: h.priority ?? 0, workTokens }, o.priorityShiftMs),
+        seq: this.seq++,
+        pos: -1,
+        req,
+        keys,
+        arrived,
+        resolve,
+        reject,
+        cleanup: () => {
+          clearTimeout(timer);
+          req.signal?.removeEventListener('abort', onAbort);
+        },
+      };
+      const leave = (err: unknown) => {
+        if (!this.queue.remove(e)) return;
+        e.cleanup();
+        this.deps.onQueueLength?.(this.queue.size);
+        reject(err);
+      };
+      const timer = setTimeout(() => leave(new QueueRejectedError(o.queueRejectStatus, o.retryAfterSecs, 'timeout', `${o.queueTimeoutSecs} s`)), o.queueTimeoutSecs * 1000);
+      timer.unref();
+      const onAbort = () => leave(req.signal?.reason ?? new Error('aborted'));
+      req.signal?.addEventListener('abort', onAbort, { once: true });
+      this.queue.push(e);
+      this.deps.onQueueLength?.(this.queue.size);
+      this.poll ??= setInterval(() => this.drain(), 20);
+      this.poll.unref();
+    });
+  }
+
+  /** Admit waiting requests, best first, while some worker is not busy. */
+  drain(): void {
+    while (this.queue.size > 0) {
+      const cands = this.candidates(false);
+      if (cands.length === 0) break;
+      const e = this.queue.pop()!;
+      e.cleanup();
+      try {
+        const [t, overlap] = this.select(cands, e.req, e.keys);
+        e.resolve(this.dispatch(t, e.req, e.keys, overlap, this.now() - e.arrived));
+      } catch (err) {
+        e.reject(err);
+      }
+    }
+    if (this.queue.size === 0 && this.poll) {
+      clearInterval(this.poll);
+      this.poll = null;
+    }
+    this.deps.onQueueLength?.(this.queue.size);
+  }
+}

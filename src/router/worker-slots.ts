@@ -1,0 +1,114 @@
+// The router's view of the pool's workers: a load-table slot per worker, its KV
+// event feed (in kv mode) and its KV capacity. Follows the pool as workers are
+// added and removed at run time (the pool replaces its array on every change).
+
+import type { KvEvent, KvEventSource, KvEventSink, WorkerLoad } from '../engine/kv-events/index.js';
+import { log } from '../log.js';
+import type { KvIndex } from './kv-index.js';
+import { WorkerKvIngest } from './kv-ingest.js';
+import { LoadField, type LoadTable } from './load-table.js';
+import type { PredictedBlocks } from './predicted.js';
+import type { Worker, WorkerPool } from './worker-pool.js';
+
+export interface Tracked {
+  readonly worker: Worker;
+  readonly slot: number;
+  readonly ingest: WorkerKvIngest;
+  source?: KvEventSource;
+  /** The worker has published KV events (else its blocks are predicted). */
+  eventsSeen: boolean;
+}
+
+export type KvSourceFactory = (o: { url: string; sink: KvEventSink; onLoad?: (l: WorkerLoad) => void; onError?: (err: unknown) => void }) => KvEventSource;
+
+export interface WorkerSlotsOptions {
+  blockSize: number;
+  hashSeed?: number;
+  /** Open a KV event source per worker (kv mode with events). */
+  kvSource?: KvSourceFactory;
+  onRemove?: (t: Tracked) => void;
+}
+
+export class WorkerSlots {
+  private readonly byId = new Map<number, Tracked>();
+  private seen: Worker[] | null = null;
+  private nextSlot = 0;
+  private readonly free: number[] = [];
+  /** Tracked workers in pool order. */
+  list: Tracked[] = [];
+
+  constructor(
+    private readonly pool: WorkerPool,
+    private readonly load: LoadTable,
+    private readonly index: KvIndex,
+    private readonly predicted: PredictedBlocks,
+    private readonly o: WorkerSlotsOptions,
+  ) {}
+
+  get(id: number): Tracked | undefined {
+    this.sync();
+    return this.byId.get(id);
+  }
+
+  /** Bring the view in line with the pool (cheap when nothing changed). */
+  sync(): void {
+    const ws = this.pool.workers;
+    if (ws === this.seen) return;
+    this.seen = ws;
+    const live = new Set<number>();
+    for (const w of ws) {
+      live.add(w.id);
+      if (!this.byId.has(w.id)) this.byId.set(w.id, this.track(w));
+    }
+    for (const [id, t] of this.byId) {
+      if (live.has(id)) continue;
+      this.byId.delete(id);
+      this.untrack(t);
+    }
+    this.list = ws.map((w) => this.byId.get(w.id)!);
+  }
+
+  close(): void {
+    for (const t of this.byId.values()) t.source?.close();
+  }
+
+  private allocSlot(): number {
+    if (this.nextSlot < this.load.capacity) return this.nextSlot++;
+    const s = this.free.shift();
+    if (s === undefined) throw new Error(`the router's load table is full (${this.load.capacity} workers)`);
+    return s;
+  }
+
+  private track(w: Worker): Tracked {
+    const slot = this.allocSlot();
+    this.load.clear(slot);
+    const t: Tracked = { worker: w, slot, ingest: new WorkerKvIngest(this.index, slot, this.o.blockSize, this.o.hashSeed), eventsSeen: false };
+    if (this.o.kvSource) {
+      const sink = (events: KvEvent[]) => {
+        if (events.length > 0) t.eventsSeen = true;
+        for (const e of events) t.ingest.apply(e);
+      };
+      try {
+        t.source = this.o.kvSource({ url: w.client.url, sink, onError: (err) => log.debug('kv events', { worker: w.client.url, error: String(err) }) });
+        t.source.start();
+      } catch (err) {
+        log.warn('cannot subscribe to KV events; predicting this worker\'s cache', { worker: w.client.url, error: String(err) });
+      }
+    }
+    void w.client
+      .serverInfo()
+      .then((i) => {
+        if (i.maxTotalNumTokens > 0) this.load.set(slot, LoadField.CapacityBlocks, Math.floor(i.maxTotalNumTokens / this.o.blockSize));
+      })
+      .catch(() => {});
+    return t;
+  }
+
+  private untrack(t: Tracked): void {
+    t.source?.close();
+    t.ingest.clear();
+    this.predicted.drop(t.slot);
+    this.o.onRemove?.(t);
+    this.free.push(t.slot);
+  }
+}
