@@ -22,7 +22,17 @@ export function chatCompletions(ctx: AppContext) {
     ex.describe(model, req.stream);
     const promptIds = await promptFor(model, ex.body, req, req.nvext);
     const maxTokens = completionBudget(model, promptIds.length, req.sampling.maxTokens);
-    const route = { workerId: req.nvext.backendInstanceId ?? req.nvext.decodeWorkerId, dpRank: req.nvext.dpRank };
+    const nv = req.nvext;
+    const hints = nv.agentHints;
+    const route = {
+      workerId: nv.backendInstanceId ?? nv.decodeWorkerId,
+      dpRank: nv.dpRank,
+      sessionId: ex.header('x-dynamo-session-id') || undefined,
+      cacheSalt: nv.cacheSalt,
+      priority: hints.priority,
+      strictPriority: hints.strictPriority,
+      osl: hints.osl,
+    };
     const gen = generate(model, promptIds, { ...req.sampling, maxTokens }, ex.requestId, ex.signal, route);
     const timing: Timing = { arrived, dispatched: performance.now(), firstToken: null, lastToken: null };
     const outputs = decodeOutputs(model, gen, {
@@ -57,6 +67,8 @@ function noteTime(t: Timing): void {
 }
 
 function extras(r: ChatRun, usage: { promptTokens: number; completionTokens: number }, outcomes: ChoiceOutcome[]): Record<string, unknown> | null {
+  // The router may have held the request in its queue: dispatch is when it left.
+  if (!Number.isNaN(r.gen.dispatchedAt)) r.timing.dispatched = r.gen.dispatchedAt;
   return nvextResponse(r.req.nvext.extraFields, r.gen.worker.id, r.req.nvext.dpRank, r.timing, usage.promptTokens, usage.completionTokens, outcomes);
 }
 

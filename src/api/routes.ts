@@ -1,6 +1,7 @@
 // The route table: every endpoint Portico serves, in one place.
 
 import { addWorker, listWorkers, removeWorker } from './admin.js';
+import { getBusyThresholds, setBusyThresholds } from './busy-threshold.js';
 import { chatCompletions } from './chat.js';
 import { completions } from './completions.js';
 import { health, live } from './health.js';
@@ -25,6 +26,8 @@ export function routes(ctx: AppContext): Route[] {
     { method: 'get', path: '/admin/workers', handler: listWorkers(ctx) },
     { method: 'post', path: '/admin/workers', handler: addWorker(ctx) },
     { method: 'delete', path: '/admin/workers/:id', handler: removeWorker(ctx) },
+    { method: 'get', path: '/busy_threshold', handler: getBusyThresholds(ctx) },
+    { method: 'post', path: '/busy_threshold', handler: setBusyThresholds(ctx) },
     { method: 'get', path: '/health', handler: health(ctx), public: true },
     { method: 'get', path: '/live', handler: live, public: true },
     { method: 'get', path: '/metrics', handler: metrics(ctx), public: true },

@@ -7,6 +7,9 @@ import { createEngineClient } from '../engine/factory.js';
 import type { EngineClient } from '../engine/types.js';
 import { startMockEngine } from '../mock/engine-server.js';
 import { WorkerPool } from '../router/worker-pool.js';
+import { ModelRouter } from '../router/router.js';
+import { attachRouter } from '../router/registry.js';
+import type { RouterOptions } from '../router/options.js';
 import { ServedModel } from '../pipeline/served-model.js';
 import { ignoreUnsupportedFields } from '../protocol/admission.js';
 import { routes } from '../api/routes.js';
@@ -31,6 +34,8 @@ export interface ServeOptions {
   corsOrigins?: string[];
   toolCallParser?: string;
   reasoningParser?: string;
+  /** Router settings (mode, KV routing, queue); defaults in src/router/options.ts. */
+  router?: Partial<RouterOptions>;
 }
 
 export interface Running {
@@ -60,6 +65,9 @@ export async function serve(o: ServeOptions): Promise<Running> {
 
   const metrics = new FrontendMetrics(o.metricsPrefix);
   const model = new ServedModel(name, native, pool, modelStats(metrics, name));
+  const queued = metrics.queued.labels(name);
+  const router = new ModelRouter(pool, o.router, { onQueueLength: (n) => queued.set(n) });
+  attachRouter(pool, router);
   const lifecycle = { draining: false };
   const http = await startHttpServer({
     host: o.host,
@@ -77,6 +85,7 @@ export async function serve(o: ServeOptions): Promise<Running> {
     async close() {
       lifecycle.draining = true;
       await http.drain((o.shutdownTimeoutSecs ?? 30) * 1000);
+      router.close();
       pool.close();
       await Promise.all(mocks.map((m) => m.close()));
     },

@@ -224,7 +224,9 @@ function fail(ex: UwsExchange, err: unknown, format: ErrorFormat): void {
   const e = ApiError.from(err);
   if (e.status >= 500) log.error('request failed', { request_id: ex.requestId, status: e.status, error: e.message, stack: e.status === 500 && err instanceof Error ? err.stack : undefined });
   else log.debug('request rejected', { request_id: ex.requestId, status: e.status, error: e.message });
-  ex.sendJson(e.status, errorBody(e, format));
+  // Router queue rejections say when to retry (QueueRejectedError.retryAfter, seconds).
+  const retryAfter = (err as { retryAfter?: unknown } | null)?.retryAfter;
+  ex.sendJson(e.status, errorBody(e, format), false, typeof retryAfter === 'number' ? [['retry-after', String(retryAfter)]] : []);
 }
 
 function readBody(ex: UwsExchange, res: HttpResponse, maxBody: number, format: ErrorFormat, then: () => void): void {
