@@ -6,20 +6,9 @@
 
 import { ApiError } from '../protocol/errors.js';
 import { createEngineClient } from '../engine/factory.js';
-import type { ServedModel } from '../pipeline/served-model.js';
 import type { AppContext } from './context.js';
 import type { Exchange } from './exchange.js';
-
-function onlyModel(ctx: AppContext, name: unknown): ServedModel {
-  if (name !== undefined) {
-    if (typeof name !== 'string') throw ApiError.badRequest('`model` must be a string', 'model');
-    const m = ctx.models.get(name);
-    if (!m) throw ApiError.notFound(`The model \`${name}\` does not exist.`, 'model', 'model_not_found');
-    return m;
-  }
-  if (ctx.models.size !== 1) throw ApiError.badRequest('`model` is required when several models are served', 'model');
-  return [...ctx.models.values()][0];
-}
+import { modelNamed, readJsonObject } from './json-body.js';
 
 export function listWorkers(ctx: AppContext) {
   return (ex: Exchange): void => {
@@ -30,16 +19,9 @@ export function listWorkers(ctx: AppContext) {
 
 export function addWorker(ctx: AppContext) {
   return async (ex: Exchange): Promise<void> => {
-    let body: unknown;
-    try {
-      body = JSON.parse(ex.body.toString('utf8'));
-    } catch (err) {
-      throw ApiError.badRequest(`invalid JSON in request body: ${(err as Error).message}`, null, 'invalid_json');
-    }
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw ApiError.badRequest('request body must be a JSON object');
-    const { url, model: name } = body as { url?: unknown; model?: unknown };
+    const { url, model: name } = readJsonObject(ex);
     if (typeof url !== 'string' || url === '') throw ApiError.badRequest('`url` is required: grpc://HOST:PORT or vllm+grpc://HOST:PORT', 'url');
-    const model = onlyModel(ctx, name);
+    const model = modelNamed(ctx, name);
     if (model.pool.list().some((w) => w.url === url)) throw new ApiError(409, `worker ${url} is already serving \`${model.name}\``, { param: 'url', code: 'worker_exists' });
     let client;
     try {

@@ -5,6 +5,7 @@
 // to a new JSON buffer so the native template reads them as it reads any chat body.
 
 import { ApiError } from './errors.js';
+import { isObject as isObj, type Json, type JsonObject as Obj } from './json.js';
 import { admit } from './admission.js';
 import { Fields, FieldTable, JsonType } from './fields.js';
 import { templateBody, type TemplateBody } from './template-body.js';
@@ -27,15 +28,8 @@ export interface AnthropicRequest {
   topK?: number;
 }
 
-type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
-type Obj = { [k: string]: Json };
-
 function bad(message: string, param: string | null = null): ApiError {
   return ApiError.badRequest(message, param);
-}
-
-function isObj(v: Json | undefined): v is Obj {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 function modelOf(f: Pick<Fields<'model'>, 'string'>): string {

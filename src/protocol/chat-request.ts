@@ -3,6 +3,7 @@
 // validation happen here, before any tokenization or engine work is spent.
 
 import { ApiError } from './errors.js';
+import { requireModel } from './model-field.js';
 import { admit } from './admission.js';
 import { Fields, FieldTable, JsonType, type Span } from './fields.js';
 import { readStream } from './stream-options.js';
@@ -57,9 +58,7 @@ export function readChatRequest(body: Buffer, ignoreUnsupported: boolean, header
   const f = Fields.scan(body, table);
   admit(f.unknown, '', ignoreUnsupported);
 
-  const model = f.string('model');
-  if (model === undefined) throw ApiError.badRequest('`model` is required', 'model');
-  if (model.trim() === '') throw ApiError.badRequest('`model` must not be blank', 'model');
+  const model = requireModel(f);
 
   const messages = f.array('messages');
   if (messages === undefined) throw ApiError.badRequest('`messages` is required', 'messages');

@@ -3,6 +3,7 @@
 // generation; n choices are generated for every prompt.
 
 import { ApiError } from './errors.js';
+import { requireModel } from './model-field.js';
 import { admit } from './admission.js';
 import { Fields, FieldTable, JsonType } from './fields.js';
 import { readStream, type StreamSettings } from './stream-options.js';
@@ -46,9 +47,7 @@ export function readCompletionRequest(body: Buffer, ignoreUnsupported: boolean, 
   const f = Fields.scan(body, table);
   admit(f.unknown, '', ignoreUnsupported);
 
-  const model = f.string('model');
-  if (model === undefined) throw ApiError.badRequest('`model` is required', 'model');
-  if (model.trim() === '') throw ApiError.badRequest('`model` must not be blank', 'model');
+  const model = requireModel(f);
 
   const prompts = readPrompts(f);
   const streamSettings = readStream(f, ignoreUnsupported);

@@ -4,6 +4,8 @@
 // calls, function_call_output items as tool messages. Runs through the chat pipeline.
 
 import { ApiError } from './errors.js';
+import { requireModel } from './model-field.js';
+import { isObject as isObj, type Json, type JsonObject as Obj } from './json.js';
 import { admit } from './admission.js';
 import { Fields, FieldTable, JsonType } from './fields.js';
 import { templateBody, type TemplateBody } from './template-body.js';
@@ -42,24 +44,15 @@ export interface ResponsesRequest {
   metadata: Record<string, unknown>;
 }
 
-type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
-type Obj = { [k: string]: Json };
-
 function bad(message: string, param: string | null = null): ApiError {
   return ApiError.badRequest(message, param);
-}
-
-function isObj(v: Json | undefined): v is Obj {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 export function readResponsesRequest(body: Buffer, ignoreUnsupported: boolean): ResponsesRequest {
   table ??= new FieldTable(RESPONSES_FIELDS);
   const f = Fields.scan(body, table);
   admit(f.unknown, '', ignoreUnsupported);
-  const model = f.string('model');
-  if (model === undefined) throw bad('`model` is required', 'model');
-  if (model.trim() === '') throw bad('`model` must not be blank', 'model');
+  const model = requireModel(f);
   if (f.given('previous_response_id')) {
     throw new ApiError(400, '`previous_response_id` is not supported: Portico stores no responses; send the whole conversation in `input`', { param: 'previous_response_id', code: 'unsupported_parameter' });
   }

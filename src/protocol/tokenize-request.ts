@@ -2,6 +2,7 @@
 // token ids out; token ids in, text out.
 
 import { ApiError } from './errors.js';
+import { requireModel } from './model-field.js';
 import { admit } from './admission.js';
 import { Fields, FieldTable, type Span } from './fields.js';
 
@@ -20,18 +21,11 @@ export type TokenizeRequest = {
   | { kind: 'chat'; messages: Span; tools: Span | null; addGenerationPrompt: boolean; templateKwargs: string | null }
 );
 
-function modelOf(f: Pick<Fields<'model'>, 'string'>): string {
-  const model = f.string('model');
-  if (model === undefined) throw ApiError.badRequest('`model` is required', 'model');
-  if (model.trim() === '') throw ApiError.badRequest('`model` must not be blank', 'model');
-  return model;
-}
-
 export function readTokenizeRequest(body: Buffer, ignoreUnsupported: boolean): TokenizeRequest {
   tokenizeTable ??= new FieldTable(TOKENIZE_FIELDS);
   const f = Fields.scan(body, tokenizeTable);
   admit(f.unknown, '', ignoreUnsupported);
-  const model = modelOf(f);
+  const model = requireModel(f);
   const returnTokenStrs = f.boolean('return_token_strs') ?? false;
   const prompt = f.string('prompt');
   const messages = f.array('messages');
@@ -64,7 +58,7 @@ export function readDetokenizeRequest(body: Buffer, ignoreUnsupported: boolean):
   detokenizeTable ??= new FieldTable(DETOKENIZE_FIELDS);
   const f = Fields.scan(body, detokenizeTable);
   admit(f.unknown, '', ignoreUnsupported);
-  const model = modelOf(f);
+  const model = requireModel(f);
   if (!f.array('tokens')) throw ApiError.badRequest('`tokens` is required', 'tokens');
   const list = JSON.parse(f.raw('tokens')!) as unknown[];
   const tokens = new Uint32Array(list.length);

@@ -1,0 +1,30 @@
+// Small JSON bodies of the operator endpoints (admin, busy thresholds): parsed whole,
+// since they are tiny and off the hot path, with the same error shapes as the API.
+
+import { ApiError } from '../protocol/errors.js';
+import type { ServedModel } from '../pipeline/served-model.js';
+import type { AppContext } from './context.js';
+import type { Exchange } from './exchange.js';
+
+export function readJsonObject(ex: Exchange): Record<string, unknown> {
+  let body: unknown;
+  try {
+    body = JSON.parse(ex.body.toString('utf8'));
+  } catch (err) {
+    throw ApiError.badRequest(`invalid JSON in request body: ${(err as Error).message}`, null, 'invalid_json');
+  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw ApiError.badRequest('request body must be a JSON object');
+  return body as Record<string, unknown>;
+}
+
+/** The model a body names, or the only served model when it names none. */
+export function modelNamed(ctx: AppContext, name: unknown): ServedModel {
+  if (name !== undefined) {
+    if (typeof name !== 'string') throw ApiError.badRequest('`model` must be a string', 'model');
+    const m = ctx.models.get(name);
+    if (!m) throw ApiError.notFound(`The model \`${name}\` does not exist.`, 'model', 'model_not_found');
+    return m;
+  }
+  if (ctx.models.size !== 1) throw ApiError.badRequest('`model` is required when several models are served', 'model');
+  return [...ctx.models.values()][0];
+}
