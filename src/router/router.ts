@@ -104,6 +104,7 @@ export class ModelRouter implements Router {
 
   /** Block keys of a request in its namespace (salt, adapter). */
   keysOf(req: RouteRequest): Float64Array {
+    this.predicted.sweep();
     const h = req.hints;
     const root = h.cacheSalt || h.lora ? rootLanes(this.opts.hashSeed, h.cacheSalt, h.lora) : this.unsaltedRoot;
     return blockKeys(req.tokens, this.opts.blockSize, root);
@@ -272,7 +273,6 @@ export class ModelRouter implements Router {
         reject(err);
       };
       const timer = setTimeout(() => leave(new QueueRejectedError(o.queueRejectStatus, o.retryAfterSecs, 'timeout', `${o.queueTimeoutSecs} s`)), o.queueTimeoutSecs * 1000);
-      timer.unref();
       const onAbort = () => leave(req.signal?.reason ?? new Error('aborted'));
       req.signal?.addEventListener('abort', onAbort, { once: true });
       this.queue.push(e);
