@@ -7,6 +7,7 @@
 import { ConnectError } from '@connectrpc/connect';
 
 import { EngineError } from './errors.js';
+import type { ServerStream } from './grpc-h2.js';
 import type { EngineEvent, GenerateDone, GenerateParams } from './types.js';
 
 export interface WireChunk {
@@ -41,15 +42,14 @@ export async function* generateStream(
   url: string,
   p: GenerateParams,
   signal: AbortSignal,
-  open: (cancel: AbortSignal) => AsyncIterable<WireResponse>,
+  open: () => ServerStream<WireResponse>,
   abort: (requestId: string, reason: string) => Promise<void>,
 ): AsyncGenerator<EngineEvent> {
   const id = p.requestId;
   if (signal.aborted) {
     throw new EngineError('aborted', `request ${id} aborted before it was sent to ${url}`, url);
   }
-  const n = Math.max(1, p.n ?? 1);
-  const cancel = new AbortController();
+  const n = p.n === undefined || p.n <= 1 ? 1 : p.n;
   let finished = false;
   let abortSent = false;
   const sendAbort = (reason: string) => {
@@ -59,17 +59,27 @@ export async function* generateStream(
       // Worker gone or request already over: nothing left to stop.
     });
   };
+  const wire = open();
   const onAbort = () => {
+    if (finished) return;
     sendAbort('client disconnected');
-    cancel.abort();
+    wire.cancel();
   };
   signal.addEventListener('abort', onAbort, { once: true });
 
-  const doneIdx = new Set<number>();
+  // Choices seen complete; a bit set is enough for the usual n = 1.
+  let doneCount = 0;
+  const doneIdx = n === 1 ? undefined : new Set<number>();
   let workerGone = false;
+  let streamEnded = false;
   try {
-    for await (const res of open(cancel.signal)) {
-      const r = res.response;
+    for (;;) {
+      const step = await wire.next();
+      if (step.done) {
+        streamEnded = true;
+        break;
+      }
+      const r = step.value.response;
       if (r.case === 'chunk') {
         const c = r.value;
         if (c.tokenIds.length === 0 && !p.stream) continue;
@@ -84,8 +94,11 @@ export async function* generateStream(
           },
         };
       } else if (r.case === 'complete') {
-        doneIdx.add(r.value.index);
-        if (doneIdx.size >= n) finished = true;
+        if (doneIdx) {
+          doneIdx.add(r.value.index);
+          doneCount = doneIdx.size;
+        } else doneCount = 1;
+        if (doneCount >= n) finished = true;
         yield { kind: 'done', done: toDone(r.value, p.stream) };
       }
     }
@@ -103,19 +116,53 @@ export async function* generateStream(
     throw e;
   } finally {
     signal.removeEventListener('abort', onAbort);
-    if (!finished) {
-      // Consumer stopped early or the stream failed: free the worker's slot
-      // (pointless when the worker is unreachable).
-      if (!workerGone) sendAbort('stream closed early');
-      cancel.abort();
+    if (!streamEnded) {
+      if (finished) {
+        // Every choice is complete; only the trailers are still on the way.
+        // Resetting the stream here would send an RST_STREAM per request,
+        // and servers treat a flood of those as an attack (nghttp2 answers
+        // GOAWAY INTERNAL_ERROR after ~1000), so read it to its end instead.
+        wire.detach();
+      } else {
+        // Consumer stopped early or the stream failed: free the worker's slot
+        // (pointless when the worker is unreachable).
+        if (!workerGone) sendAbort('stream closed early');
+        wire.cancel();
+      }
     }
   }
   if (!finished) {
     if (signal.aborted) {
       throw new EngineError('aborted', `request ${id} on ${url} aborted by caller`, url);
     }
-    throw new EngineError('internal', `engine worker ${url} ended the stream of request ${id} after ${doneIdx.size}/${n} completions`, url);
+    throw new EngineError('internal', `engine worker ${url} ended the stream of request ${id} after ${doneCount}/${n} completions`, url);
   }
+}
+
+/**
+ * A Connect client's server stream as a ServerStream: cancel() aborts the
+ * call, detach() reads the rest in the background without delivering it.
+ */
+export function fromConnectStream<T>(call: (signal: AbortSignal) => AsyncIterable<T>): ServerStream<T> {
+  const ac = new AbortController();
+  const it = call(ac.signal)[Symbol.asyncIterator]();
+  return {
+    next: () => it.next(),
+    return: async () => {
+      ac.abort();
+      return { value: undefined, done: true };
+    },
+    cancel: () => ac.abort(),
+    detach: () => {
+      void (async () => {
+        try {
+          while (!(await it.next()).done);
+        } catch {
+          // The stream's outcome no longer matters to anyone.
+        }
+      })();
+    },
+  };
 }
 
 /**

@@ -9,13 +9,14 @@
 //    trusted in non-stream mode.
 //  - Proto3 zeros are not the engine defaults: every sampling scalar is
 //    filled explicitly (top_k = -1, repetition_penalty = 1, ...).
-import { create } from '@bufbuild/protobuf';
+import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
 import { Code, ConnectError, createClient, type Client } from '@connectrpc/connect';
 import { createGrpcTransport, Http2SessionManager } from '@connectrpc/connect-node';
 
 import {
   AbortRequestSchema,
   GenerateRequestSchema,
+  GenerateResponseSchema,
   GetLoadsRequestSchema,
   GetModelInfoRequestSchema,
   GetServerInfoRequestSchema,
@@ -25,7 +26,8 @@ import {
   type GenerateRequest,
 } from '../gen/sglang_scheduler_pb.js';
 import { EngineError } from './errors.js';
-import { generateStream } from './generate-stream.js';
+import { fromConnectStream, generateStream } from './generate-stream.js';
+import { openServerStream } from './grpc-h2.js';
 import type {
   EngineClient,
   EngineEvent,
@@ -50,6 +52,13 @@ export interface SglangClientOptions {
   pingTimeoutMs?: number;
   /** Close an unused connection after this long. Default 15 min. */
   idleConnectionTimeoutMs?: number;
+  /**
+   * How Generate streams are read: 'h2' (default) frames gRPC directly on
+   * the HTTP/2 session; 'connect' goes through Connect's generic client
+   * (several times the CPU per message; kept for comparison in bench/).
+   * Unary rpcs always use Connect. Both share one connection.
+   */
+  generateTransport?: 'h2' | 'connect';
 }
 
 /** grpc://host:port → http://host:port (grpcs → https; vllm+grpc[s] alike). */
@@ -70,16 +79,21 @@ export function toBaseUrl(url: string): string {
   return `${scheme}//${u.host}`;
 }
 
+const GENERATE_PATH = `/${SglangScheduler.typeName}/${SglangScheduler.method.generate.name}`;
+const decodeResponse = (b: Uint8Array) => fromBinary(GenerateResponseSchema, b);
+
 export class SglangEngineClient implements EngineClient {
   readonly url: string;
   private readonly session: Http2SessionManager;
   private readonly rpc: Client<typeof SglangScheduler>;
   private readonly rpcTimeoutMs: number;
+  private readonly direct: boolean;
 
   constructor(url: string, opts: SglangClientOptions = {}) {
     this.url = url;
     const baseUrl = toBaseUrl(url);
     this.rpcTimeoutMs = opts.rpcTimeoutMs ?? 5000;
+    this.direct = (opts.generateTransport ?? 'h2') === 'h2';
     // Own the session manager so close() can tear the connection down.
     this.session = new Http2SessionManager(baseUrl, {
       connectTimeoutMs: opts.connectTimeoutMs ?? 3000,
@@ -94,7 +108,9 @@ export class SglangEngineClient implements EngineClient {
   generate(p: GenerateParams, signal: AbortSignal): AsyncGenerator<EngineEvent> {
     return generateStream(
       this.url, p, signal,
-      (cancel) => this.rpc.generate(buildGenerateRequest(p), { signal: cancel }),
+      () => this.direct
+        ? openServerStream(this.session, GENERATE_PATH, toBinary(GenerateRequestSchema, buildGenerateRequest(p)), decodeResponse)
+        : fromConnectStream((cancel) => this.rpc.generate(buildGenerateRequest(p), { signal: cancel })),
       (id, reason) => this.abort(id, reason),
     );
   }

@@ -12,13 +12,14 @@
 //  - top_k 0 means "no top-k"; temperature and max_tokens are optional;
 //    the request seed travels (SGLang's protocol has none).
 //  - Abort takes a list of ids and answers nothing.
-import { create } from '@bufbuild/protobuf';
+import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
 import { Code, ConnectError, createClient, type Client } from '@connectrpc/connect';
 import { createGrpcTransport, Http2SessionManager } from '@connectrpc/connect-node';
 
 import {
   AbortRequestSchema,
   GenerateRequestSchema,
+  GenerateResponseSchema,
   GetLoadsRequestSchema,
   GetModelInfoRequestSchema,
   GetServerInfoRequestSchema,
@@ -29,7 +30,8 @@ import {
   type GenerateResponse,
 } from '../gen/vllm_engine_pb.js';
 import { EngineError } from './errors.js';
-import { generateStream, type WireResponse } from './generate-stream.js';
+import { fromConnectStream, generateStream, type WireResponse } from './generate-stream.js';
+import { mapStream, openServerStream, type ServerStream } from './grpc-h2.js';
 import { toBaseUrl, type SglangClientOptions } from './sglang-client.js';
 import type {
   EngineClient,
@@ -42,16 +44,21 @@ import type {
 
 export type VllmClientOptions = SglangClientOptions;
 
+const GENERATE_PATH = `/${VllmEngine.typeName}/${VllmEngine.method.generate.name}`;
+const decodeResponse = (b: Uint8Array) => fromBinary(GenerateResponseSchema, b);
+
 export class VllmEngineClient implements EngineClient {
   readonly url: string;
   private readonly session: Http2SessionManager;
   readonly rpc: Client<typeof VllmEngine>;
   private readonly rpcTimeoutMs: number;
+  private readonly direct: boolean;
 
   constructor(url: string, opts: VllmClientOptions = {}) {
     this.url = url;
     const baseUrl = toBaseUrl(url);
     this.rpcTimeoutMs = opts.rpcTimeoutMs ?? 5000;
+    this.direct = (opts.generateTransport ?? 'h2') === 'h2';
     this.session = new Http2SessionManager(baseUrl, {
       connectTimeoutMs: opts.connectTimeoutMs ?? 3000,
       pingIntervalMs: opts.pingIntervalMs ?? 10_000,
@@ -64,7 +71,9 @@ export class VllmEngineClient implements EngineClient {
   generate(p: GenerateParams, signal: AbortSignal): AsyncGenerator<EngineEvent> {
     return generateStream(
       this.url, p, signal,
-      (cancel) => accumulate(this.rpc.generate(buildVllmGenerateRequest(p), { signal: cancel }), p.stream),
+      () => accumulate(this.direct
+        ? openServerStream(this.session, GENERATE_PATH, toBinary(GenerateRequestSchema, buildVllmGenerateRequest(p)), decodeResponse)
+        : fromConnectStream((cancel) => this.rpc.generate(buildVllmGenerateRequest(p), { signal: cancel })), p.stream),
       (id) => this.abort(id),
     );
   }
@@ -167,22 +176,22 @@ export class VllmEngineClient implements EngineClient {
 }
 
 /** Stream mode: turn vLLM's per-message deltas into running totals. */
-async function* accumulate(src: AsyncIterable<GenerateResponse>, stream: boolean): AsyncGenerator<WireResponse> {
-  if (!stream) {
-    yield* src;
-    return;
-  }
-  const totals = new Map<number, number>();
-  for await (const res of src) {
+function accumulate(src: ServerStream<GenerateResponse>, stream: boolean): ServerStream<WireResponse> {
+  if (!stream) return src;
+  // Choice index → tokens so far; an array, indexes are small.
+  const totals: number[] = [];
+  return mapStream(src, (res): WireResponse => {
     const r = res.response;
     if (r.case === 'chunk') {
-      const t = (totals.get(r.value.index) ?? 0) + r.value.tokenIds.length;
-      totals.set(r.value.index, t);
-      yield { response: { case: 'chunk', value: { ...r.value, completionTokens: t } } };
-    } else if (r.case === 'complete') {
-      yield { response: { case: 'complete', value: { ...r.value, completionTokens: totals.get(r.value.index) ?? r.value.completionTokens } } };
+      const t = (totals[r.value.index] ?? 0) + r.value.tokenIds.length;
+      totals[r.value.index] = t;
+      return { response: { case: 'chunk', value: { ...r.value, completionTokens: t } } };
     }
-  }
+    if (r.case === 'complete') {
+      return { response: { case: 'complete', value: { ...r.value, completionTokens: totals[r.value.index] ?? r.value.completionTokens } } };
+    }
+    return res;
+  });
 }
 
 /** GenerateParams → vLLM wire request, with vLLM's defaults filled in. */

@@ -1,0 +1,323 @@
+// A gRPC server-streaming call straight on node:http2, for the one rpc whose
+// per-message cost matters: Generate. Connect's generic client pipes every
+// response message through several layers of async iterables, a linked
+// AbortController and a ping-timer reset per read; measured in-process
+// against the echo mock that was ~2 ms of CPU for an 8-token request
+// (bench/engine-path.bench.ts). Connection handling (connect timeout,
+// keep-alive PINGs, idle close, GOAWAY, reconnect) stays with connect-node's
+// Http2SessionManager; this file only frames messages and reads the status.
+//
+// Wire (grpc/doc/PROTOCOL-HTTP2.md): request HEADERS + one length-prefixed
+// message + END_STREAM; response HEADERS (:status 200, application/grpc),
+// length-prefixed messages, trailers with grpc-status / grpc-message, or a
+// trailers-only response. Identity encoding only (we never offer another).
+
+import http2 from 'node:http2';
+
+import { Code, ConnectError } from '@connectrpc/connect';
+import type { Http2SessionManager } from '@connectrpc/connect-node';
+
+const { NGHTTP2_CANCEL } = http2.constants;
+
+/** A server stream the caller reads with next() and may stop in two ways. */
+export interface ServerStream<T> extends AsyncIterator<T> {
+  /** Reset the stream (RST_STREAM CANCEL); next() then rejects with Code.Canceled. */
+  cancel(): void;
+  /** Stop delivering but let the stream end normally (read to its trailers). */
+  detach(): void;
+}
+
+const HEADERS_BASE = {
+  'content-type': 'application/grpc+proto',
+  te: 'trailers',
+  'grpc-accept-encoding': 'identity',
+  'user-agent': 'portico-engine-client',
+};
+
+/** Re-arm the session manager's keep-alive at most this often (it re-arms a timer per call). */
+const ALIVE_NOTIFY_MS = 500;
+
+// Per session manager: when we last told it the connection is alive.
+const lastNotify = new WeakMap<Http2SessionManager, number>();
+
+/** Queued messages past which the HTTP/2 stream is paused (flow control pushes back on the worker). */
+const HIGH_WATER = 64;
+
+/** One length-prefixed gRPC message. */
+export function frameMessage(bytes: Uint8Array): Buffer {
+  const out = Buffer.allocUnsafe(5 + bytes.length);
+  out[0] = 0;
+  out.writeUInt32BE(bytes.length, 1);
+  out.set(bytes, 5);
+  return out;
+}
+
+/**
+ * Open `path` on a session of `sm`, send `request` (already protobuf-encoded)
+ * and yield every response message through `decode`. Failures reject next()
+ * with a ConnectError whose code follows gRPC's status (or, for transport
+ * failures, Unavailable / Aborted / Internal as connect-node would report them).
+ */
+export function openServerStream<T>(
+  sm: Http2SessionManager, path: string, request: Uint8Array, decode: (bytes: Uint8Array) => T,
+): ServerStream<T> {
+  return new H2ServerStream(sm, path, frameMessage(request), decode);
+}
+
+class H2ServerStream<T> implements ServerStream<T> {
+  private stream: http2.ClientHttp2Stream | undefined;
+  private readonly queue: T[] = [];
+  private head = 0;
+  private pending: Buffer | undefined;
+  private status: number | undefined;
+  private statusMessage = '';
+  private failure: ConnectError | undefined;
+  private ended = false;
+  private cancelled = false;
+  private detached = false;
+  private paused = false;
+  private waiter: { resolve: (r: IteratorResult<T>) => void; reject: (e: unknown) => void } | undefined;
+
+  constructor(
+    private readonly sm: Http2SessionManager,
+    path: string,
+    body: Buffer,
+    private readonly decode: (bytes: Uint8Array) => T,
+  ) {
+    sm.request('POST', path, HEADERS_BASE, {}).then(
+      (s) => this.attach(s, body),
+      (err: unknown) => this.fail(fromNodeError(err)),
+    );
+  }
+
+  next(): Promise<IteratorResult<T>> {
+    if (this.head < this.queue.length) {
+      const value = this.queue[this.head]!;
+      this.queue[this.head++] = undefined as T;
+      if (this.head === this.queue.length) {
+        this.queue.length = 0;
+        this.head = 0;
+      }
+      if (this.paused && this.queue.length - this.head < HIGH_WATER / 2) {
+        this.paused = false;
+        this.stream?.resume();
+      }
+      return Promise.resolve({ value, done: false });
+    }
+    if (this.failure) return Promise.reject(this.failure);
+    if (this.ended) return Promise.resolve({ value: undefined, done: true });
+    return new Promise((resolve, reject) => (this.waiter = { resolve, reject }));
+  }
+
+  return(): Promise<IteratorResult<T>> {
+    this.cancel();
+    return Promise.resolve({ value: undefined, done: true });
+  }
+
+  cancel(): void {
+    if (this.ended || this.cancelled) return;
+    this.cancelled = true;
+    this.queue.length = 0;
+    this.head = 0;
+    this.fail(new ConnectError('stream cancelled by the client', Code.Canceled));
+    const s = this.stream;
+    if (s && !s.destroyed) s.close(NGHTTP2_CANCEL);
+  }
+
+  detach(): void {
+    this.detached = true;
+    this.queue.length = 0;
+    this.head = 0;
+    if (this.paused) {
+      this.paused = false;
+      this.stream?.resume();
+    }
+  }
+
+  private attach(s: http2.ClientHttp2Stream, body: Buffer): void {
+    this.stream = s;
+    if (this.cancelled) {
+      s.close(NGHTTP2_CANCEL);
+      return;
+    }
+    s.on('response', (h) => this.onHeaders(h));
+    s.on('trailers', (h) => this.onTrailers(h));
+    s.on('data', (d: Buffer) => this.onData(d));
+    s.on('error', (err) => this.fail(fromNodeError(err)));
+    s.on('close', () => this.onClose());
+    s.end(body);
+  }
+
+  private onHeaders(h: http2.IncomingHttpHeaders & http2.IncomingHttpStatusHeader): void {
+    const status = h[':status'] ?? 0;
+    if (status !== 200) {
+      this.fail(new ConnectError(`HTTP ${status} from the worker`, codeFromHttpStatus(status)));
+      return;
+    }
+    const ct = String(h['content-type'] ?? '');
+    if (!ct.startsWith('application/grpc')) {
+      this.fail(new ConnectError(`unexpected content-type ${JSON.stringify(ct)} from the worker`, Code.Internal));
+      return;
+    }
+    // Trailers-only response: the status rides on the headers.
+    if (h['grpc-status'] !== undefined) this.onTrailers(h);
+  }
+
+  private onTrailers(h: http2.IncomingHttpHeaders): void {
+    const code = Number(h['grpc-status']);
+    this.status = Number.isInteger(code) && code >= 0 && code <= 16 ? code : Code.Unknown;
+    const msg = h['grpc-message'];
+    if (typeof msg === 'string' && msg) {
+      try {
+        this.statusMessage = decodeURIComponent(msg);
+      } catch {
+        this.statusMessage = msg;
+      }
+    }
+  }
+
+  private onData(d: Buffer): void {
+    const now = Date.now();
+    if (now - (lastNotify.get(this.sm) ?? 0) >= ALIVE_NOTIFY_MS) {
+      lastNotify.set(this.sm, now);
+      this.sm.notifyResponseByteRead(this.stream!);
+    }
+    if (this.detached || this.failure) return;
+    let buf = this.pending ? Buffer.concat([this.pending, d]) : d;
+    this.pending = undefined;
+    let off = 0;
+    while (buf.length - off >= 5) {
+      const flags = buf[off]!;
+      const len = buf.readUInt32BE(off + 1);
+      if (buf.length - off - 5 < len) break;
+      if (flags & 1) {
+        this.fail(new ConnectError('worker sent a compressed message without negotiating an encoding', Code.Internal));
+        this.stream?.close(NGHTTP2_CANCEL);
+        return;
+      }
+      let msg: T;
+      try {
+        msg = this.decode(buf.subarray(off + 5, off + 5 + len));
+      } catch (err) {
+        this.fail(new ConnectError(`cannot decode a response message: ${String(err)}`, Code.Internal));
+        this.stream?.close(NGHTTP2_CANCEL);
+        return;
+      }
+      off += 5 + len;
+      this.push(msg);
+    }
+    if (off < buf.length) this.pending = off === 0 ? Buffer.from(buf) : Buffer.from(buf.subarray(off));
+    if (!this.paused && this.queue.length - this.head >= HIGH_WATER && this.stream) {
+      this.paused = true;
+      this.stream.pause();
+    }
+  }
+
+  private push(msg: T): void {
+    const w = this.waiter;
+    if (w) {
+      this.waiter = undefined;
+      w.resolve({ value: msg, done: false });
+    } else this.queue.push(msg);
+  }
+
+  private onClose(): void {
+    if (this.ended || this.failure) return;
+    const s = this.stream!;
+    if (this.status === undefined) {
+      // No trailers: the stream was reset or the connection went away.
+      if (s.rstCode !== undefined && s.rstCode !== 0) {
+        this.fail(new ConnectError(`stream reset by the worker (HTTP/2 error code ${s.rstCode})`, Code.Aborted));
+      } else if (s.session?.destroyed || s.session?.closed) {
+        this.fail(new ConnectError('connection to the worker closed mid-stream', Code.Unavailable));
+      } else {
+        this.fail(new ConnectError('worker ended the stream without a grpc-status', Code.Internal));
+      }
+      return;
+    }
+    if (this.status !== 0) {
+      this.fail(new ConnectError(this.statusMessage || `grpc-status ${this.status}`, this.status as Code));
+      return;
+    }
+    if (this.pending) {
+      this.fail(new ConnectError('worker ended the stream inside a message', Code.Internal));
+      return;
+    }
+    this.ended = true;
+    const w = this.waiter;
+    if (w) {
+      this.waiter = undefined;
+      w.resolve({ value: undefined, done: true });
+    }
+  }
+
+  private fail(err: ConnectError): void {
+    if (this.failure || this.ended) return;
+    this.failure = err;
+    // Queued messages are still delivered before the error.
+    if (this.head < this.queue.length) return;
+    const w = this.waiter;
+    if (w) {
+      this.waiter = undefined;
+      w.reject(err);
+    }
+  }
+}
+
+/** gRPC's HTTP-to-status mapping for responses that are not gRPC at all. */
+function codeFromHttpStatus(status: number): Code {
+  switch (status) {
+    case 400:
+      return Code.Internal;
+    case 401:
+      return Code.Unauthenticated;
+    case 403:
+      return Code.PermissionDenied;
+    case 404:
+      return Code.Unimplemented;
+    case 429:
+    case 502:
+    case 503:
+    case 504:
+      return Code.Unavailable;
+    default:
+      return Code.Unknown;
+  }
+}
+
+/** Node / HTTP/2 failure → ConnectError, with the codes connect-node gives the same failures. */
+export function fromNodeError(err: unknown): ConnectError {
+  if (err instanceof ConnectError) return err;
+  const codes: string[] = [];
+  for (let e: unknown = err, i = 0; e instanceof Error && i < 8; e = (e as { cause?: unknown }).cause, i++) {
+    const c = (e as { code?: unknown }).code;
+    if (typeof c === 'string') codes.push(c);
+  }
+  let code = Code.Internal;
+  if (codes.some((c) => c === 'ECONNREFUSED' || c === 'ETIMEDOUT' || c === 'ENOTFOUND' || c === 'EAI_AGAIN' || c === 'EHOSTUNREACH' || c === 'ENETUNREACH')) {
+    code = Code.Unavailable;
+  } else if (codes.some((c) => c === 'ECONNRESET' || c === 'ERR_STREAM_DESTROYED' || c === 'ERR_HTTP2_INVALID_STREAM' || c === 'ERR_HTTP2_STREAM_ERROR')) {
+    code = Code.Aborted;
+  } else if (codes.some((c) => c === 'ERR_HTTP2_SESSION_ERROR' || c === 'ERR_HTTP2_GOAWAY_SESSION' || c === 'EPIPE')) {
+    code = Code.Unavailable;
+  }
+  const ce = ConnectError.from(err, code);
+  if (ce !== err) ce.cause = err;
+  return ce;
+}
+
+/** A ServerStream whose messages pass through `f` (called in order, once each). */
+export function mapStream<A, B>(s: ServerStream<A>, f: (a: A) => B): ServerStream<B> {
+  return {
+    next: async () => {
+      const r = await s.next();
+      return r.done ? { value: undefined, done: true } : { value: f(r.value), done: false };
+    },
+    return: async () => {
+      s.cancel();
+      return { value: undefined, done: true };
+    },
+    cancel: () => s.cancel(),
+    detach: () => s.detach(),
+  };
+}
