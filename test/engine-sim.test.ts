@@ -277,3 +277,49 @@ describe('simulator core', () => {
     core.close();
   });
 });
+
+describe('zero-cost steps (echo timing)', () => {
+  const echoCore = () => createSimCore({ port: 0, mode: 'echo', eosTokenIds: [99], vocabSize: 100 });
+  const submit = (core: ReturnType<typeof createSimCore>, id: string, prompt: number[], outs: CoreOutput[]) =>
+    core.submit({ id, prompt, n: 1, minNewTokens: 0, stopTokenIds: [], ignoreEos: false }, (o) => outs.push(o));
+
+  test('requests submitted in one turn share the first step, and all their steps run in the next turn', async () => {
+    const core = echoCore();
+    const a: CoreOutput[] = [];
+    const b: CoreOutput[] = [];
+    submit(core, 'a', range(1, 8), a);
+    submit(core, 'b', range(11, 8), b);
+    assert.equal(a.length + b.length, 0, 'nothing runs inside submit');
+    await new Promise((r) => setImmediate(r));
+    // One output per token (no merging), then the finish, within one turn: no timers.
+    assert.deepEqual(a.filter((o) => o.kind === 'tokens').map((o) => o.kind === 'tokens' && o.tokenIds), range(1, 8).map((t) => [t]));
+    assert.equal(a.at(-1)!.kind, 'finish');
+    assert.equal(b.at(-1)!.kind, 'finish');
+    assert.equal(core.ranks[0]!.steps, 8, 'a and b ran in the same 8 steps');
+    core.close();
+  });
+
+  test('a long echo yields to I/O between slices instead of holding the loop', async () => {
+    const core = echoCore();
+    const outs: CoreOutput[] = [];
+    submit(core, 'long', range(1, 20_000), outs);
+    await new Promise((r) => setImmediate(r));
+    assert.ok(outs.length > 0 && outs.at(-1)!.kind !== 'finish', `one slice must not finish 20k steps (got ${outs.length})`);
+    while (outs.at(-1)?.kind !== 'finish') await new Promise((r) => setImmediate(r));
+    assert.equal(outs.length, 20_001);
+    core.close();
+  });
+
+  test('sim timing still paces steps by the model', async () => {
+    const core = createSimCore({ port: 0, mode: 'sim', eosTokenIds: [99], vocabSize: 100, eosProbability: 0, stepMs: 5 });
+    const outs: CoreOutput[] = [];
+    const t0 = performance.now();
+    await new Promise<void>((resolve) => core.submit({ id: 's', prompt: [1], n: 1, maxNewTokens: 6, minNewTokens: 0, stopTokenIds: [], ignoreEos: false }, (o) => {
+      outs.push(o);
+      if (o.kind === 'finish') resolve();
+    }));
+    // 6 decode-ish steps of >= 5 ms each (the first is a prefill with no step cost).
+    assert.ok(performance.now() - t0 >= 24, `took ${performance.now() - t0} ms`);
+    core.close();
+  });
+});

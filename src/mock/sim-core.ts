@@ -57,6 +57,8 @@ export type CoreOutput =
 export class SimRequestError extends Error {}
 
 const CATCH_UP_MS = 200;
+/** Zero-cost steps run back to back for at most this long before yielding to I/O. */
+const FREE_SLICE_MS = 1;
 
 type Choice = Seq & { index: number; gen: ChoiceGenerator; req: Live };
 
@@ -90,10 +92,15 @@ export class SimCore {
   /** Generated tokens, for throughput figures. */
   tokensOut = 0;
   private tpsWindow: Array<[number, number]> = [];
+  /** Every step costs 0 ms (echo's default timing). */
+  private readonly free: boolean;
 
   constructor(o: SimCoreOptions) {
     this.o = o;
     this.timing = new TimingModel(o.timing);
+    const t = this.timing.o;
+    this.free = t.stepMs === 0 && t.prefillMsPerToken === 0 && t.prefillAttnMsPerTokenCtx === 0
+      && t.decodeMsPerSeq === 0 && t.decodeMsPerKvToken === 0;
     const lowestEos = o.eosTokenIds.length ? Math.min(...o.eosTokenIds) : o.vocabSize;
     this.drawBound = Math.max(1, Math.min(o.regularVocabSize ?? (lowestEos > 0 ? lowestEos : o.vocabSize), o.vocabSize));
     this.hub = new KvEventHub(o.blockSize, () => this.snapshot());
@@ -261,18 +268,15 @@ export class SimCore {
 
   private kick(rank: Rank): void {
     if (rank.stepping || !rank.sched.hasWork() || this.closed) return;
-    const step = rank.sched.schedule();
-    this.hub.flush(rank.id);
-    if (step.entries.length === 0) {
-      // Nothing fits: the head of the queue can never get its blocks.
-      const head = rank.sched.waiting[0];
-      if (head) {
-        this.finish(head as Choice, 'length');
-        this.hub.flush(rank.id);
-        this.kick(rank);
-      }
+    if (this.free) {
+      // Steps cost nothing: plan on the next turn, so every request that
+      // arrived in this I/O phase joins the batch, then run steps back to back.
+      rank.stepping = true;
+      setImmediate(() => this.runFree(rank));
       return;
     }
+    const step = this.plan(rank);
+    if (!step) return;
     rank.stepping = true;
     const now = performance.now();
     // Simulated time runs from where the last step ended; if the event loop
@@ -285,10 +289,50 @@ export class SimCore {
     else setImmediate(run);
   }
 
+  /** Schedule a step; undefined when nothing can run (a head that can never fit ends with "length"). */
+  private plan(rank: Rank): PlannedStep | undefined {
+    for (;;) {
+      if (!rank.sched.hasWork()) return undefined;
+      const step = rank.sched.schedule();
+      this.hub.flush(rank.id);
+      if (step.entries.length > 0) return step;
+      // Nothing fits: the head of the queue can never get its blocks.
+      const head = rank.sched.waiting[0];
+      if (!head) return undefined;
+      this.finish(head as Choice, 'length');
+      this.hub.flush(rank.id);
+    }
+  }
+
+  /**
+   * Zero-cost timing (echo, or a sim with every cost at 0): run whole steps
+   * in one turn, up to FREE_SLICE_MS, so an 8-token request takes one event
+   * loop turn instead of eight and its messages leave in one socket write.
+   * Each step still emits its own tokens (one message per token in echo).
+   */
+  private runFree(rank: Rank): void {
+    rank.stepping = false;
+    if (this.closed) return;
+    const until = performance.now() + FREE_SLICE_MS;
+    for (let k = 1; ; k++) {
+      const step = this.plan(rank);
+      if (!step) return;
+      this.applyStep(rank, step);
+      if (this.closed) return;
+      if ((k & 7) === 0 && performance.now() >= until) break;
+    }
+    this.kick(rank);
+  }
+
   private completeStep(rank: Rank, step: PlannedStep): void {
     rank.stepping = false;
-    rank.steps++;
     if (this.closed) return;
+    this.applyStep(rank, step);
+    this.kick(rank);
+  }
+
+  private applyStep(rank: Rank, step: PlannedStep): void {
+    rank.steps++;
     const results = rank.sched.complete(step);
     this.hub.flush(rank.id);
     let produced = 0;
@@ -304,7 +348,6 @@ export class SimCore {
       this.tpsWindow.push([Date.now(), produced]);
       if (this.tpsWindow.length > 4096) this.tpsWindow.splice(0, 2048);
     }
-    this.kick(rank);
   }
 }
 
