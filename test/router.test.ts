@@ -372,3 +372,44 @@ test('output block tracking grows decode blocks toward agent_hints.osl', async (
   u.done();
   r.close();
 });
+
+test('index table: many keys, interleaved removes, against a Map model', () => {
+  const idx = new KvIndex(4);
+  const model = new Map<number, number[]>();
+  let s = 7;
+  const rnd = () => ((s = (Math.imul(s, 1103515245) + 12345) >>> 0) / 2 ** 32);
+  const keys = blockKeys(Uint32Array.from({ length: 20000 }, (_, i) => i), 4, root);
+  // Force bucket collisions too: keys equal in their low 32 bits.
+  const twins = Array.from({ length: 50 }, (_, i) => (i + 1) * 4294967296 + 12345);
+  const all = [...keys, ...twins];
+  for (let round = 0; round < 30000; round++) {
+    const k = all[Math.floor(rnd() * all.length)]!;
+    const slot = Math.floor(rnd() * 5);
+    if (rnd() < 0.6) {
+      idx.add(k, slot);
+      model.set(k, [...(model.get(k) ?? []), slot]);
+    } else {
+      const h = model.get(k);
+      const had = !!h && h.includes(slot);
+      assert.equal(idx.remove(k, slot), had);
+      if (had) {
+        h!.splice(h!.indexOf(slot), 1);
+        if (h!.length === 0) model.delete(k);
+      }
+    }
+  }
+  assert.equal(idx.size, model.size);
+  for (const k of all) for (let slot = 0; slot < 5; slot++) assert.equal(idx.holds(k, slot), model.get(k)?.includes(slot) ?? false);
+});
+
+test('hash: the inlined request path equals block-by-block chaining (as events are re-hashed)', async () => {
+  const { chainBlock, keyOf } = await import('../src/router/hash.js');
+  const t = Uint32Array.from({ length: 100 }, (_, i) => (i * 2654435761) >>> 0);
+  const r = rootLanes(3, 'salt');
+  const cur = { a: r.a, b: r.b };
+  const keys = blockKeys(t, 8, r);
+  for (let i = 0; i < keys.length; i++) {
+    chainBlock(cur, t, i * 8, 8, cur);
+    assert.equal(keys[i], keyOf(cur.a, cur.b));
+  }
+});

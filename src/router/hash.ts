@@ -75,14 +75,31 @@ export function chainBlock(parent: Lanes, tokens: ArrayLike<number>, off: number
   out.b = fmix(b ^ a);
 }
 
-/** Keys of every full block of `tokens`, in prefix order. */
+/** Keys of every full block of `tokens`, in prefix order (chainBlock, inlined: this is the per-request cost). */
 export function blockKeys(tokens: ArrayLike<number>, blockSize: number, root: Lanes): Float64Array {
   const n = Math.floor(tokens.length / blockSize);
   const keys = new Float64Array(n);
-  const cur: Lanes = { a: root.a, b: root.b };
-  for (let i = 0; i < n; i++) {
-    chainBlock(cur, tokens, i * blockSize, blockSize, cur);
-    keys[i] = keyOf(cur.a, cur.b);
+  let pa = root.a;
+  let pb = root.b;
+  for (let blk = 0, off = 0; blk < n; blk++, off += blockSize) {
+    let a = pa ^ 0x3c6ef372;
+    let b = pb ^ 0xa54ff53a;
+    for (let i = off, end = off + blockSize; i < end; i++) {
+      const t = tokens[i]!;
+      let k = Math.imul(t, A1);
+      k = (k << 15) | (k >>> 17);
+      a ^= Math.imul(k, A2);
+      a = (a << 13) | (a >>> 19);
+      a = (Math.imul(a, 5) + 0xe6546b64) | 0;
+      let m = Math.imul(t ^ 0x61c88647, B1);
+      m = (m << 13) | (m >>> 19);
+      b ^= Math.imul(m, B2);
+      b = (b << 17) | (b >>> 15);
+      b = (Math.imul(b, 9) + 0x38495ab5) | 0;
+    }
+    pa = fmix(a ^ blockSize);
+    pb = fmix(b ^ a);
+    keys[blk] = (pb & 0x1fffff) * TWO32 + pa;
   }
   return keys;
 }
