@@ -22,13 +22,24 @@ pub struct RenderInput {
     pub tools: Option<serde_json::Value>,
     pub add_generation_prompt: bool,
     /// Special tokens (`bos_token`, `eos_token`, ...) — only those that are defined.
-    pub special_tokens: Vec<(&'static str, String)>,
+    pub special_tokens: Vec<(String, String)>,
+    /// transformers' `continue_final_message`: the output ends inside the last message
+    /// (its content is left open for the model to continue).
+    pub continue_final_message: bool,
     /// Extra template kwargs (e.g. enable_thinking, documents); cannot replace
     /// messages, tools or add_generation_prompt.
     pub kwargs: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
-const RESERVED: &[&str] = &["messages", "tools", "add_generation_prompt"];
+const RESERVED: &[&str] = &[
+    "messages",
+    "tools",
+    "add_generation_prompt",
+    "continue_final_message",
+];
+
+/// The marker transformers appends to the final message to find where it ends.
+const CONTINUE_TAG: &str = "CONTINUE_FINAL_MESSAGE_TAG ";
 
 impl ChatTemplate {
     pub fn compile(source: &str) -> Result<ChatTemplate> {
@@ -49,10 +60,24 @@ impl ChatTemplate {
         Ok(ChatTemplate { env })
     }
 
-    pub fn render(&self, input: RenderInput) -> Result<String> {
+    pub fn render(&self, mut input: RenderInput) -> Result<String> {
+        if !input.continue_final_message {
+            return self.render_plain(input);
+        }
+        if input.add_generation_prompt {
+            return Err(CoreError::InvalidKwargs(
+                "continue_final_message and add_generation_prompt are not compatible".into(),
+            ));
+        }
+        let final_text = mark_final_message(&mut input.messages)?;
+        let rendered = self.render_plain(input)?;
+        cut_at_continue_tag(rendered, &final_text)
+    }
+
+    fn render_plain(&self, input: RenderInput) -> Result<String> {
         let mut ctx: Vec<(String, Value)> = Vec::new();
         for (k, v) in input.special_tokens {
-            ctx.push((k.to_owned(), Value::from(v)));
+            ctx.push((k, Value::from(v)));
         }
         ctx.push(("documents".to_owned(), Value::from(())));
         if let Some(kwargs) = input.kwargs {
@@ -84,6 +109,43 @@ impl ChatTemplate {
             .map_err(|e| CoreError::ChatTemplate(describe(&e)))?;
         tpl.render(ctx)
             .map_err(|e| CoreError::ChatTemplate(describe(&e)))
+    }
+}
+
+/// Appends the continue tag to the last message's content; returns the original content.
+fn mark_final_message(messages: &mut serde_json::Value) -> Result<String> {
+    let last = messages
+        .as_array_mut()
+        .and_then(|m| m.last_mut())
+        .and_then(|m| m.as_object_mut())
+        .ok_or_else(|| {
+            CoreError::InvalidMessages("continue_final_message needs a final message".into())
+        })?;
+    match last.get_mut("content") {
+        Some(serde_json::Value::String(s)) => {
+            let original = s.clone();
+            s.push_str(CONTINUE_TAG);
+            Ok(original)
+        }
+        _ => Err(CoreError::InvalidMessages(
+            "continue_final_message is set but the final message has no content to continue".into(),
+        )),
+    }
+}
+
+/// Cuts the render where the final message ends, as transformers does (rstrip when the
+/// template trimmed the space after the tag).
+fn cut_at_continue_tag(rendered: String, final_text: &str) -> Result<String> {
+    let tag = CONTINUE_TAG.trim();
+    let (Some(at), true) = (rendered.rfind(tag), rendered.contains(final_text.trim())) else {
+        return Err(CoreError::ChatTemplate(
+            "continue_final_message is set but the final message does not appear in the rendered chat".into(),
+        ));
+    };
+    if rendered[at..].starts_with(CONTINUE_TAG) {
+        Ok(rendered[..at].to_owned())
+    } else {
+        Ok(rendered[..at].trim_end().to_owned())
     }
 }
 
@@ -191,7 +253,8 @@ mod tests {
             messages,
             tools: None,
             add_generation_prompt: false,
-            special_tokens: vec![("bos_token", "<s>".into())],
+            special_tokens: vec![("bos_token".into(), "<s>".into())],
+            continue_final_message: false,
             kwargs: kwargs.as_object().cloned(),
         })
     }
@@ -271,6 +334,27 @@ mod tests {
             err.to_string()
                 .starts_with("chat template error: syntax error"),
             "{err}"
+        );
+    }
+
+    #[test]
+    fn continue_final_message_leaves_the_last_message_open() {
+        let tpl = ChatTemplate::compile(
+            "{% for m in messages %}<{{ m.role }}>{{ m.content }}</{{ m.role }}>\n{% endfor %}",
+        )
+        .unwrap();
+        let input = |cont| RenderInput {
+            messages: json!([{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Sure, "}]),
+            tools: None,
+            add_generation_prompt: false,
+            special_tokens: vec![],
+            continue_final_message: cont,
+            kwargs: None,
+        };
+        assert_eq!(tpl.render(input(true)).unwrap(), "<user>Hi</user>\n<assistant>Sure, ");
+        assert_eq!(
+            tpl.render(input(false)).unwrap(),
+            "<user>Hi</user>\n<assistant>Sure, </assistant>\n"
         );
     }
 

@@ -8,6 +8,10 @@
 //! that treat the first token specially (SentencePiece's leading space) correct, and
 //! the window is trimmed after each release, so a push costs O(new tokens).
 //!
+//! Byte-level BPE tokenizers take a faster path: each token's bytes come from a table
+//! (see `byte_table`), are appended to a small buffer, and the longest valid UTF-8 prefix
+//! is released (an invalid sequence becomes U+FFFD exactly as a lossy full decode makes it).
+//!
 //! Invariant: the concatenation of every `push` result and `finish()` equals
 //! `tokenizer.decode(all_ids, skip_special_tokens)`.
 
@@ -21,6 +25,9 @@ const REPLACEMENT: char = '\u{FFFD}';
 pub struct Detokenizer {
     tokenizer: Arc<Tokenizer>,
     skip_special_tokens: bool,
+    /// Byte-level fast path: bytes not yet released (an incomplete character).
+    bytes_mode: bool,
+    pending: Vec<u8>,
     window: Vec<u32>,
     prefix: usize,
     read: usize,
@@ -29,8 +36,10 @@ pub struct Detokenizer {
 impl Detokenizer {
     pub fn new(tokenizer: Arc<Tokenizer>, skip_special_tokens: bool) -> Detokenizer {
         Detokenizer {
+            bytes_mode: tokenizer.byte_table().is_some(),
             tokenizer,
             skip_special_tokens,
+            pending: Vec::new(),
             window: Vec::new(),
             prefix: 0,
             read: 0,
@@ -39,6 +48,9 @@ impl Detokenizer {
 
     /// Adds generated ids; returns the text that became final (possibly empty).
     pub fn push(&mut self, ids: &[u32]) -> Result<String> {
+        if self.bytes_mode {
+            return Ok(self.push_bytes(ids));
+        }
         let before = self.window.len();
         if self.skip_special_tokens {
             // decode() drops these before the decoder runs, so dropping them here is exact.
@@ -62,6 +74,11 @@ impl Detokenizer {
 
     /// Flushes whatever is left (an incomplete character becomes U+FFFD, as decode does).
     pub fn finish(&mut self) -> Result<String> {
+        if self.bytes_mode {
+            let out = String::from_utf8_lossy(&self.pending).into_owned();
+            self.pending.clear();
+            return Ok(out);
+        }
         if self.read == self.window.len() {
             return Ok(String::new());
         }
@@ -72,7 +89,50 @@ impl Detokenizer {
 
     /// Number of ids held in the window (for tests: stays small).
     pub fn window_len(&self) -> usize {
-        self.window.len()
+        self.window.len() + self.pending.len()
+    }
+
+    fn push_bytes(&mut self, ids: &[u32]) -> String {
+        let tok = &*self.tokenizer;
+        let Some(table) = tok.byte_table() else {
+            return String::new();
+        };
+        for &id in ids {
+            if self.skip_special_tokens && tok.is_special(id) {
+                continue;
+            }
+            if let Some(b) = table.get(id) {
+                self.pending.extend_from_slice(b);
+            }
+        }
+        let mut out = String::new();
+        let mut pos = 0;
+        loop {
+            match std::str::from_utf8(&self.pending[pos..]) {
+                Ok(s) => {
+                    out.push_str(s);
+                    pos = self.pending.len();
+                    break;
+                }
+                Err(e) => {
+                    let valid = e.valid_up_to();
+                    // SAFETY-free: from_utf8 validated these bytes just now.
+                    out.push_str(std::str::from_utf8(&self.pending[pos..pos + valid]).unwrap_or(""));
+                    match e.error_len() {
+                        Some(bad) => {
+                            out.push(REPLACEMENT);
+                            pos += valid + bad;
+                        }
+                        None => {
+                            pos += valid;
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        self.pending.drain(..pos);
+        out
     }
 
     /// (is the new text complete?, the new text).

@@ -1,16 +1,22 @@
 //! Portico native core: everything between request bytes and token ids, and back.
 //! Plain Rust (no N-API); `portico-node` is a thin binding over this crate.
 
+pub mod byte_table;
 pub mod chat_template;
 pub mod detokenizer;
 pub mod error;
 pub mod messages;
 pub mod model;
 pub mod model_card;
+pub mod prefix_cache;
 pub mod pyfmt;
 pub mod raw_prompt;
+pub mod sequence;
+pub mod special_split;
+pub mod stop;
 pub mod tokenizer;
 
 pub use detokenizer::Detokenizer;
 pub use error::{CoreError, Result};
 pub use model::{ChatRequest, Model, ModelInfo};
+pub use sequence::{FinishReason, MatchedStop, Sequence, SequenceOptions};

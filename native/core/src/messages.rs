@@ -88,22 +88,49 @@ fn part_text(part: &Value) -> Option<&str> {
 /// * an assistant's `tool_calls[].function.arguments` given as a JSON-object string is
 ///   parsed into a mapping (templates such as Llama 3's `| tojson` it; Qwen3 takes both).
 ///
+/// * other keys whose value is null are dropped (vLLM never forwards them; transformers
+///   drops them too, so templates see a missing key rather than None);
+/// * reasoning given as `reasoning_content`, `thinking` or `reasoning` is also exposed
+///   under `thinking` (first) and `reasoning_content` (transformers 5's aliasing).
+///
 /// Other fields are kept as sent, in their order.
 pub fn normalise_for_template(messages: Vec<Value>) -> Result<Vec<Value>> {
     messages
         .into_iter()
         .enumerate()
-        .map(|(i, mut m)| {
+        .map(|(i, m)| {
             let text = content_text(&m, i, "\n")?;
-            let obj: &mut Map<String, Value> =
-                m.as_object_mut().expect("checked by parse_messages");
+            let Value::Object(mut obj) = m else {
+                unreachable_object()?
+            };
+            obj.retain(|k, v| !v.is_null() || k == "content");
             obj.insert("content".to_owned(), Value::String(text));
             if let Some(Value::Array(calls)) = obj.get_mut("tool_calls") {
                 calls.iter_mut().for_each(parse_arguments);
             }
-            Ok(m)
+            Ok(Value::Object(alias_reasoning(obj)))
         })
         .collect()
+}
+
+fn unreachable_object<T>() -> Result<T> {
+    Err(CoreError::InvalidMessages("a message must be an object".into()))
+}
+
+const REASONING_KEYS: [&str; 3] = ["reasoning_content", "thinking", "reasoning"];
+
+/// `{"thinking": r, **message, "reasoning_content": r}` when any reasoning key holds a value.
+fn alias_reasoning(obj: Map<String, Value>) -> Map<String, Value> {
+    let Some(r) = REASONING_KEYS.iter().find_map(|k| obj.get(*k).cloned()) else {
+        return obj;
+    };
+    let mut out = Map::with_capacity(obj.len() + 2);
+    out.insert("thinking".to_owned(), r.clone());
+    for (k, v) in obj {
+        out.insert(k, v);
+    }
+    out.insert("reasoning_content".to_owned(), r);
+    out
 }
 
 fn parse_arguments(call: &mut Value) {

@@ -9,6 +9,7 @@ use crate::error::{CoreError, Result};
 use crate::messages::{normalise_for_template, parse_array, parse_messages};
 use crate::model_card::ModelCard;
 use crate::raw_prompt::raw_prompt_text;
+use crate::sequence::{Sequence, SequenceOptions};
 use crate::tokenizer::Tokenizer;
 
 /// What the serving layer needs to know about a model.
@@ -35,6 +36,8 @@ pub struct Model {
     card: ModelCard,
     tokenizer: Arc<Tokenizer>,
     template: Option<ChatTemplate>,
+    /// transformers uses the `tool_use` named template when tools are given and it exists.
+    tool_use_template: Option<ChatTemplate>,
     eos_token_ids: Vec<u32>,
 }
 
@@ -89,10 +92,15 @@ impl Model {
             Some(src) => Some(ChatTemplate::compile(src)?),
             None => None,
         };
+        let tool_use_template = match card.tool_use_template.as_deref() {
+            Some(src) => Some(ChatTemplate::compile(src)?),
+            None => None,
+        };
         Ok(Model {
             card,
             tokenizer: Arc::new(tokenizer),
             template,
+            tool_use_template,
             eos_token_ids,
         })
     }
@@ -104,7 +112,7 @@ impl Model {
             bos_token: self.card.bos_token.clone(),
             eos_token: self.card.eos_token.clone(),
             vocab_size: self.tokenizer.vocab_size(),
-            has_chat_template: self.template.is_some(),
+            has_chat_template: self.template.is_some() || self.tool_use_template.is_some(),
         }
     }
 
@@ -120,6 +128,10 @@ impl Model {
         self.tokenizer.encode(text, add_special_tokens)
     }
 
+    pub fn encode_batch(&self, texts: &[&str], add_special_tokens: bool) -> Result<Vec<Vec<u32>>> {
+        self.tokenizer.encode_batch(texts, add_special_tokens)
+    }
+
     pub fn decode(&self, ids: &[u32], skip_special_tokens: bool) -> Result<String> {
         self.tokenizer.decode(ids, skip_special_tokens)
     }
@@ -128,12 +140,27 @@ impl Model {
         Detokenizer::new(Arc::clone(&self.tokenizer), skip_special_tokens)
     }
 
+    /// A per-choice stream decoder with the request's stop conditions.
+    pub fn sequence(&self, opts: SequenceOptions) -> Sequence {
+        Sequence::new(
+            self.detokenizer(opts.skip_special_tokens),
+            &self.eos_token_ids,
+            opts,
+        )
+    }
+
     /// Renders the chat template over the request's messages/tools spans.
+    /// `continue_final_message: true` in the kwargs leaves the final message open (as the
+    /// apply_chat_template argument of that name; vLLM passes it through the same way).
     pub fn render_chat(&self, req: &ChatRequest<'_>) -> Result<String> {
-        let template = self.template.as_ref().ok_or(CoreError::NoChatTemplate)?;
         let messages = normalise_for_template(parse_messages(req.messages_json)?)?;
         let tools = parse_array(req.tools_json, "tools")?;
-        let kwargs = match req.kwargs_json {
+        let template = match (&tools, &self.tool_use_template) {
+            (Some(_), Some(t)) => Some(t),
+            _ => self.template.as_ref().or(self.tool_use_template.as_ref()),
+        }
+        .ok_or(CoreError::NoChatTemplate)?;
+        let mut kwargs = match req.kwargs_json {
             None => None,
             Some(s) => match serde_json::from_str::<serde_json::Value>(s) {
                 Ok(serde_json::Value::Object(map)) => Some(map),
@@ -142,21 +169,16 @@ impl Model {
                 Err(e) => return Err(CoreError::InvalidKwargs(e.to_string())),
             },
         };
-        let card = &self.card;
-        let special_tokens = [
-            ("bos_token", &card.bos_token),
-            ("eos_token", &card.eos_token),
-            ("pad_token", &card.pad_token),
-            ("unk_token", &card.unk_token),
-        ]
-        .into_iter()
-        .filter_map(|(k, v)| v.clone().map(|v| (k, v)))
-        .collect();
+        let continue_final_message = kwargs
+            .as_mut()
+            .and_then(|k| k.remove("continue_final_message"))
+            .is_some_and(|v| v.as_bool() == Some(true));
         template.render(RenderInput {
             messages: serde_json::Value::Array(messages),
             tools,
             add_generation_prompt: req.add_generation_prompt,
-            special_tokens,
+            special_tokens: self.card.special_tokens.clone(),
+            continue_final_message,
             kwargs,
         })
     }
@@ -165,7 +187,7 @@ impl Model {
     /// as vLLM does for chat.
     pub fn encode_chat(&self, req: &ChatRequest<'_>) -> Result<Vec<u32>> {
         let prompt = self.render_chat(req)?;
-        self.tokenizer.encode(&prompt, false)
+        self.tokenizer.encode_cached(&prompt)
     }
 
     /// The messages' text concatenated, tokenized without special tokens.

@@ -25,6 +25,11 @@ const CONTEXT_LENGTH_KEYS: &[&str] = &[
 pub struct ModelCard {
     pub dir: PathBuf,
     pub chat_template: Option<String>,
+    /// The `tool_use` template of a named-template list (used when the request has tools).
+    pub tool_use_template: Option<String>,
+    /// Every named special token, as transformers' `special_tokens_map` gives the template:
+    /// `*_token` keys of tokenizer_config.json (string or AddedToken) and `extra_special_tokens`.
+    pub special_tokens: Vec<(String, String)>,
     pub bos_token: Option<String>,
     pub eos_token: Option<String>,
     pub pad_token: Option<String>,
@@ -52,16 +57,22 @@ impl ModelCard {
             card.unk_token = special_token(&cfg, "unk_token");
             card.add_bos_token = cfg.get("add_bos_token").and_then(Value::as_bool);
             card.add_eos_token = cfg.get("add_eos_token").and_then(Value::as_bool);
-            card.chat_template = cfg.get("chat_template").and_then(pick_template);
+            card.special_tokens = named_special_tokens(&cfg);
+            if let Some(t) = cfg.get("chat_template") {
+                card.chat_template = pick_template(t, "default");
+                card.tool_use_template = pick_template(t, "tool_use");
+            }
         }
         // As in transformers, a separate template file wins over tokenizer_config.json.
         if let Some(tpl) = read_json(&dir.join("chat_template.json"))? {
-            if let Some(t) = tpl.get("chat_template").and_then(pick_template) {
-                card.chat_template = Some(t);
+            if let Some(t) = tpl.get("chat_template") {
+                card.chat_template = pick_template(t, "default");
+                card.tool_use_template = pick_template(t, "tool_use");
             }
         }
         if let Some(t) = read_text(&dir.join("chat_template.jinja"))? {
             card.chat_template = Some(t);
+            card.tool_use_template = None;
         }
 
         let mut eos = Vec::new();
@@ -115,13 +126,44 @@ fn special_token(cfg: &Value, key: &str) -> Option<String> {
     }
 }
 
-/// A template string, or a list of `{name, template}` where "default" is used.
-fn pick_template(v: &Value) -> Option<String> {
+/// `*_token` entries (string or AddedToken) plus `extra_special_tokens` (a name → token map),
+/// in file order. Flags such as `add_bos_token` are booleans and so are skipped.
+fn named_special_tokens(cfg: &Value) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    let Some(obj) = cfg.as_object() else {
+        return out;
+    };
+    let mut push = |k: &str, v: Option<String>| {
+        if let Some(v) = v {
+            if !out.iter().any(|(name, _)| name == k) {
+                out.push((k.to_owned(), v));
+            }
+        }
+    };
+    for key in obj.keys().filter(|k| k.ends_with("_token")) {
+        push(key, special_token(cfg, key));
+    }
+    if let Some(Value::Object(extra)) = cfg.get("extra_special_tokens") {
+        for (k, v) in extra {
+            let token = match v {
+                Value::String(s) => Some(s.clone()),
+                Value::Object(o) => o.get("content").and_then(Value::as_str).map(str::to_owned),
+                _ => None,
+            };
+            push(k, token);
+        }
+    }
+    out
+}
+
+/// A template string (it is the "default"), or a list of `{name, template}`: the one named
+/// `name`.
+fn pick_template(v: &Value, name: &str) -> Option<String> {
     match v {
-        Value::String(s) => Some(s.clone()),
+        Value::String(s) if name == "default" => Some(s.clone()),
         Value::Array(list) => list
             .iter()
-            .find(|t| t.get("name").and_then(Value::as_str) == Some("default"))
+            .find(|t| t.get("name").and_then(Value::as_str) == Some(name))
             .and_then(|t| t.get("template"))
             .and_then(Value::as_str)
             .map(str::to_owned),
@@ -168,12 +210,31 @@ mod tests {
     }
 
     #[test]
+    fn named_special_tokens_like_transformers() {
+        let cfg: Value = serde_json::json!({
+            "add_bos_token": true,
+            "bos_token": "<bos>",
+            "unk_token": null,
+            "boi_token": {"content": "<img>"},
+            "extra_special_tokens": {"image_token": "<image>"}
+        });
+        let got = named_special_tokens(&cfg);
+        let want: Vec<(String, String)> = [("bos_token", "<bos>"), ("boi_token", "<img>"), ("image_token", "<image>")]
+            .iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect();
+        assert_eq!(got, want);
+    }
+
+    #[test]
     fn template_list_picks_default() {
         let v = serde_json::json!([
             {"name": "tool_use", "template": "T"},
             {"name": "default", "template": "D"}
         ]);
-        assert_eq!(pick_template(&v).as_deref(), Some("D"));
+        assert_eq!(pick_template(&v, "default").as_deref(), Some("D"));
+        assert_eq!(pick_template(&v, "tool_use").as_deref(), Some("T"));
+        assert_eq!(pick_template(&serde_json::json!("S"), "tool_use"), None);
     }
 
     #[test]

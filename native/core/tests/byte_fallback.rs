@@ -58,7 +58,10 @@ fn tokenizer_json() -> Value {
 }
 
 fn model() -> Model {
-    let dir = std::env::temp_dir().join(format!("portico-bytefallback-{}", std::process::id()));
+    // One folder per call: tests run in parallel threads of one process.
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("portico-bytefallback-{}-{n}", std::process::id()));
     fs::create_dir_all(&dir).unwrap();
     fs::write(dir.join("tokenizer.json"), tokenizer_json().to_string()).unwrap();
     fs::write(

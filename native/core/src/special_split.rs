@@ -1,0 +1,88 @@
+//! Splits text at added tokens exactly where the `tokenizers` crate does before anything
+//! else runs (leftmost-longest match over the non-normalized added tokens). BPE never
+//! merges across such a split and each piece is normalized and pre-tokenized on its own,
+//! so encoding the pieces separately and concatenating gives the ids of a full encode —
+//! which lets long pieces (a system prompt, earlier turns) be cached.
+//!
+//! Only built when that equivalence holds for the tokenizer: no added token with
+//! lstrip/rstrip/single_word (they eat neighbouring whitespace), no Metaspace pre-tokenizer
+//! (its "first piece only" prefix depends on the piece's offset) and no post-processor
+//! effect (callers encode without special tokens).
+
+use std::collections::HashMap;
+
+pub struct SpecialSplitter {
+    /// By first byte: (token bytes, id), longest first.
+    by_first: HashMap<u8, Vec<(Box<[u8]>, u32)>>,
+    is_first: [bool; 256],
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Piece<'a> {
+    Text(&'a str),
+    Added(u32),
+}
+
+impl SpecialSplitter {
+    /// `None` when splitting would not be exact for this tokenizer.
+    pub fn new(tok: &tokenizers::Tokenizer, tokenizer_json: &[u8]) -> Option<SpecialSplitter> {
+        if contains(tokenizer_json, b"\"Metaspace\"") {
+            return None;
+        }
+        let mut by_first: HashMap<u8, Vec<(Box<[u8]>, u32)>> = HashMap::new();
+        let mut is_first = [false; 256];
+        for (id, t) in tok.get_added_tokens_decoder() {
+            if t.lstrip || t.rstrip || t.single_word {
+                return None;
+            }
+            if t.normalized || t.content.is_empty() {
+                continue; // matched later, inside a piece, by the tokenizer itself
+            }
+            let bytes: Box<[u8]> = t.content.as_bytes().into();
+            is_first[bytes[0] as usize] = true;
+            by_first.entry(bytes[0]).or_default().push((bytes, id));
+        }
+        for list in by_first.values_mut() {
+            list.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then(a.1.cmp(&b.1)));
+        }
+        Some(SpecialSplitter { by_first, is_first })
+    }
+
+    /// The pieces of `text`, in order (empty text pieces are omitted).
+    pub fn split<'a>(&self, text: &'a str) -> Vec<Piece<'a>> {
+        let bytes = text.as_bytes();
+        let mut out = Vec::new();
+        let mut start = 0;
+        let mut i = 0;
+        while i < bytes.len() {
+            if self.is_first[bytes[i] as usize] {
+                if let Some((len, id)) = self.match_at(&bytes[i..], bytes[i]) {
+                    if i > start {
+                        out.push(Piece::Text(&text[start..i]));
+                    }
+                    out.push(Piece::Added(id));
+                    i += len;
+                    start = i;
+                    continue;
+                }
+            }
+            i += 1;
+        }
+        if start < bytes.len() {
+            out.push(Piece::Text(&text[start..]));
+        }
+        out
+    }
+
+    fn match_at(&self, rest: &[u8], first: u8) -> Option<(usize, u32)> {
+        self.by_first
+            .get(&first)?
+            .iter()
+            .find(|(tok, _)| rest.starts_with(tok))
+            .map(|(tok, id)| (tok.len(), *id))
+    }
+}
+
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle)
+}

