@@ -122,9 +122,9 @@ test('predicted blocks: inserted for a worker, expire after the TTL', () => {
 
 test('cost: prefill weight × blocks still to prefill + decode blocks', () => {
   // 64 tokens = 4 blocks of 16; 2 cached → 32 uncached tokens = 2 blocks.
-  assert.equal(kvCost(64, 16, 1, { overlapBlocks: 2, activePrefillTokens: 0, activeDecodeBlocks: 0 }), 2 + 4);
+  assert.equal(kvCost(64, 16, 1, { overlapBlocks: 2, activePrefillTokens: 0, activeDecodeBlocks: 0 }), 2 + 2, 'cached blocks are not charged again');
   assert.equal(kvCost(64, 16, 2, { overlapBlocks: 0, activePrefillTokens: 32, activeDecodeBlocks: 10 }), 2 * 6 + 14);
-  assert.equal(kvCost(64, 16, 1, { overlapBlocks: 9, activePrefillTokens: 0, activeDecodeBlocks: 0 }), 4, 'overlap never makes prefill negative');
+  assert.equal(kvCost(64, 16, 1, { overlapBlocks: 9, activePrefillTokens: 0, activeDecodeBlocks: 0 }), 0, 'overlap never makes a term negative');
   const c = Float64Array.from([5, 3, 7, 3]);
   const picks = new Set<number>();
   for (let i = 0; i < 200; i++) picks.add(lowest(c, 4));
@@ -251,7 +251,7 @@ test('kv mode: the worker holding the prefix wins; load moves the choice; salted
   assert.equal(d.worker.id, 2);
   assert.equal(d.overlapBlocks, 6);
   assert.equal(r.load.get(r.slots.get(2)!.slot, LoadField.PrefillTokens), 8);
-  assert.equal(r.load.get(r.slots.get(2)!.slot, LoadField.DecodeBlocks), 8);
+  assert.equal(r.load.get(r.slots.get(2)!.slot, LoadField.DecodeBlocks), 2, 'only the 2 new blocks add KV');
   d.firstToken();
   assert.equal(r.load.get(r.slots.get(2)!.slot, LoadField.PrefillTokens), 0);
   d.done();

@@ -3,7 +3,11 @@
 //
 //   cost = prefill_weight × prefill blocks + decode blocks
 //   prefill blocks = (worker's active prefill tokens + request's uncached tokens) / block size
-//   decode blocks  = worker's active decode blocks + request's blocks
+//   decode blocks  = worker's active decode blocks + request's new blocks (not already cached there)
+//
+// Blocks a request shares with what the worker already holds are charged once, as
+// an engine's KV pool holds them once: otherwise every session of a popular prefix
+// would look like a full copy of it and be pushed off the worker that has it.
 
 export interface WorkerCostInput {
   overlapBlocks: number;
@@ -14,7 +18,7 @@ export interface WorkerCostInput {
 export function kvCost(requestTokens: number, blockSize: number, prefillWeight: number, w: WorkerCostInput): number {
   const uncached = Math.max(requestTokens - w.overlapBlocks * blockSize, 0);
   const prefillBlocks = (w.activePrefillTokens + uncached) / blockSize;
-  const decodeBlocks = w.activeDecodeBlocks + Math.ceil(requestTokens / blockSize);
+  const decodeBlocks = w.activeDecodeBlocks + Math.max(Math.ceil(requestTokens / blockSize) - w.overlapBlocks, 0);
   return prefillWeight * prefillBlocks + decodeBlocks;
 }
 

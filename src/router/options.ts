@@ -18,6 +18,8 @@ export interface RouterOptions {
   kvEvents: boolean;
   /** Lifetime of predicted blocks (workers without events, salted requests). */
   predictedTtlSecs: number;
+  /** Workers with events: how long a dispatched request's blocks count as there before its stored event. */
+  inflightTtlSecs: number;
   /** Count output blocks as they are generated (placeholders up to agent_hints.osl). */
   trackOutputBlocks: boolean;
   /** Turns queueing on: a worker is busy past this fraction of maxBatchedTokens of active prefill. */
@@ -45,6 +47,7 @@ export const DEFAULT_ROUTER_OPTIONS: RouterOptions = {
   temperature: 0,
   kvEvents: true,
   predictedTtlSecs: 120,
+  inflightTtlSecs: 2,
   trackOutputBlocks: false,
   maxBatchedTokens: 8192,
   queuePolicy: 'fcfs',

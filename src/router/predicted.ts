@@ -1,7 +1,10 @@
 // Predicted KV state for what events do not tell: workers that publish no KV
 // events, and salted or adapter requests (events carry no namespace). At dispatch
 // the request's blocks are inserted for the chosen worker; each expires after a
-// TTL, refreshed when a later request predicts the same block there.
+// TTL, refreshed when a later request predicts the same block there. Workers that
+// do publish events get the same insert with a short TTL: it covers the time
+// between dispatch and the engine's stored event, so a burst of requests sharing
+// a new prefix follows the first one instead of scattering.
 
 import type { KvIndex } from './kv-index.js';
 
@@ -16,22 +19,23 @@ export class PredictedBlocks {
     private readonly now: () => number = () => performance.now(),
   ) {}
 
-  insert(slot: number, keys: Float64Array): void {
+  insert(slot: number, keys: Float64Array, ttlMs = this.ttlMs): void {
     const t = this.now();
     this.sweep(t);
     let m = this.slots.get(slot);
     if (!m) this.slots.set(slot, (m = new Map()));
-    const exp = t + this.ttlMs;
+    const exp = t + ttlMs;
     for (let i = 0; i < keys.length; i++) {
       const k = keys[i]!;
-      if (!m.has(k)) this.index.add(k, slot);
-      m.set(k, exp);
+      const old = m.get(k);
+      if (old === undefined) this.index.add(k, slot);
+      if (old === undefined || old < exp) m.set(k, exp);
     }
   }
 
-  /** Drop every expired block; runs at most every TTL/8. */
+  /** Drop every expired block; runs at most every 100 ms (or TTL/8 when shorter). */
   sweep(t = this.now(), force = false): void {
-    if (!force && t - this.lastSweep < this.ttlMs / 8) return;
+    if (!force && t - this.lastSweep < Math.min(this.ttlMs / 8, 100)) return;
     this.lastSweep = t;
     for (const [slot, m] of this.slots) {
       for (const [k, exp] of m) {

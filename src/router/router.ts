@@ -201,14 +201,19 @@ export class ModelRouter implements Router {
     const h = req.hints;
     const bs = o.blockSize;
     const slot = t.slot;
-    const promptBlocks = Math.ceil(req.tokens.length / bs);
+    // KV the request adds: its blocks not already held there (see cost.ts).
+    const promptBlocks = Math.max(Math.ceil(req.tokens.length / bs) - overlapBlocks, 0);
     const oslBlocks = o.trackOutputBlocks && h.osl ? Math.ceil(h.osl / bs) : 0;
     let prefill = Math.max(req.tokens.length - overlapBlocks * bs, 0);
     let outBlocks = oslBlocks;
     this.load.add(slot, LoadField.PrefillTokens, prefill);
     this.load.add(slot, LoadField.DecodeBlocks, promptBlocks + outBlocks);
     this.load.add(slot, LoadField.Requests, 1);
-    if (keys && keys.length > 0 && (!t.eventsSeen || h.cacheSalt || h.lora)) this.predicted.insert(slot, keys);
+    if (keys && keys.length > 0) {
+      const predictedOnly = !t.eventsSeen || h.cacheSalt || h.lora;
+      if (predictedOnly) this.predicted.insert(slot, keys);
+      else if (overlapBlocks < keys.length) this.predicted.insert(slot, keys.subarray(overlapBlocks), Math.min(o.predictedTtlSecs, o.inflightTtlSecs) * 1000);
+    }
     if (this.affinity && h.sessionId) this.affinity.pin(h.sessionId, t.worker.id);
     let finished = false;
     return {
