@@ -231,6 +231,20 @@ describe('Generate over the mock: direct HTTP/2 path matches Connect', () => {
       }
     });
 
+    test(`${protocol}: a stream longer than several PING intervals keeps its connection`, async () => {
+      // Reads re-arm the keep-alive at most every pingIntervalMs / 4.
+      const slow = await startMockEngine({ port: 0, mode: 'sim', protocol, eosTokenIds: [99], vocabSize: 100, stepMs: 5, eosProbability: 0 });
+      const c = createEngineClient(slow.url, { pingIntervalMs: 60, pingTimeoutMs: 60 });
+      try {
+        const evs = await collect(c.generate(params({ inputIds: Uint32Array.from([1]), maxNewTokens: 80 }), never()));
+        assert.equal(evs.filter((e) => e.kind === 'chunk').length, 80);
+        assert.equal(await c.health(), true);
+      } finally {
+        c.close();
+        await slow.close();
+      }
+    });
+
     test(`${protocol}: 1500 requests that stop reading at the last completion keep one healthy connection`, async () => {
       // Before: each one reset its stream, and after ~1000 resets the server
       // (nghttp2's rapid-reset guard) closed the connection with INTERNAL_ERROR.

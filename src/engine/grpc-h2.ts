@@ -34,7 +34,10 @@ const HEADERS_BASE = {
   'user-agent': 'portico-engine-client',
 };
 
-/** Re-arm the session manager's keep-alive at most this often (it re-arms a timer per call). */
+/**
+ * Tell the session manager the connection is alive at most this often (each
+ * call re-arms its PING timer). Callers with a short PING interval pass less.
+ */
 const ALIVE_NOTIFY_MS = 500;
 
 // Per session manager: when we last told it the connection is alive.
@@ -60,8 +63,9 @@ export function frameMessage(bytes: Uint8Array): Buffer {
  */
 export function openServerStream<T>(
   sm: Http2SessionManager, path: string, request: Uint8Array, decode: (bytes: Uint8Array) => T,
+  aliveNotifyMs = ALIVE_NOTIFY_MS,
 ): ServerStream<T> {
-  return new H2ServerStream(sm, path, frameMessage(request), decode);
+  return new H2ServerStream(sm, path, frameMessage(request), decode, aliveNotifyMs);
 }
 
 class H2ServerStream<T> implements ServerStream<T> {
@@ -83,6 +87,7 @@ class H2ServerStream<T> implements ServerStream<T> {
     path: string,
     body: Buffer,
     private readonly decode: (bytes: Uint8Array) => T,
+    private readonly aliveNotifyMs: number,
   ) {
     sm.request('POST', path, HEADERS_BASE, {}).then(
       (s) => this.attach(s, body),
@@ -178,7 +183,7 @@ class H2ServerStream<T> implements ServerStream<T> {
 
   private onData(d: Buffer): void {
     const now = Date.now();
-    if (now - (lastNotify.get(this.sm) ?? 0) >= ALIVE_NOTIFY_MS) {
+    if (now - (lastNotify.get(this.sm) ?? 0) >= this.aliveNotifyMs) {
       lastNotify.set(this.sm, now);
       this.sm.notifyResponseByteRead(this.stream!);
     }

@@ -88,12 +88,15 @@ export class SglangEngineClient implements EngineClient {
   private readonly rpc: Client<typeof SglangScheduler>;
   private readonly rpcTimeoutMs: number;
   private readonly direct: boolean;
+  /** How often reads may re-arm the keep-alive: well inside the PING interval. */
+  private readonly aliveNotifyMs: number;
 
   constructor(url: string, opts: SglangClientOptions = {}) {
     this.url = url;
     const baseUrl = toBaseUrl(url);
     this.rpcTimeoutMs = opts.rpcTimeoutMs ?? 5000;
     this.direct = (opts.generateTransport ?? 'h2') === 'h2';
+    this.aliveNotifyMs = Math.min(500, (opts.pingIntervalMs ?? 10_000) / 4);
     // Own the session manager so close() can tear the connection down.
     this.session = new Http2SessionManager(baseUrl, {
       connectTimeoutMs: opts.connectTimeoutMs ?? 3000,
@@ -109,7 +112,7 @@ export class SglangEngineClient implements EngineClient {
     return generateStream(
       this.url, p, signal,
       () => this.direct
-        ? openServerStream(this.session, GENERATE_PATH, toBinary(GenerateRequestSchema, buildGenerateRequest(p)), decodeResponse)
+        ? openServerStream(this.session, GENERATE_PATH, toBinary(GenerateRequestSchema, buildGenerateRequest(p)), decodeResponse, this.aliveNotifyMs)
         : fromConnectStream((cancel) => this.rpc.generate(buildGenerateRequest(p), { signal: cancel })),
       (id, reason) => this.abort(id, reason),
     );

@@ -53,12 +53,15 @@ export class VllmEngineClient implements EngineClient {
   readonly rpc: Client<typeof VllmEngine>;
   private readonly rpcTimeoutMs: number;
   private readonly direct: boolean;
+  /** How often reads may re-arm the keep-alive: well inside the PING interval. */
+  private readonly aliveNotifyMs: number;
 
   constructor(url: string, opts: VllmClientOptions = {}) {
     this.url = url;
     const baseUrl = toBaseUrl(url);
     this.rpcTimeoutMs = opts.rpcTimeoutMs ?? 5000;
     this.direct = (opts.generateTransport ?? 'h2') === 'h2';
+    this.aliveNotifyMs = Math.min(500, (opts.pingIntervalMs ?? 10_000) / 4);
     this.session = new Http2SessionManager(baseUrl, {
       connectTimeoutMs: opts.connectTimeoutMs ?? 3000,
       pingIntervalMs: opts.pingIntervalMs ?? 10_000,
@@ -72,7 +75,7 @@ export class VllmEngineClient implements EngineClient {
     return generateStream(
       this.url, p, signal,
       () => accumulate(this.direct
-        ? openServerStream(this.session, GENERATE_PATH, toBinary(GenerateRequestSchema, buildVllmGenerateRequest(p)), decodeResponse)
+        ? openServerStream(this.session, GENERATE_PATH, toBinary(GenerateRequestSchema, buildVllmGenerateRequest(p)), decodeResponse, this.aliveNotifyMs)
         : fromConnectStream((cancel) => this.rpc.generate(buildVllmGenerateRequest(p), { signal: cancel })), p.stream),
       (id) => this.abort(id),
     );
