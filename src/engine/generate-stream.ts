@@ -51,19 +51,16 @@ export async function* generateStream(
   }
   const n = p.n === undefined || p.n <= 1 ? 1 : p.n;
   let finished = false;
-  let abortSent = false;
-  const sendAbort = (reason: string) => {
-    if (abortSent) return;
-    abortSent = true;
-    abort(id, reason).catch(() => {
-      // Worker gone or request already over: nothing left to stop.
-    });
-  };
+  // Resolves true when the worker answered the Abort rpc.
+  let abortCall: Promise<boolean> | undefined;
+  const sendAbort = (reason: string): Promise<boolean> =>
+    (abortCall ??= abort(id, reason).then(() => true, () => false));
   const wire = open();
   const onAbort = () => {
     if (finished) return;
-    sendAbort('client disconnected');
-    wire.cancel();
+    // The stream is reset once the Abort rpc is answered, unless the worker
+    // ended it first (then no RST_STREAM at all).
+    wire.cancel(sendAbort('client disconnected'));
   };
   signal.addEventListener('abort', onAbort, { once: true });
 
@@ -126,8 +123,7 @@ export async function* generateStream(
       } else {
         // Consumer stopped early or the stream failed: free the worker's slot
         // (pointless when the worker is unreachable).
-        if (!workerGone) sendAbort('stream closed early');
-        wire.cancel();
+        wire.cancel(workerGone ? undefined : sendAbort('stream closed early'));
       }
     }
   }
@@ -152,6 +148,7 @@ export function fromConnectStream<T>(call: (signal: AbortSignal) => AsyncIterabl
       ac.abort();
       return { value: undefined, done: true };
     },
+    // Connect's iterator only settles once aborted: reset at once.
     cancel: () => ac.abort(),
     detach: () => {
       void (async () => {

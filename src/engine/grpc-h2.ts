@@ -21,8 +21,14 @@ const { NGHTTP2_CANCEL } = http2.constants;
 
 /** A server stream the caller reads with next() and may stop in two ways. */
 export interface ServerStream<T> extends AsyncIterator<T> {
-  /** Reset the stream (RST_STREAM CANCEL); next() then rejects with Code.Canceled. */
-  cancel(): void;
+  /**
+   * Stop delivering at once (next() rejects with Code.Canceled) and reset the
+   * stream (RST_STREAM CANCEL): now, or, when `after` is given, once it
+   * settles (false: at once; true: after a short grace) if the worker has not
+   * ended the stream by then. Callers pass their Abort rpc as `after`: a
+   * worker that honours it ends the stream itself, and no reset is sent.
+   */
+  cancel(after?: PromiseLike<boolean>): void;
   /** Stop delivering but let the stream end normally (read to its trailers). */
   detach(): void;
 }
@@ -42,6 +48,9 @@ const ALIVE_NOTIFY_MS = 500;
 
 // Per session manager: when we last told it the connection is alive.
 const lastNotify = new WeakMap<Http2SessionManager, number>();
+
+/** After an acknowledged Abort rpc, how long the worker has to end the stream before we reset it. */
+const ABORT_GRACE_MS = 1000;
 
 /** Queued messages past which the HTTP/2 stream is paused (flow control pushes back on the worker). */
 const HIGH_WATER = 64;
@@ -119,14 +128,28 @@ class H2ServerStream<T> implements ServerStream<T> {
     return Promise.resolve({ value: undefined, done: true });
   }
 
-  cancel(): void {
+  cancel(after?: PromiseLike<boolean>): void {
     if (this.ended || this.cancelled) return;
     this.cancelled = true;
     this.queue.length = 0;
     this.head = 0;
     this.fail(new ConnectError('stream cancelled by the client', Code.Canceled));
-    const s = this.stream;
-    if (s && !s.destroyed) s.close(NGHTTP2_CANCEL);
+    const reset = () => {
+      const s = this.stream;
+      if (s && !s.closed && !s.destroyed) s.close(NGHTTP2_CANCEL);
+    };
+    if (!after || !this.stream) {
+      reset();
+      return;
+    }
+    // Keep reading (and discarding) until the worker ends the stream, which it
+    // does on the Abort rpc: many resets in a row trip servers' rapid-reset
+    // guards (nghttp2 closes the connection after ~1000).
+    this.detach();
+    after.then((acked) => {
+      if (!acked) reset();
+      else if (!this.stream!.closed) setTimeout(reset, ABORT_GRACE_MS).unref();
+    }, reset);
   }
 
   detach(): void {
@@ -303,9 +326,12 @@ export function fromNodeError(err: unknown): ConnectError {
     code = Code.Unavailable;
   } else if (codes.some((c) => c === 'ECONNRESET' || c === 'ERR_STREAM_DESTROYED' || c === 'ERR_HTTP2_INVALID_STREAM' || c === 'ERR_HTTP2_STREAM_ERROR')) {
     code = Code.Aborted;
-  } else if (codes.some((c) => c === 'ERR_HTTP2_SESSION_ERROR' || c === 'ERR_HTTP2_GOAWAY_SESSION' || c === 'EPIPE')) {
+  } else if (codes.some((c) => c === 'EPIPE')) {
     code = Code.Unavailable;
   }
+  // ERR_HTTP2_SESSION_ERROR (the worker sent GOAWAY with an error code) stays
+  // Internal, as connect-node reports it: the next request reconnects, so
+  // the worker should not be marked down for it.
   const ce = ConnectError.from(err, code);
   if (ce !== err) ce.cause = err;
   return ce;
@@ -322,7 +348,7 @@ export function mapStream<A, B>(s: ServerStream<A>, f: (a: A) => B): ServerStrea
       s.cancel();
       return { value: undefined, done: true };
     },
-    cancel: () => s.cancel(),
+    cancel: (after) => s.cancel(after),
     detach: () => s.detach(),
   };
 }
