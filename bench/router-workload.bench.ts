@@ -3,12 +3,15 @@
 //
 //   npm run build:ts && node dist/bench/router-workload.bench.js [--quick] [--runs N] [--out FILE]
 //
-// Eight simulated engines (one child process, speedup 4, prefill 0.2 ms/token (simulated), 16-token blocks, 2048
-// KV blocks = 32k tokens each) serve `portico serve --worker ... --router-mode M`
-// (a second child). This process plays 64 agent sessions at once, closed loop:
-// each session has one of 16 long system prompts (~2k tokens) and runs 6 turns;
-// every turn sends the whole conversation so far (previous replies included) plus
-// a ~100-token user message, max_tokens 24. Each mode gets fresh engines (cold
+// Eight simulated engines (one child process, speedup 4, simulated prefill 0.4 ms
+// per uncached token, 16-token blocks, 2048 KV blocks = 32k tokens each) serve
+// `portico serve --worker ... --router-mode M` (a second child). This process plays
+// 48 agent sessions at once, closed loop: each session has one of 16 long system
+// prompts (~1.8k tokens) and runs 6 turns; every turn sends the whole conversation
+// so far (previous replies included) plus a ~90-token user message, max_tokens 24,
+// then waits 300 ms (the agent's tool call) before the next turn. The offered load
+// is kept under what the frontend can carry on this 2-core machine next to the
+// simulator, so TTFT reflects the engines' prefill work, which routing changes. Each mode gets fresh engines (cold
 // caches). Per mode: TTFT p50/p99 (server side, nvext timing: arrival to first
 // token, so routing, queueing and prefill are in it), requests/s and output
 // tokens/s over the run's wall time, and the cache hit rate (cached prompt
@@ -28,13 +31,16 @@ const runs = Number(argv[argv.indexOf('--runs') + 1]) || (argv.includes('--runs'
 const outFile = argv.includes('--out') ? argv[argv.indexOf('--out') + 1]! : `${ROOT}bench/router-workload.json`;
 
 const WORKERS = 8;
-const SESSIONS = quick ? 24 : 64;
+const SESSIONS = quick ? 24 : 48;
 const PROMPTS = quick ? 8 : 16;
 const TURNS = quick ? 4 : 6;
 const SYSTEM_WORDS = 900;
 const USER_WORDS = 45;
 const MAX_TOKENS = 24;
-const MODES = ['kv', 'round-robin', 'random'] as const;
+/** Between a reply and the next turn (the agent's tool call). */
+const THINK_MS = 300;
+const ALL_MODES = ['kv', 'round-robin', 'random'] as const;
+const MODES = argv.includes('--mode') ? ALL_MODES.filter((m) => m === argv[argv.indexOf('--mode') + 1]) : ALL_MODES;
 
 const info = Model.load(QWEN3).info();
 const ENGINE = {
@@ -43,7 +49,7 @@ const ENGINE = {
   vocabSize: info.vocabSize,
   servedModelName: 'qwen3',
   speedupRatio: 4,
-  prefillMsPerToken: 0.2,
+  prefillMsPerToken: 0.4,
   blockSize: 16,
   numBlocks: 2048,
   eosProbability: 0,
@@ -133,7 +139,7 @@ async function runMode(mode: string): Promise<ModeResult> {
   const { urls, child } = await startEngines();
   let server: Awaited<ReturnType<typeof startServer>> | undefined;
   try {
-    server = await startServer(['serve', '--http-port', '0', '--host', '127.0.0.1', '--model-path', QWEN3, '--model-name', 'qwen3', '--router-mode', mode, '--router-block-size', '16', ...urls.flatMap((u) => ['--worker', u])]);
+    server = await startServer(['serve', '--http-port', '0', '--host', '127.0.0.1', '--model-path', QWEN3, '--model-name', 'qwen3', '--router-mode', mode, '--router-block-size', '16', ...(process.env.ROUTER_EXTRA ? process.env.ROUTER_EXTRA.split(' ') : []), ...urls.flatMap((u) => ['--worker', u])]);
     const url = `${server.url}/v1/chat/completions`;
     const samples: Sample[] = [];
     let failed = 0;
@@ -154,6 +160,7 @@ async function runMode(mode: string): Promise<ModeResult> {
         }
         samples.push({ ttftMs: j.nvext.timing.ttft_ms, queueMs: j.nvext.timing.queue_ms, promptTokens: j.usage.prompt_tokens, cachedTokens: j.usage.prompt_tokens_details?.cached_tokens ?? 0, completionTokens: j.usage.completion_tokens });
         messages.push({ role: 'assistant', content: j.choices[0].message.content ?? '' });
+        await new Promise((r) => setTimeout(r, THINK_MS));
       }
     };
     // Sessions start staggered over the first second, like agents arriving.
@@ -184,13 +191,13 @@ for (let r = 0; r < runs; r++) {
 }
 
 const f = (n: number, d = 1) => n.toFixed(d);
-console.log(`${WORKERS} workers, ${SESSIONS} sessions × ${TURNS} turns, ${PROMPTS} system prompts of ~${SYSTEM_WORDS * 2} tokens, max_tokens ${MAX_TOKENS}, ${runs} run(s) per mode (median shown)`);
-console.log('| mode | TTFT p50 ms | TTFT p99 ms | requests/s | output tok/s | cache hit rate | failed |');
-console.log('|---|---:|---:|---:|---:|---:|---:|');
+console.log(`${WORKERS} workers, ${SESSIONS} sessions × ${TURNS} turns (${THINK_MS} ms think time), ${PROMPTS} system prompts of ~${SYSTEM_WORDS * 2} tokens, max_tokens ${MAX_TOKENS}, ${runs} run(s) per mode (median shown)`);
+console.log('| mode | TTFT p50 ms | TTFT p99 ms | arrival→dispatch p50 ms | requests/s | output tok/s | cache hit rate | failed |');
+console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
 const summary = MODES.map((m) => {
   const rs = results.filter((x) => x.mode === m);
   const med = (k: keyof ModeResult) => pct(rs.map((x) => x[k] as number), 0.5);
-  return { mode: m, ttftP50: med('ttftP50'), ttftP99: med('ttftP99'), rps: med('rps'), outTps: med('outTps'), hitRate: med('hitRate'), failed: rs.reduce((a, x) => a + x.failed, 0) };
+  return { mode: m, ttftP50: med('ttftP50'), ttftP99: med('ttftP99'), queueP50: med('queueP50'), rps: med('rps'), outTps: med('outTps'), hitRate: med('hitRate'), failed: rs.reduce((a, x) => a + x.failed, 0) };
 });
-for (const s of summary) console.log(`| ${s.mode} | ${f(s.ttftP50)} | ${f(s.ttftP99)} | ${f(s.rps)} | ${f(s.outTps, 0)} | ${f(s.hitRate * 100)}% | ${s.failed} |`);
+for (const s of summary) console.log(`| ${s.mode} | ${f(s.ttftP50)} | ${f(s.ttftP99)} | ${f(s.queueP50)} | ${f(s.rps)} | ${f(s.outTps, 0)} | ${f(s.hitRate * 100)}% | ${s.failed} |`);
 writeFileSync(outFile, JSON.stringify({ config: { WORKERS, SESSIONS, PROMPTS, TURNS, MAX_TOKENS, engine: ENGINE }, runs: results, summary }, null, 2));

@@ -92,3 +92,34 @@ test('queue: every worker busy → waits, times out with 529 and Retry-After, co
   assert.ok(ok.json.nvext.timing.queue_ms >= 80, `queue_ms ${ok.json.nvext.timing.queue_ms}`);
   assert.equal((await post(queued.url, '/busy_threshold', { active_decode_blocks_threshold: 2 })).status, 400);
 });
+
+async function prompts(url: string): Promise<{ count: number; sum: number }> {
+  const m = await fetch(`${url}/metrics`).then((r) => r.text());
+  const count = Number(/input_sequence_tokens_count\{model="qwen3"\} (\d+)/.exec(m)![1]);
+  const sum = Number(/input_sequence_tokens_sum\{model="qwen3"\} ([\d.e+]+)/.exec(m)![1]);
+  return { count, sum };
+}
+
+test('speculative_prefill sends the next-turn prompt (max_tokens 1) and the next turn finds it cached', async () => {
+  const system = prefix('spec');
+  const before = await prompts(kv.url);
+  const first = await post(kv.url, '/v1/chat/completions', { ...chatBody(system, 'first question'), max_tokens: 40, ignore_eos: true, nvext: { extra_fields: ['worker_id'], agent_hints: { speculative_prefill: true } } });
+  assert.equal(first.status, 200);
+  const reply = first.json.choices[0].message.content as string;
+  await sleep(300); // the background request runs
+  const after = await prompts(kv.url);
+  assert.equal(after.count - before.count, 2, 'the turn and its speculative prefill');
+  const specTokens = after.sum - before.sum - first.json.usage.prompt_tokens;
+  assert.ok(specTokens > first.json.usage.prompt_tokens, `speculative prompt ${specTokens} tokens`);
+  const messages = [
+    { role: 'system', content: system },
+    { role: 'user', content: 'first question' },
+    { role: 'assistant', content: reply },
+    { role: 'user', content: 'second' },
+  ];
+  const second = await post(kv.url, '/v1/chat/completions', { model: MODEL, max_tokens: 2, messages, nvext: { extra_fields: ['worker_id'] } });
+  assert.equal(second.status, 200);
+  const cached = second.json.usage.prompt_tokens_details?.cached_tokens ?? 0;
+  // The next turn's prompt starts with the speculative one up to the new user text.
+  assert.ok(cached >= specTokens - 16 - 8, `cached ${cached}, speculative ${specTokens}, second ${second.json.usage.prompt_tokens}`);
+});

@@ -413,3 +413,28 @@ test('hash: the inlined request path equals block-by-block chaining (as events a
     assert.equal(keys[i], keyOf(cur.a, cur.b));
   }
 });
+
+test('priority reaches each engine in its polarity', async () => {
+  const { enginePriority } = await import('../src/router/priority.js');
+  assert.equal(enginePriority('sglang', 5), 5);
+  assert.equal(enginePriority('sglang', 5, true), -5);
+  assert.equal(enginePriority('vllm', 5), -5);
+  assert.equal(enginePriority('vllm', undefined), undefined);
+});
+
+test('speculative prefill: the next-turn body appends the reply to the messages, bytes kept', async () => {
+  const { nextTurnBody } = await import('../src/pipeline/speculative-prefill.js');
+  const src = '{"model":"m","messages":[{"role":"user","content":"héllo"}],"tools":[{"type":"function","function":{"name":"f"}}],"x":1}';
+  const body = Buffer.from(src);
+  const ms = src.indexOf('[{"role"');
+  const me = src.indexOf('}],"tools"') + 2;
+  const ts = src.indexOf('[{"type"');
+  const te = src.indexOf('}}],"x"') + 3;
+  const n = nextTurnBody(body, { start: Buffer.byteLength(src.slice(0, ms)), end: Buffer.byteLength(src.slice(0, me)) }, { start: Buffer.byteLength(src.slice(0, ts)), end: Buffer.byteLength(src.slice(0, te)) }, 'a "reply"');
+  const j = JSON.parse(n.body.toString());
+  assert.deepEqual(j.messages, [{ role: 'user', content: 'héllo' }, { role: 'assistant', content: 'a "reply"' }, { role: 'user', content: '' }]);
+  assert.deepEqual(JSON.parse(n.body.subarray(n.messages.start, n.messages.end).toString()), j.messages);
+  assert.deepEqual(JSON.parse(n.body.subarray(n.tools!.start, n.tools!.end).toString()), j.tools);
+  const empty = nextTurnBody(Buffer.from('{"messages":[ ]}'), { start: 12, end: 15 }, null, 'r');
+  assert.deepEqual(JSON.parse(empty.body.toString()).messages, [{ role: 'assistant', content: 'r' }, { role: 'user', content: '' }]);
+});

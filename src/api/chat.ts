@@ -12,6 +12,7 @@ import type { ServedModel } from '../pipeline/served-model.js';
 import { modelFor, type AppContext } from './context.js';
 import type { Exchange } from './exchange.js';
 import { streamEvents } from './sse.js';
+import { speculativePrefill } from '../pipeline/speculative-prefill.js';
 import { promptFor, annotationEvents } from './prompt.js';
 
 export function chatCompletions(ctx: AppContext) {
@@ -43,9 +44,10 @@ export function chatCompletions(ctx: AppContext) {
     });
     const id = `chatcmpl-${randomUUID().replaceAll('-', '')}`;
     const created = Math.floor(Date.now() / 1000);
-    const r: ChatRun = { ex, model, req, gen, timing, promptIds, id, created };
+    const r: ChatRun = { ex, model, req, gen, timing, promptIds, id, created, reply: '' };
     if (req.stream) await streamChat(r, outputs);
     else await unaryChat(r, outputs);
+    if (hints.speculativePrefill && !ex.signal.aborted) speculativePrefill(model, ex.body, req, r.reply, route, ex.requestId);
   };
 }
 
@@ -58,6 +60,8 @@ interface ChatRun {
   promptIds: Uint32Array;
   id: string;
   created: number;
+  /** Choice 0's text, for agent_hints.speculative_prefill. */
+  reply: string;
 }
 
 function noteTime(t: Timing): void {
@@ -84,6 +88,7 @@ async function unaryChat(r: ChatRun, outputs: AsyncIterable<OutputEvent>) {
       outcomes[ev.index] = { matchedStop: ev.matchedStop, tokenIds: ev.tokenIds };
     } else {
       const u = ev.usage;
+      r.reply = choices[0].content;
       r.ex.sendJson(200, chatCompletion(r.id, r.req.model, r.created, choices, usageOf(u.promptTokens, u.completionTokens, u.cachedTokens), extras(r, u, outcomes)));
     }
   }
@@ -98,7 +103,10 @@ async function streamChat(r: ChatRun, outputs: AsyncIterable<OutputEvent>) {
     event(ev) {
       noteTime(r.timing);
       const usage = ev.kind !== 'end' && req.continuousUsage ? usageOf(ev.usage.promptTokens, ev.usage.completionTokens, ev.usage.cachedTokens) : null;
-      if (ev.kind === 'text') return w.content(ev.index, ev.text, usage);
+      if (ev.kind === 'text') {
+        if (ev.index === 0 && req.nvext.agentHints.speculativePrefill) r.reply += ev.text;
+        return w.content(ev.index, ev.text, usage);
+      }
       if (ev.kind === 'finish') {
         outcomes[ev.index] = { matchedStop: ev.matchedStop, tokenIds: ev.tokenIds };
         return w.finish(ev.index, ev.reason, usage);
