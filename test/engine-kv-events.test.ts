@@ -168,7 +168,17 @@ describe("KV events over ZMQ (vLLM's publisher format)", () => {
       });
       try {
         sub.start();
-        await new Promise((r) => setTimeout(r, 150)); // PUB/SUB join
+        // PUB/SUB "slow joiner": publish no-op batches (a clear of the empty pool) until
+        // the subscriber has seen one, so no real batch is sent before it has joined.
+        assert.ok(
+          await waitFor(() => {
+            if (sub.stats.batches > 0) return true;
+            mock.core.hub.add(0, { kind: 'cleared' });
+            mock.core.hub.flush(0);
+            return false;
+          }, 10_000),
+          'the subscriber joined',
+        );
         await traffic(client, 16, layout);
         assert.ok(await waitFor(() => sub.stats.lastSeq === mock.core.hub.lastSeq(), 2000), 'caught up');
         assert.deepEqual(set.hashes('w'), poolHashes(mock));
