@@ -19,6 +19,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -80,7 +81,16 @@ def run(protocol):
                 time.sleep(0.5)
         ok &= check(model is not None, f"{protocol}: the gateway registered the mock worker (model {model!r})")
         msgs = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "hello there"}]
-        a = post(f"{base}/v1/chat/completions", {"model": model, "messages": msgs, "max_tokens": 7})
+        # The gateway lists the model before its tokenizer finishes loading and answers 503
+        # until then: retry the first request for a while.
+        a = None
+        while a is None:
+            try:
+                a = post(f"{base}/v1/chat/completions", {"model": model, "messages": msgs, "max_tokens": 7})
+            except urllib.error.HTTPError as e:
+                if e.code != 503 or time.time() > deadline:
+                    raise
+                time.sleep(0.5)
         b = post(f"{base}/v1/chat/completions", {"model": model, "messages": msgs, "max_tokens": 7})
         ok &= check(a["usage"]["completion_tokens"] == 7 and a["choices"][0]["finish_reason"] == "length",
                     f"{protocol}: chat completion through smg: {a['usage']['prompt_tokens']} prompt, 7 completion tokens")

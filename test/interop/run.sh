@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Wire-compatibility checks against the real protocol stubs (PyPI smg-grpc-proto), vLLM's
+# ZMQ format (msgspec/pyzmq) and SGLang's own gateway (PyPI smg), in a venv of their own.
+# Needs the TypeScript built (npm run build:ts). Prints one PASS/FAIL line per check and a
+# closing "N passed, N failed" line; exits non-zero when any check failed.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+VENV="${PORTICO_INTEROP_VENV:-/tmp/portico-interop-venv}"
+if [ ! -x "$VENV/bin/python" ]; then
+  python3 -m venv "$VENV" || exit 1
+fi
+for attempt in 1 2 3; do
+  "$VENV/bin/pip" install -q --disable-pip-version-check smg-grpc-proto==0.4.28 grpcio msgspec pyzmq smg && break
+  [ "$attempt" = 3 ] && exit 1
+  sleep 5
+done
+passed=0
+failed=0
+for script in compare_protos sglang_interop vllm_interop zmq_interop smg_gateway_interop; do
+  out=$(timeout 300 "$VENV/bin/python" "test/interop/$script.py" 2>&1)
+  rc=$?
+  echo "$out" | grep -E '^(PASS|FAIL)' | sed "s/^/[$script] /"
+  p=$(echo "$out" | grep -c '^PASS')
+  f=$(echo "$out" | grep -c '^FAIL')
+  if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+    echo "[$script] FAIL exited $rc:"
+    echo "$out" | tail -5
+    f=1
+  fi
+  passed=$((passed + p))
+  failed=$((failed + f))
+done
+echo "interop: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
