@@ -3,7 +3,7 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Model, Detokenizer } from '../src/native/core.js';
+import { Model, Detokenizer, Sequence } from '../src/native/core.js';
 import { QWEN3 } from './helpers/portico.js';
 
 const model = Model.load(QWEN3);
@@ -60,4 +60,62 @@ test('a bad messages span is a client error (InvalidArg) with a position', () =>
 
 test('a folder that is not a model is a clear error naming it', () => {
   assert.throws(() => Model.load('/nonexistent/dir'), /not a model folder: \/nonexistent\/dir/);
+});
+
+const IM_END = 151645;
+
+function streamAll(seq: InstanceType<typeof Sequence>, ids: Uint32Array): string[] {
+  const pieces: string[] = [];
+  for (const id of ids) pieces.push(seq.push(Uint32Array.of(id)));
+  pieces.push(seq.finish());
+  return pieces;
+}
+
+test('Sequence: a stop string is held back across tokens, then cut; matchedStop names it', () => {
+  const ids = model.encode('The answer is 42.</answer> trailing', false);
+  const seq = new Sequence(model, { stop: ['</answer>'] });
+  const pieces = streamAll(seq, ids);
+  let seen = '';
+  for (const p of pieces) {
+    seen += p;
+    assert.ok(!seen.includes('</'), `partial stop string leaked: ${JSON.stringify(seen)}`);
+  }
+  assert.equal(seen, 'The answer is 42.');
+  assert.equal(seq.finished, true);
+  assert.equal(seq.finishReason, 'stop');
+  assert.equal(seq.matchedStop, '</answer>');
+});
+
+test('Sequence: EOS is hidden and ends with stop (matchedStop null); request stop ids report the id', () => {
+  const ids = Uint32Array.from([...model.encode('Hi there', false), IM_END, ...model.encode(' more', false)]);
+  const eos = new Sequence(model, { skipSpecialTokens: false });
+  assert.equal(streamAll(eos, ids).join(''), 'Hi there');
+  assert.deepEqual([eos.finishReason, eos.matchedStop, eos.generatedTokens], ['stop', null, 3]);
+
+  const stopId = model.encode(' there', false)[0]!;
+  const byId = new Sequence(model, { stopTokenIds: [stopId], includeStopStrInOutput: true });
+  assert.equal(streamAll(byId, ids).join(''), 'Hi there');
+  assert.equal(byId.matchedStop, stopId);
+
+  const ignore = new Sequence(model, { ignoreEos: true });
+  assert.equal(streamAll(ignore, ids).join(''), 'Hi there more');
+  assert.equal(ignore.finishReason, null);
+});
+
+test('Sequence: maxTokens ends with length and releases a partial stop string; finish() after a partial releases it', () => {
+  const ids = model.encode('one two <st', false);
+  const seq = new Sequence(model, { stop: ['<stop>'], maxTokens: ids.length });
+  assert.equal(streamAll(seq, ids).join(''), 'one two <st');
+  assert.equal(seq.finishReason, 'length');
+  const open = new Sequence(model, { stop: ['<stop>'] });
+  const pieces = streamAll(open, ids);
+  assert.equal(pieces.at(-1), '<st');
+  assert.equal(open.finishReason, null, 'the engine ended it: use the engine reason');
+});
+
+test('Sequence: minTokens ignores stops before it', () => {
+  const ids = Uint32Array.from([...model.encode('a', false), IM_END, ...model.encode(' b', false), IM_END]);
+  const seq = new Sequence(model, { minTokens: 2 });
+  assert.equal(streamAll(seq, ids).join(''), 'a b');
+  assert.equal(seq.generatedTokens, 4);
 });

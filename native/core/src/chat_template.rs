@@ -6,6 +6,7 @@
 use minijinja::value::{Kwargs, Value};
 use minijinja::{AutoEscape, Environment, Error, ErrorKind, State};
 
+use crate::content_format::{detect, ContentFormat};
 use crate::error::{CoreError, Result};
 use crate::pyfmt::{to_json, to_py_str, JsonOptions};
 
@@ -14,6 +15,7 @@ const NAME: &str = "chat_template";
 /// A compiled chat template; render it as often as needed (Send + Sync).
 pub struct ChatTemplate {
     env: Environment<'static>,
+    content_format: ContentFormat,
 }
 
 /// Everything a render needs besides the template.
@@ -57,7 +59,15 @@ impl ChatTemplate {
         env.add_function("strftime_now", strftime_now);
         env.add_template_owned(NAME, strip_generation_tags(source))
             .map_err(|e| CoreError::ChatTemplate(describe(&e)))?;
-        Ok(ChatTemplate { env })
+        Ok(ChatTemplate {
+            env,
+            content_format: detect(source),
+        })
+    }
+
+    /// The `content` shape this template expects (see `content_format`).
+    pub fn content_format(&self) -> ContentFormat {
+        self.content_format
     }
 
     pub fn render(&self, mut input: RenderInput) -> Result<String> {

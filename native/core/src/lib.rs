@@ -3,6 +3,7 @@
 
 pub mod byte_table;
 pub mod chat_template;
+pub mod content_format;
 pub mod detokenizer;
 pub mod error;
 pub mod messages;

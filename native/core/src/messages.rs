@@ -3,6 +3,7 @@
 
 use serde_json::{Map, Value};
 
+use crate::content_format::ContentFormat;
 use crate::error::{CoreError, Result};
 
 /// Parses a JSON array of message objects.
@@ -45,24 +46,28 @@ pub fn parse_array(bytes: Option<&[u8]>, what: &str) -> Result<Option<Value>> {
 /// text parts are joined with `sep`. Non-text parts are refused (text-only model).
 pub fn content_text(message: &Value, index: usize, sep: &str) -> Result<String> {
     match message.get("content") {
-        None | Some(Value::Null) => Ok(String::new()),
         Some(Value::String(s)) => Ok(s.clone()),
-        Some(Value::Array(parts)) => {
-            let mut out = String::new();
-            for (j, part) in parts.iter().enumerate() {
-                let text = part_text(part).ok_or_else(|| {
+        _ => Ok(text_parts(message, index)?.join(sep)),
+    }
+}
+
+/// The text parts of a message's `content` (a string is one part; null/absent none).
+pub fn text_parts<'a>(message: &'a Value, index: usize) -> Result<Vec<&'a str>> {
+    match message.get("content") {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::String(s)) => Ok(vec![s.as_str()]),
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .enumerate()
+            .map(|(j, part)| {
+                part_text(part).ok_or_else(|| {
                     CoreError::InvalidMessages(format!(
                         "messages[{index}].content[{j}]: unsupported content part {} (only text parts are supported)",
                         part.get("type").map(Value::to_string).unwrap_or_else(|| kind(part).to_owned())
                     ))
-                })?;
-                if j > 0 {
-                    out.push_str(sep);
-                }
-                out.push_str(text);
-            }
-            Ok(out)
-        }
+                })
+            })
+            .collect(),
         Some(other) => Err(CoreError::InvalidMessages(format!(
             "messages[{index}].content must be a string, an array of parts or null, got {}",
             kind(other)
@@ -84,7 +89,9 @@ fn part_text(part: &Value) -> Option<&str> {
 }
 
 /// Prepares messages for a chat template, as vLLM does for text-only templates:
-/// * `content` becomes a string (text parts joined with "\n"; null/absent → "");
+/// * `content` becomes a string (text parts joined with "\n"; null/absent → ""), or, for a
+///   template that loops over content (`ContentFormat::OpenAi`), a list of
+///   `{"type": "text", "text": ...}` parts (a string is one part; null/absent none);
 /// * an assistant's `tool_calls[].function.arguments` given as a JSON-object string is
 ///   parsed into a mapping (templates such as Llama 3's `| tojson` it; Qwen3 takes both).
 ///
@@ -94,17 +101,25 @@ fn part_text(part: &Value) -> Option<&str> {
 ///   under `thinking` (first) and `reasoning_content` (transformers 5's aliasing).
 ///
 /// Other fields are kept as sent, in their order.
-pub fn normalise_for_template(messages: Vec<Value>) -> Result<Vec<Value>> {
+pub fn normalise_for_template(messages: Vec<Value>, format: ContentFormat) -> Result<Vec<Value>> {
     messages
         .into_iter()
         .enumerate()
         .map(|(i, m)| {
-            let text = content_text(&m, i, "\n")?;
+            let content = match format {
+                ContentFormat::String => Value::String(content_text(&m, i, "\n")?),
+                ContentFormat::OpenAi => Value::Array(
+                    text_parts(&m, i)?
+                        .into_iter()
+                        .map(|t| serde_json::json!({"type": "text", "text": t}))
+                        .collect(),
+                ),
+            };
             let Value::Object(mut obj) = m else {
                 unreachable_object()?
             };
             obj.retain(|k, v| !v.is_null() || k == "content");
-            obj.insert("content".to_owned(), Value::String(text));
+            obj.insert("content".to_owned(), content);
             if let Some(Value::Array(calls)) = obj.get_mut("tool_calls") {
                 calls.iter_mut().for_each(parse_arguments);
             }
@@ -188,10 +203,14 @@ mod tests {
                 {"role":"assistant","content":null,"tool_calls":[{"type":"function","function":{"name":"f","arguments":"{\"x\": 1}"}}]}]"#,
         )
         .unwrap();
-        let out = normalise_for_template(msgs).unwrap();
+        let out = normalise_for_template(msgs, ContentFormat::String).unwrap();
         assert_eq!(out[0]["content"], "a\nb");
         assert_eq!(out[1]["content"], "");
         assert_eq!(out[1]["tool_calls"][0]["function"]["arguments"]["x"], 1);
+        let msgs = parse_messages(br#"[{"role":"user","content":"a"},{"role":"user","content":null}]"#).unwrap();
+        let out = normalise_for_template(msgs, ContentFormat::OpenAi).unwrap();
+        assert_eq!(out[0]["content"], serde_json::json!([{"type": "text", "text": "a"}]));
+        assert_eq!(out[1]["content"], serde_json::json!([]));
     }
 
     #[test]
@@ -200,7 +219,7 @@ mod tests {
             br#"[{"role":"user","content":[{"type":"image_url","image_url":{"url":"x"}}]}]"#,
         )
         .unwrap();
-        let err = normalise_for_template(msgs).unwrap_err();
+        let err = normalise_for_template(msgs, ContentFormat::String).unwrap_err();
         assert!(err.to_string().contains("\"image_url\""), "{err}");
     }
 }

@@ -153,13 +153,14 @@ impl Model {
     /// `continue_final_message: true` in the kwargs leaves the final message open (as the
     /// apply_chat_template argument of that name; vLLM passes it through the same way).
     pub fn render_chat(&self, req: &ChatRequest<'_>) -> Result<String> {
-        let messages = normalise_for_template(parse_messages(req.messages_json)?)?;
         let tools = parse_array(req.tools_json, "tools")?;
         let template = match (&tools, &self.tool_use_template) {
             (Some(_), Some(t)) => Some(t),
             _ => self.template.as_ref().or(self.tool_use_template.as_ref()),
         }
         .ok_or(CoreError::NoChatTemplate)?;
+        let messages =
+            normalise_for_template(parse_messages(req.messages_json)?, template.content_format())?;
         let mut kwargs = match req.kwargs_json {
             None => None,
             Some(s) => match serde_json::from_str::<serde_json::Value>(s) {

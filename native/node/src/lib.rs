@@ -6,9 +6,11 @@ mod chat_args;
 mod detokenizer;
 mod errors;
 mod model;
+mod sequence;
 
 pub use detokenizer::Detokenizer;
-pub use model::{EncodeChatTask, Model, ModelInfo};
+pub use model::{EncodeChatTask, EncodeTask, Model, ModelInfo, PrefixCacheStats};
+pub use sequence::{Sequence, SequenceOptions};
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;

@@ -63,6 +63,46 @@ impl Model {
         Ok(Uint32Array::new(ids))
     }
 
+    /// `encode` on the libuv thread pool (for long texts).
+    #[napi(ts_return_type = "Promise<Uint32Array>")]
+    pub fn encode_async(&self, text: String, add_special_tokens: bool) -> AsyncTask<EncodeTask> {
+        AsyncTask::new(EncodeTask {
+            model: Arc::clone(&self.inner),
+            text,
+            add_special_tokens,
+        })
+    }
+
+    /// Several texts at once (the tokenizer's thread pool), one Uint32Array each.
+    #[napi]
+    pub fn encode_batch(&self, texts: Vec<String>, add_special_tokens: bool) -> Result<Vec<Uint32Array>> {
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let all = self
+            .inner
+            .encode_batch(&refs, add_special_tokens)
+            .map_err(to_napi)?;
+        Ok(all.into_iter().map(Uint32Array::new).collect())
+    }
+
+    /// Prefix-cache counters (encodeChat serves long pieces between special tokens from it).
+    #[napi]
+    pub fn prefix_cache_stats(&self) -> PrefixCacheStats {
+        let t = self.inner.tokenizer();
+        let s = t.prefix_cache_stats();
+        PrefixCacheStats {
+            enabled: t.has_prefix_cache(),
+            entries: s.entries as u32,
+            bytes: s.bytes as f64,
+            hits: s.hits as f64,
+            misses: s.misses as f64,
+        }
+    }
+
+    #[napi]
+    pub fn clear_prefix_cache(&self) {
+        self.inner.tokenizer().clear_prefix_cache()
+    }
+
     #[napi]
     pub fn decode(&self, ids: &[u32], skip_special_tokens: bool) -> Result<String> {
         self.inner.decode(ids, skip_special_tokens).map_err(to_napi)
@@ -155,6 +195,36 @@ impl Model {
                 .encode_raw_messages(spans.messages)
                 .map_err(to_napi)?,
         ))
+    }
+}
+
+#[napi(object)]
+pub struct PrefixCacheStats {
+    pub enabled: bool,
+    pub entries: u32,
+    pub bytes: f64,
+    pub hits: f64,
+    pub misses: f64,
+}
+
+pub struct EncodeTask {
+    model: Arc<portico_core::Model>,
+    text: String,
+    add_special_tokens: bool,
+}
+
+impl Task for EncodeTask {
+    type Output = Vec<u32>;
+    type JsValue = Uint32Array;
+
+    fn compute(&mut self) -> Result<Vec<u32>> {
+        self.model
+            .encode(&self.text, self.add_special_tokens)
+            .map_err(to_napi)
+    }
+
+    fn resolve(&mut self, _env: Env, ids: Vec<u32>) -> Result<Uint32Array> {
+        Ok(Uint32Array::new(ids))
     }
 }
 

@@ -2,9 +2,9 @@
 //! random property test: random token splits and random stop strings never panic, and
 //! the streamed text always equals the full decode cut at the first completed stop string.
 
-mod common;
 
-use common::qwen3;
+
+use crate::common::qwen3;
 use portico_core::{FinishReason, MatchedStop, Model, Sequence, SequenceOptions};
 
 const IM_END: u32 = 151645;
