@@ -18,7 +18,7 @@
 // tokens / prompt tokens, as the engines report them).
 
 import { spawn, type ChildProcess } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { once } from 'node:events';
 import { BIN, QWEN3 } from '../test/helpers/portico.js';
@@ -94,6 +94,15 @@ async function startServer(args: string[]) {
   });
   return {
     url: `http://127.0.0.1:${port}`,
+    /** CPU seconds the server process has used (Linux /proc). */
+    cpuS(): number {
+      try {
+        const f = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+        return (Number(f[11]) + Number(f[12])) / 100;
+      } catch {
+        return NaN;
+      }
+    },
     async stop() {
       child.kill('SIGTERM');
       await once(child, 'exit');
@@ -126,6 +135,8 @@ interface ModeResult {
   /** Arrival to dispatch (tokenization, routing, router queue). */
   queueP50: number;
   hitRate: number;
+  /** The portico process's CPU time per request (all of it: HTTP, tokenizing, routing, KV events, gRPC). */
+  frontendCpuMsPerRequest: number;
 }
 
 const pct = (xs: number[], p: number) => {
@@ -165,13 +176,15 @@ async function runMode(mode: string): Promise<ModeResult> {
     };
     // Sessions start staggered over the first second, like agents arriving.
     const t0 = performance.now();
+    const cpu0 = server.cpuS();
     await Promise.all(Array.from({ length: SESSIONS }, (_, s) => new Promise((r) => setTimeout(r, (s * 1000) / SESSIONS)).then(() => session(s))));
     const wallS = (performance.now() - t0) / 1000;
+    const frontendCpuMsPerRequest = ((server.cpuS() - cpu0) * 1000) / Math.max(samples.length, 1);
     const ttft = samples.map((x) => x.ttftMs);
     const prompt = samples.reduce((a, x) => a + x.promptTokens, 0);
     const cached = samples.reduce((a, x) => a + x.cachedTokens, 0);
     const out = samples.reduce((a, x) => a + x.completionTokens, 0);
-    return { mode, requests: samples.length, failed, wallS, rps: samples.length / wallS, outTps: out / wallS, ttftP50: pct(ttft, 0.5), ttftP99: pct(ttft, 0.99), queueP50: pct(samples.map((x) => x.queueMs), 0.5), hitRate: cached / prompt };
+    return { mode, requests: samples.length, failed, wallS, rps: samples.length / wallS, outTps: out / wallS, ttftP50: pct(ttft, 0.5), ttftP99: pct(ttft, 0.99), queueP50: pct(samples.map((x) => x.queueMs), 0.5), hitRate: cached / prompt, frontendCpuMsPerRequest };
   } finally {
     await server?.stop();
     child.stdin!.end();

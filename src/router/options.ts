@@ -18,7 +18,7 @@ export interface RouterOptions {
   kvEvents: boolean;
   /** Lifetime of predicted blocks (workers without events, salted requests). */
   predictedTtlSecs: number;
-  /** Workers with events: how long a dispatched request's blocks count as there before its stored event. */
+  /** Workers with events: how long a dispatched request's blocks count as there before its stored event (0: not at all). */
   inflightTtlSecs: number;
   /** Count output blocks as they are generated (placeholders up to agent_hints.osl). */
   trackOutputBlocks: boolean;

@@ -212,7 +212,7 @@ export class ModelRouter implements Router {
     if (keys && keys.length > 0) {
       const predictedOnly = !t.eventsSeen || h.cacheSalt || h.lora;
       if (predictedOnly) this.predicted.insert(slot, keys);
-      else if (overlapBlocks < keys.length) this.predicted.insert(slot, keys.subarray(overlapBlocks), Math.min(o.predictedTtlSecs, o.inflightTtlSecs) * 1000);
+      else if (o.inflightTtlSecs > 0 && overlapBlocks < keys.length) this.predicted.insert(slot, keys.subarray(overlapBlocks), Math.min(o.predictedTtlSecs, o.inflightTtlSecs) * 1000);
     }
     if (this.affinity && h.sessionId) this.affinity.pin(h.sessionId, t.worker.id);
     let finished = false;
