@@ -1,0 +1,51 @@
+//! Marker facts of each reasoning family (from the models' chat formats).
+
+use super::MarkerSpec;
+
+const THINK: &[&str] = &["<think>"];
+const THINK_END: &[&str] = &["</think>"];
+
+const BASE: MarkerSpec = MarkerSpec {
+    start: THINK,
+    end: THINK_END,
+    forced: false,
+    content_drops: &[],
+    shape_aware: false,
+    leading_strip_when_disabled: None,
+    pass_through_prefix: None,
+};
+
+/// `<think>..</think>`, reasoning only when the model opens it (basic, qwen3, glm45, nemotron_deci).
+pub static THINK_OPTIONAL: MarkerSpec = BASE;
+/// `<think>` is in the prompt: the output starts in reasoning (deepseek_r1, step3, kimi_k25, DSv3.2/V4).
+pub static THINK_FORCED: MarkerSpec = MarkerSpec { forced: true, ..BASE };
+/// Forced, and tells bare guided JSON from `reasoning</think>JSON` (PRE.4): deepseek_v3/_v3_1, minimax_m2.
+pub static THINK_FORCED_SHAPE: MarkerSpec = MarkerSpec { forced: true, shape_aware: true, ..BASE };
+/// Nemotron Nano / 3: forced, shape-aware, and PRE.6 leading `<think>` strip when disabled.
+pub static NEMOTRON: MarkerSpec =
+    MarkerSpec { forced: true, shape_aware: true, leading_strip_when_disabled: Some("<think>"), ..BASE };
+/// Kimi (K1.5 / K2 thinking): `◁think▷..◁/think▷`.
+pub static KIMI: MarkerSpec = MarkerSpec { start: &["◁think▷"], end: &["◁/think▷"], ..BASE };
+/// Mistral Magistral: `[THINK]..[/THINK]` (special tokens); forced when enabled.
+pub static MISTRAL: MarkerSpec = MarkerSpec { start: &["[THINK]"], end: &["[/THINK]"], forced: true, ..BASE };
+/// IBM Granite 3.2+: plain-text headers.
+pub static GRANITE: MarkerSpec = MarkerSpec {
+    start: &["Here is my thought process:", "Here's my thought process:"],
+    end: &["Here is my response:", "Here's my response:"],
+    ..BASE
+};
+/// Gemma 4: `<|channel>thought\n..<channel|>`.
+pub static GEMMA4: MarkerSpec =
+    MarkerSpec { start: &["<|channel>thought\n", "<|channel>thought"], end: &["<channel|>"], ..BASE };
+/// MiniMax M3: `<mm:think>..</mm:think>`, prompt-prefilled.
+pub static MINIMAX_M3: MarkerSpec =
+    MarkerSpec { start: &["<mm:think>"], end: &["</mm:think>"], forced: true, ..BASE };
+/// Legacy MiniMax: no split, `<think>` prepended to the content.
+pub static MINIMAX_APPEND_THINK: MarkerSpec = MarkerSpec { pass_through_prefix: Some("<think>"), ..BASE };
+/// Cohere Command A reasoning: `<|START_THINKING|>..<|END_THINKING|>`, response markers dropped.
+pub static COHERE: MarkerSpec = MarkerSpec {
+    start: &["<|START_THINKING|>"],
+    end: &["<|END_THINKING|>"],
+    content_drops: &["<|START_RESPONSE|>", "<|END_RESPONSE|>"],
+    ..BASE
+};

@@ -1,0 +1,194 @@
+//! Reasoning parsers: split text into reasoning and content by start/end markers.
+//!
+//! One engine, configured per family by a [`MarkerSpec`] (see `families.rs`); gpt-oss
+//! (harmony channels) has its own engine in `parsers::harmony`.
+//!
+//! Rules: in content, a start marker switches to reasoning; in reasoning, an end marker
+//! switches to content. Markers never reach the output: a start marker inside reasoning
+//! (e.g. the model repeating `<think>` after a prompt-injected one) and a stray end marker
+//! in content are dropped. A forced parser (or PRE.3 prompt-injected reasoning) starts in
+//! reasoning; if the stream ends inside reasoning, everything was reasoning.
+
+pub mod families;
+
+use super::scan::{Hit, Markers};
+use super::{ParserOptions, Sink};
+
+/// A marker-based reasoning family.
+#[derive(Debug)]
+pub struct MarkerSpec {
+    pub start: &'static [&'static str],
+    pub end: &'static [&'static str],
+    /// Starts inside reasoning (the template puts the start marker in the prompt).
+    pub forced: bool,
+    /// Content markers removed from the answer (e.g. Cohere's `<|START_RESPONSE|>`).
+    pub content_drops: &'static [&'static str],
+    /// PRE.4: with guided JSON, tell a bare `[`/`{` answer from reasoning (else: bypass).
+    pub shape_aware: bool,
+    /// PRE.6: when PRE.2 disabled reasoning, strip this marker at the very start.
+    pub leading_strip_when_disabled: Option<&'static str>,
+    /// Legacy pass-through: no reasoning split; this text is prepended to the content.
+    pub pass_through_prefix: Option<&'static str>,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub enum Spec {
+    Markers(&'static MarkerSpec),
+    Harmony,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Normal,
+    /// PRE.4 shape detection: waiting for the first non-whitespace byte.
+    ShapeDetect,
+    /// PRE.6: waiting to see whether the output starts with the marker.
+    LeadingStrip,
+    /// Everything is content (after PRE.6, or legacy pass-through).
+    Content,
+    /// Legacy pass-through, prefix not yet emitted.
+    Prefix,
+}
+
+pub struct Reasoner {
+    spec: &'static MarkerSpec,
+    mode: Mode,
+    in_reasoning: bool,
+    buf: String,
+    /// In reasoning: end markers first, then start markers (dropped).
+    m_reason: Markers,
+    n_end: usize,
+    /// In content: start markers, then end markers and drops (dropped).
+    m_content: Markers,
+    n_start: usize,
+}
+
+pub type ContentFn<'a> = dyn FnMut(&str, &mut Sink) + 'a;
+
+impl Reasoner {
+    /// None when no reasoning parsing should run for this request (PRE.2 / PRE.4 bypass).
+    pub fn new(spec: Spec, opts: &ParserOptions, guided: bool) -> Option<Reasoner> {
+        let Spec::Markers(spec) = spec else { return None };
+        let mode = if spec.pass_through_prefix.is_some() {
+            if guided {
+                return None; // PRE.4: universal OFF on required/named
+            }
+            Mode::Prefix
+        } else if opts.reasoning_disabled {
+            spec.leading_strip_when_disabled?;
+            Mode::LeadingStrip
+        } else if guided && spec.forced {
+            if !spec.shape_aware {
+                return None; // PRE.4: bare JSON goes straight to the tool jail
+            }
+            Mode::ShapeDetect
+        } else {
+            Mode::Normal
+        };
+        let mut r: Vec<&'static str> = spec.end.to_vec();
+        r.extend_from_slice(spec.start);
+        let mut c: Vec<&'static str> = spec.start.to_vec();
+        c.extend_from_slice(spec.end);
+        c.extend_from_slice(spec.content_drops);
+        Some(Reasoner {
+            spec,
+            mode,
+            in_reasoning: mode != Mode::LeadingStrip && (spec.forced || opts.prompt_injected_reasoning),
+            buf: String::new(),
+            m_reason: Markers::new(&r),
+            n_end: spec.end.len(),
+            m_content: Markers::new(&c),
+            n_start: spec.start.len(),
+        })
+    }
+
+    fn emit(&self, s: &str, sink: &mut Sink, content: &mut ContentFn) {
+        if s.is_empty() {
+            return;
+        }
+        if self.in_reasoning {
+            sink.reasoning(s)
+        } else {
+            content(s, sink)
+        }
+    }
+
+    pub fn push(&mut self, text: &str, eof: bool, sink: &mut Sink, content: &mut ContentFn) {
+        match self.mode {
+            Mode::Normal => {}
+            Mode::Content => return content(text, sink),
+            Mode::Prefix => {
+                if text.is_empty() && !eof {
+                    return;
+                }
+                self.mode = Mode::Content;
+                content(self.spec.pass_through_prefix.unwrap_or(""), sink);
+                return content(text, sink);
+            }
+            Mode::LeadingStrip => {
+                self.buf.push_str(text);
+                let marker = self.spec.leading_strip_when_disabled.unwrap_or("");
+                let t = self.buf.trim_start();
+                let ws = self.buf.len() - t.len();
+                if t.starts_with(marker) {
+                    content(&self.buf[..ws], sink);
+                    let rest = self.buf[ws + marker.len()..].to_string();
+                    self.buf.clear();
+                    self.mode = Mode::Content;
+                    return content(&rest, sink);
+                }
+                if !eof && marker.starts_with(t) {
+                    return;
+                }
+                self.mode = Mode::Content;
+                let all = std::mem::take(&mut self.buf);
+                return content(&all, sink);
+            }
+            Mode::ShapeDetect => {
+                self.buf.push_str(text);
+                let t = self.buf.trim_start();
+                match t.as_bytes().first() {
+                    None if !eof => return,
+                    Some(b'[') | Some(b'{') => self.in_reasoning = false,
+                    _ => {}
+                }
+                self.mode = Mode::Normal;
+                let all = std::mem::take(&mut self.buf);
+                return self.push(&all, eof, sink, content);
+            }
+        }
+        let m = if self.in_reasoning { &self.m_reason } else { &self.m_content };
+        if self.buf.is_empty() && m.none_can_start(text) {
+            return self.emit(text, sink, content);
+        }
+        self.buf.push_str(text);
+        loop {
+            let m = if self.in_reasoning { &self.m_reason } else { &self.m_content };
+            match m.find(&self.buf, 0, eof) {
+                Hit::Full { pos, len, idx } => {
+                    let before = self.buf[..pos].to_string();
+                    self.emit(&before, sink, content);
+                    if self.in_reasoning {
+                        if idx < self.n_end {
+                            self.in_reasoning = false;
+                        }
+                    } else if idx < self.n_start {
+                        self.in_reasoning = true;
+                    }
+                    self.buf.drain(..pos + len);
+                }
+                Hit::Partial { pos } => {
+                    let before = self.buf[..pos].to_string();
+                    self.emit(&before, sink, content);
+                    self.buf.drain(..pos);
+                    return;
+                }
+                Hit::None => {
+                    let all = std::mem::take(&mut self.buf);
+                    self.emit(&all, sink, content);
+                    return;
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,88 @@
+//! MiniMax: M2 `<minimax:tool_call><invoke name="f"><parameter name="k">v</parameter></invoke></minimax:tool_call>`;
+//! M3 the same shape with every tag prefixed by the namespace token `]<]minimax[>[` and
+//! parameters written as `<key>value</key>` (nested values inside a parameter are kept as
+//! a string: not typed further). Regions are per invoke, the wrapper is dropped, so calls
+//! stream one by one and a missing wrapper end loses nothing.
+//!
+//! End of stream: an invoke without its `</invoke>` is content.
+
+use super::xml_function::{build_args, params};
+use super::{until_marker, Ctx, Format, RegionEnd};
+use crate::parsers::values::attr;
+use crate::parsers::Call;
+
+pub struct MiniMaxM2;
+
+impl Format for MiniMaxM2 {
+    fn starts(&self) -> &'static [&'static str] {
+        &["<invoke name="]
+    }
+    fn drops(&self) -> &'static [&'static str] {
+        &["<minimax:tool_call>", "</minimax:tool_call>"]
+    }
+    fn region_end(&self, buf: &str, _m: Option<usize>) -> RegionEnd {
+        until_marker(buf, 1, "</invoke>")
+    }
+    fn parse(&self, region: &str, _m: Option<usize>, eof: bool, cx: &Ctx) -> Option<Vec<Call>> {
+        if eof && !region.ends_with("</invoke>") {
+            return None;
+        }
+        let he = region.find('>')?;
+        let name = attr(&region[..he], "name")?.trim();
+        if name.is_empty() {
+            return None;
+        }
+        let body = &region[he + 1..region.len() - "</invoke>".len()];
+        let ps = params(body, "<parameter", "</parameter>", true);
+        Some(vec![Call { name: name.to_string(), args: build_args(name, &ps, cx), id: None }])
+    }
+}
+
+pub const NS: &str = "]<]minimax[>[";
+const M3_INVOKE: &str = "]<]minimax[>[<invoke";
+const M3_INVOKE_END: &str = "]<]minimax[>[</invoke>";
+
+pub struct MiniMaxM3;
+
+impl Format for MiniMaxM3 {
+    fn starts(&self) -> &'static [&'static str] {
+        &[M3_INVOKE]
+    }
+    fn drops(&self) -> &'static [&'static str] {
+        &["]<]minimax[>[<tool_call>", "]<]minimax[>[</tool_call>"]
+    }
+    fn region_end(&self, buf: &str, _m: Option<usize>) -> RegionEnd {
+        until_marker(buf, M3_INVOKE.len(), M3_INVOKE_END)
+    }
+    fn parse(&self, region: &str, _m: Option<usize>, eof: bool, cx: &Ctx) -> Option<Vec<Call>> {
+        if eof && !region.ends_with(M3_INVOKE_END) {
+            return None;
+        }
+        let h0 = M3_INVOKE.len();
+        let he = h0 + region[h0..].find('>')?;
+        let name = attr(&region[h0..he], "name")?.trim();
+        if name.is_empty() {
+            return None;
+        }
+        let body = &region[he + 1..region.len() - M3_INVOKE_END.len()];
+        // <key>value</key>, every tag namespaced
+        let mut ps: Vec<(&str, &str, &str)> = Vec::new();
+        let mut cur = 0;
+        let open = "]<]minimax[>[<";
+        while let Some(p) = body[cur..].find(open) {
+            let k0 = cur + p + open.len();
+            let Some(ke) = body[k0..].find('>') else { break };
+            let key = &body[k0..k0 + ke];
+            if key.starts_with('/') || key.is_empty() || key.contains(char::is_whitespace) {
+                cur = k0 + ke + 1;
+                continue;
+            }
+            let v0 = k0 + ke + 1;
+            let close = format!("{NS}</{key}>");
+            let Some(ve) = body[v0..].find(&close) else { break };
+            ps.push((key, &body[v0..v0 + ve], ""));
+            cur = v0 + ve + close.len();
+        }
+        Some(vec![Call { name: name.to_string(), args: build_args(name, &ps, cx), id: None }])
+    }
+}

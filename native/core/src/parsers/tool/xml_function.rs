@@ -1,0 +1,107 @@
+//! XML function families: `<function=name><parameter=key>value</parameter></function>`.
+//! qwen3_coder / nemotron_nano wrap it in `<tool_call>..</tool_call>` (a bare `<function=`
+//! is accepted too); seed_oss wraps it in `<seed:tool_call>..</seed:tool_call>`.
+//! Values are typed by the request's tool schema (see `values`); one newline after the
+//! opening and before the closing parameter tag is layout, not value.
+//!
+//! End of stream: a call is recovered when its `</function>` arrived (only the wrapper
+//! end is missing); otherwise the region is content.
+
+use super::{until_marker, Ctx, Format, RegionEnd};
+use crate::parsers::values::{attr, strip_nl, typed, ArgsBuilder};
+use crate::parsers::Call;
+
+pub struct XmlFunction {
+    pub wrapper: (&'static str, &'static str),
+    pub bare_function: bool,
+}
+
+pub const QWEN3_CODER: XmlFunction = XmlFunction { wrapper: ("<tool_call>", "</tool_call>"), bare_function: true };
+pub const SEED_OSS: XmlFunction =
+    XmlFunction { wrapper: ("<seed:tool_call>", "</seed:tool_call>"), bare_function: false };
+
+const FUNC: &str = "<function=";
+const FUNC_END: &str = "</function>";
+
+/// Parameters of an element body: `open` starts a parameter tag whose header runs to
+/// `>`; `name_attr` reads `name="k"` from the header, otherwise the header is the name.
+/// A value ends at `close`, or (tolerated) at the next parameter or the end of the body.
+pub fn params<'a>(body: &'a str, open: &str, close: &str, name_attr: bool) -> Vec<(&'a str, &'a str, &'a str)> {
+    let mut out = Vec::new();
+    let mut cur = 0;
+    while let Some(p) = body[cur..].find(open) {
+        let h0 = cur + p + open.len();
+        let Some(he) = body[h0..].find('>') else { break };
+        let header = &body[h0..h0 + he];
+        let name = if name_attr {
+            attr(header, "name").unwrap_or("")
+        } else {
+            header.trim().trim_matches(|c| c == '"' || c == '\'')
+        };
+        let v0 = h0 + he + 1;
+        let rest = &body[v0..];
+        let (vlen, next) = match (rest.find(close), rest.find(open)) {
+            (Some(c), Some(o)) if o < c => (o, v0 + o),
+            (Some(c), _) => (c, v0 + c + close.len()),
+            (None, Some(o)) => (o, v0 + o),
+            (None, None) => (rest.len(), body.len()),
+        };
+        if !name.is_empty() {
+            out.push((name, &rest[..vlen], header));
+        }
+        cur = next;
+    }
+    out
+}
+
+/// Builds the arguments JSON of `func` from XML parameters.
+pub fn build_args(func: &str, ps: &[(&str, &str, &str)], cx: &Ctx) -> String {
+    let mut a = ArgsBuilder::default();
+    for (k, v, _) in ps {
+        a.push(k, &typed(strip_nl(v), cx.schemas.param_type(func, k)));
+    }
+    a.finish()
+}
+
+fn valid_name(n: &str) -> bool {
+    !n.is_empty() && !n.contains(|c: char| c.is_whitespace() || c == '<' || c == '>')
+}
+
+impl Format for XmlFunction {
+    fn starts(&self) -> &'static [&'static str] {
+        if self.bare_function {
+            // qwen3_coder: the wrapper, or a bare function element (back-off)
+            &["<tool_call>", FUNC]
+        } else {
+            &["<seed:tool_call>"]
+        }
+    }
+    fn region_end(&self, buf: &str, marker: Option<usize>) -> RegionEnd {
+        match marker {
+            Some(1) => until_marker(buf, FUNC.len(), FUNC_END),
+            _ => until_marker(buf, self.wrapper.0.len(), self.wrapper.1),
+        }
+    }
+    fn parse(&self, region: &str, _m: Option<usize>, _eof: bool, cx: &Ctx) -> Option<Vec<Call>> {
+        let mut calls = Vec::new();
+        let mut cur = 0;
+        while let Some(p) = region[cur..].find(FUNC) {
+            let n0 = cur + p + FUNC.len();
+            let ne = n0 + region[n0..].find('>')?;
+            let name = region[n0..ne].trim();
+            let b0 = ne + 1;
+            let be = b0 + region[b0..].find(FUNC_END)?; // unclosed function: not a call
+            if !valid_name(name) {
+                return None;
+            }
+            let ps = params(&region[b0..be], "<parameter=", "</parameter>", false);
+            calls.push(Call { name: name.to_string(), args: build_args(name, &ps, cx), id: None });
+            cur = be + FUNC_END.len();
+        }
+        if calls.is_empty() {
+            None
+        } else {
+            Some(calls)
+        }
+    }
+}
