@@ -9,6 +9,7 @@ pub mod error;
 pub mod messages;
 pub mod model;
 pub mod model_card;
+pub mod parsers;
 pub mod prefix_cache;
 pub mod pyfmt;
 pub mod raw_prompt;
