@@ -6,6 +6,7 @@ mod chat_args;
 mod detokenizer;
 mod errors;
 mod model;
+mod parsers;
 mod sequence;
 
 pub use detokenizer::Detokenizer;
