@@ -438,3 +438,26 @@ test('speculative prefill: the next-turn body appends the reply to the messages,
   const empty = nextTurnBody(Buffer.from('{"messages":[ ]}'), { start: 12, end: 15 }, null, 'r');
   assert.deepEqual(JSON.parse(empty.body.toString()).messages, [{ role: 'assistant', content: 'r' }, { role: 'user', content: '' }]);
 });
+
+test('in-flight blocks: indexed at once, gone after their TTL, dropped with their worker', async () => {
+  const { InflightBlocks } = await import('../src/router/inflight.js');
+  let now = 0;
+  const idx = new KvIndex();
+  const f = new InflightBlocks(idx, 2000, () => now);
+  const k = blockKeys(seq(16), BS, root);
+  f.insert(1, k);
+  now = 1000;
+  f.insert(2, k.subarray(0, 2));
+  const ov = new Uint32Array(3);
+  idx.match(k, ov);
+  assert.deepEqual([...ov], [0, 4, 2]);
+  now = 2500;
+  f.sweep();
+  idx.match(k, ov);
+  assert.deepEqual([...ov], [0, 0, 2]);
+  f.drop(2);
+  assert.equal(idx.size, 0);
+  now = 5000;
+  f.sweep();
+  assert.equal(f.pending, 0);
+});

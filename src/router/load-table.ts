@@ -1,6 +1,6 @@
 // Per-worker load, in one SharedArrayBuffer so several server shards (worker
-// threads) can share it: every update is an Atomics add, every read an Atomics
-// load. One row per worker slot.
+// threads) can share it: every update is an Atomics add; reads are plain (see get).
+// One row per worker slot.
 
 export const enum LoadField {
   /** Prompt tokens dispatched and not yet past their first output token (uncached part). */
@@ -28,8 +28,13 @@ export class LoadTable {
     if (delta !== 0) Atomics.add(this.cells, slot * FIELDS + f, delta);
   }
 
+  /**
+   * A plain read: aligned 32-bit reads cannot tear, and a routing heuristic does not
+   * need Atomics.load's ordering (which V8 does not inline: it was most of the cost
+   * of scoring 64 workers).
+   */
   get(slot: number, f: LoadField): number {
-    return Atomics.load(this.cells, slot * FIELDS + f);
+    return this.cells[slot * FIELDS + f]!;
   }
 
   set(slot: number, f: LoadField, v: number): void {

@@ -1,10 +1,8 @@
 // Predicted KV state for what events do not tell: workers that publish no KV
 // events, and salted or adapter requests (events carry no namespace). At dispatch
 // the request's blocks are inserted for the chosen worker; each expires after a
-// TTL, refreshed when a later request predicts the same block there. Workers that
-// do publish events get the same insert with a short TTL: it covers the time
-// between dispatch and the engine's stored event, so a burst of requests sharing
-// a new prefix follows the first one instead of scattering.
+// TTL, refreshed when a later request predicts the same block there. (Workers that
+// do publish events get a short-lived insert instead: inflight.ts.)
 
 import type { KvIndex } from './kv-index.js';
 

@@ -11,6 +11,7 @@ import { LoadField, LoadTable } from './load-table.js';
 import { DEFAULT_ROUTER_OPTIONS, type RouterOptions } from './options.js';
 import { pickLeastLoaded, pickPowerOfTwo, pickRandom } from './policies.js';
 import { PredictedBlocks } from './predicted.js';
+import { InflightBlocks } from './inflight.js';
 import { PendingQueue, policyKey, type Queued } from './queue.js';
 import { SessionAffinity } from './session-affinity.js';
 import { isBusy, type BusyThresholds } from './thresholds.js';
@@ -43,6 +44,7 @@ export class ModelRouter implements Router {
   readonly index = new KvIndex();
   readonly load: LoadTable;
   readonly predicted: PredictedBlocks;
+  readonly inflight: InflightBlocks;
   readonly slots: WorkerSlots;
   readonly thresholds: BusyThresholds;
   private readonly affinity: SessionAffinity | null;
@@ -66,6 +68,7 @@ export class ModelRouter implements Router {
     this.now = deps.now ?? (() => performance.now());
     this.load = new LoadTable(o.maxWorkers, deps.loadBuffer);
     this.predicted = new PredictedBlocks(this.index, o.predictedTtlSecs * 1000, this.now);
+    this.inflight = new InflightBlocks(this.index, Math.min(o.predictedTtlSecs, o.inflightTtlSecs) * 1000, this.now);
     this.overlap = new Uint32Array(o.maxWorkers);
     this.costs = new Float64Array(o.maxWorkers);
     this.affinity = o.sessionAffinityTtlSecs > 0 ? new SessionAffinity(o.sessionAffinityTtlSecs * 1000, this.now) : null;
@@ -80,7 +83,10 @@ export class ModelRouter implements Router {
       blockSize: o.blockSize,
       hashSeed: o.hashSeed,
       kvSource,
-      onRemove: (t) => this.affinity?.forgetWorker(t.worker.id),
+      onRemove: (t) => {
+        this.affinity?.forgetWorker(t.worker.id);
+        this.inflight.drop(t.slot);
+      },
     });
     this.unsaltedRoot = rootLanes(o.hashSeed);
     this.slots.sync();
@@ -105,6 +111,7 @@ export class ModelRouter implements Router {
   /** Block keys of a request in its namespace (salt, adapter). */
   keysOf(req: RouteRequest): Float64Array {
     this.predicted.sweep();
+    this.inflight.sweep();
     const h = req.hints;
     const root = h.cacheSalt || h.lora ? rootLanes(this.opts.hashSeed, h.cacheSalt, h.lora) : this.unsaltedRoot;
     return blockKeys(req.tokens, this.opts.blockSize, root);
@@ -212,7 +219,7 @@ export class ModelRouter implements Router {
     if (keys && keys.length > 0) {
       const predictedOnly = !t.eventsSeen || h.cacheSalt || h.lora;
       if (predictedOnly) this.predicted.insert(slot, keys);
-      else if (o.inflightTtlSecs > 0 && overlapBlocks < keys.length) this.predicted.insert(slot, keys.subarray(overlapBlocks), Math.min(o.predictedTtlSecs, o.inflightTtlSecs) * 1000);
+      else if (overlapBlocks < keys.length) this.inflight.insert(slot, keys.subarray(overlapBlocks));
     }
     if (this.affinity && h.sessionId) this.affinity.pin(h.sessionId, t.worker.id);
     let finished = false;
