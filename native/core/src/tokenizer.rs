@@ -114,6 +114,11 @@ impl Tokenizer {
         Ok(encs.into_iter().map(|e| e.get_ids().to_vec()).collect())
     }
 
+    /// The underlying Hugging Face tokenizer (profiling, advanced use).
+    pub fn hf(&self) -> &tokenizers::Tokenizer {
+        &self.inner
+    }
+
     pub fn byte_table(&self) -> Option<&ByteTable> {
         self.byte_table.as_ref()
     }

@@ -4,6 +4,8 @@
 
 mod common;
 
+#[path = "suite/perf.rs"]
+mod perf;
 #[path = "suite/prefix_cache.rs"]
 mod prefix_cache;
 #[path = "suite/sequence.rs"]
