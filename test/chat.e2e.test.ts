@@ -5,6 +5,9 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
 import { startPortico, QWEN3, type Proc } from './helpers/portico.js';
+import { Model } from '../src/native/core.js';
+
+const tok = Model.load(QWEN3);
 
 const MODEL = 'Qwen/Qwen3-0.6B';
 let server: Proc;
@@ -71,13 +74,22 @@ test('the chat template is applied: the echo engine returns the rendered Qwen3 p
       { role: 'user', content: 'Hi there' },
     ],
     skip_special_tokens: false,
+    ignore_eos: true, // the echoed prompt holds <|im_end|>, an EOS id of Qwen3
   } as OpenAI.ChatCompletionCreateParamsNonStreaming);
   assert.equal(r.choices[0].message.content, '<|im_start|>system\nYou are terse.<|im_end|>\n<|im_start|>user\nHi there<|im_end|>\n<|im_start|>assistant\n');
 });
 
 test('special tokens are skipped by default', async () => {
-  const r = await client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'Hi there' }] });
+  const r = await client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'Hi there' }], ignore_eos: true } as OpenAI.ChatCompletionCreateParamsNonStreaming);
   assert.equal(r.choices[0].message.content, 'user\nHi there\nassistant\n');
+});
+
+test('an EOS token ends the choice (the echoed prompt stops at its first <|im_end|>)', async () => {
+  const r = await client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'Hi there' }] });
+  assert.equal(r.choices[0].message.content, 'user\nHi there');
+  assert.equal(r.choices[0].finish_reason, 'stop');
+  const upToEos = tok.encode('<|im_start|>user\nHi there<|im_end|>', false).length;
+  assert.equal(r.usage!.completion_tokens, upToEos, 'tokens through the EOS count, none after it');
 });
 
 test('max_tokens ends the choice with finish_reason length', async () => {
@@ -167,6 +179,7 @@ test('chat_template_args reach the template (Qwen3 enable_thinking: false)', asy
       model: MODEL,
       messages: [{ role: 'user', content: 'Hi' }],
       skip_special_tokens: false,
+      ignore_eos: true,
       [field]: { enable_thinking: false },
     } as OpenAI.ChatCompletionCreateParamsNonStreaming);
     assert.equal(r.choices[0].message.content, '<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n');

@@ -20,8 +20,9 @@ after(async () => {
   await server?.stop();
 });
 
-// The echo engine answers with the rendered prompt, special tokens skipped.
-const ECHO = 'system\nBe brief.\nuser\nHi 👋\nassistant\n';
+// The echo engine answers with the rendered prompt, special tokens skipped, up to the
+// first <|im_end|> (an EOS id of Qwen3, which ends the message).
+const ECHO = 'system\nBe brief.';
 
 test('a message comes back in Anthropic shape with usage', async () => {
   const m = await client.messages.create({ model: MODEL, max_tokens: 200, system: 'Be brief.', messages: [{ role: 'user', content: 'Hi 👋' }] });
@@ -32,7 +33,8 @@ test('a message comes back in Anthropic shape with usage', async () => {
   assert.deepEqual(m.content, [{ type: 'text', text: ECHO }]);
   assert.equal(m.stop_reason, 'end_turn');
   assert.equal(m.stop_sequence, null);
-  assert.equal(m.usage.input_tokens, m.usage.output_tokens, 'echo returns every prompt token');
+  assert.equal(m.usage.output_tokens, tok.encode('<|im_start|>system\nBe brief.<|im_end|>', false).length, 'tokens through the EOS');
+  assert.equal(m.usage.input_tokens, tok.encode('<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi 👋<|im_end|>\n<|im_start|>assistant\n', false).length);
 });
 
 test('max_tokens ends with stop_reason max_tokens', async () => {
@@ -56,10 +58,16 @@ test('streaming follows the event sequence and the SDK assembles the same messag
   assert.deepEqual(types.slice(-3), ['content_block_stop', 'message_delta', 'message_stop']);
 });
 
-test('tool_use and tool_result blocks reach the template as tool calls and tool messages', async () => {
-  const m = await client.messages.create({
+test('stop_sequences give stop_reason stop_sequence with the sequence', async () => {
+  const m = await client.messages.create({ model: MODEL, max_tokens: 300, stop_sequences: ['friend', 'there'], messages: [{ role: 'user', content: 'hello there friend' }] });
+  assert.equal(m.stop_reason, 'stop_sequence');
+  assert.equal(m.stop_sequence, 'there');
+  assert.deepEqual(m.content, [{ type: 'text', text: 'user\nhello ' }]);
+});
+
+test('count_tokens of tool_use and tool_result blocks equals the OpenAI-shaped rendering', async () => {
+  const anthropic = await client.messages.countTokens({
     model: MODEL,
-    max_tokens: 500,
     tools: [{ name: 'get_weather', description: 'Weather for a city', input_schema: { type: 'object', properties: { city: { type: 'string' } } } }],
     messages: [
       { role: 'user', content: 'Weather in Paris?' },
@@ -67,10 +75,21 @@ test('tool_use and tool_result blocks reach the template as tool calls and tool 
       { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: '21°C, sunny' }] },
     ],
   });
-  const text = (m.content[0] as { text: string }).text;
-  assert.ok(text.includes('"name": "get_weather"'), 'the tools list is rendered');
-  assert.ok(text.includes('{"name": "get_weather", "arguments": {"city": "Paris"}}'), 'the assistant tool call is rendered');
-  assert.ok(text.includes('<tool_response>\n21°C, sunny\n</tool_response>'), 'the tool result is rendered');
+  const res = await fetch(`${server.url}/tokenize`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      model: MODEL,
+      tools: [{ type: 'function', function: { name: 'get_weather', description: 'Weather for a city', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }],
+      messages: [
+        { role: 'user', content: 'Weather in Paris?' },
+        { role: 'assistant', content: '', tool_calls: [{ id: 'toolu_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] },
+        { role: 'tool', tool_call_id: 'toolu_1', content: '21°C, sunny' },
+      ],
+    }),
+  });
+  const openai = (await res.json()) as { count: number };
+  assert.equal(anthropic.input_tokens, openai.count);
 });
 
 test('count_tokens counts the templated prompt', async () => {

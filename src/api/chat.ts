@@ -7,7 +7,7 @@ import { ChatChunkWriter, chatCompletion, usageOf, type ChatChoice } from '../pr
 import { nvextResponse, type ChoiceOutcome, type Timing } from '../protocol/nvext-response.js';
 import { completionBudget } from '../pipeline/preprocess.js';
 import { generate, type Generation } from '../pipeline/generate.js';
-import { decodeOutputs, type OutputEvent } from '../pipeline/outputs.js';
+import { decodeOutputs, outputRules, type OutputEvent } from '../pipeline/outputs.js';
 import type { ServedModel } from '../pipeline/served-model.js';
 import { modelFor, type AppContext } from './context.js';
 import type { Exchange } from './exchange.js';
@@ -37,6 +37,7 @@ export function chatCompletions(ctx: AppContext) {
     const gen = generate(model, promptIds, { ...req.sampling, maxTokens }, ex.requestId, ex.signal, route);
     const timing: Timing = { arrived, dispatched: performance.now(), firstToken: null, lastToken: null };
     const outputs = decodeOutputs(model, gen, {
+      ...outputRules(req.sampling, maxTokens),
       n: req.sampling.n,
       skipSpecialTokens: req.skipSpecialTokens,
       collectTokenIds: req.nvext.extraFields.has('completion_token_ids'),

@@ -9,7 +9,7 @@ import { CompletionChunkWriter, completion, type CompletionChoice } from '../pro
 import { usageOf } from '../protocol/chat-response.js';
 import { completionBudget } from '../pipeline/preprocess.js';
 import { generate } from '../pipeline/generate.js';
-import { decodeOutputs, type OutputEvent } from '../pipeline/outputs.js';
+import { decodeOutputs, outputRules, type OutputEvent } from '../pipeline/outputs.js';
 import { mergeOutputs } from '../pipeline/merge.js';
 import type { ServedModel } from '../pipeline/served-model.js';
 import { modelFor, type AppContext } from './context.js';
@@ -28,7 +28,7 @@ export function completions(ctx: AppContext) {
     const streams = prompts.map((ids, i) => {
       const route = { workerId: req.nvext.backendInstanceId ?? req.nvext.decodeWorkerId, dpRank: req.nvext.dpRank };
       const gen = generate(model, ids, { ...req.sampling, maxTokens: budgets[i] }, prompts.length > 1 ? `${ex.requestId}-${i}` : ex.requestId, ex.signal, route);
-      return decodeOutputs(model, gen, { n: req.sampling.n, skipSpecialTokens: req.skipSpecialTokens, arrived });
+      return decodeOutputs(model, gen, { ...outputRules(req.sampling, budgets[i]), n: req.sampling.n, skipSpecialTokens: req.skipSpecialTokens, arrived });
     });
     const outputs = mergeOutputs(streams, req.sampling.n);
     const echoes = req.echo ? prompts.map((ids) => model.native.decode(ids, req.skipSpecialTokens)) : null;

@@ -21,7 +21,7 @@ export function messages(ctx: AppContext) {
     const promptIds = await tokenizeChat(model, req.prompt.body, req.prompt);
     const maxTokens = completionBudget(model, promptIds.length, req.maxTokens);
     const gen = generate(model, promptIds, { n: 1, maxTokens, temperature: req.temperature, topP: req.topP, topK: req.topK }, ex.requestId, ex.signal);
-    const outputs = decodeOutputs(model, gen, { n: 1, skipSpecialTokens: true, arrived });
+    const outputs = decodeOutputs(model, gen, { n: 1, skipSpecialTokens: true, arrived, maxTokens, stop: req.stopSequences });
     const id = `msg_${randomUUID().replaceAll('-', '')}`;
     if (req.stream) await streamMessage(ex, req, outputs, id, promptIds.length);
     else await unaryMessage(ex, req, outputs, id);

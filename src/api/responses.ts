@@ -19,7 +19,7 @@ export function responses(ctx: AppContext) {
     const promptIds = await tokenizeChat(model, req.prompt.body, req.prompt);
     const maxTokens = completionBudget(model, promptIds.length, req.maxOutputTokens);
     const gen = generate(model, promptIds, { n: 1, maxTokens, temperature: req.temperature, topP: req.topP }, ex.requestId, ex.signal);
-    const outputs = decodeOutputs(model, gen, { n: 1, skipSpecialTokens: true, arrived });
+    const outputs = decodeOutputs(model, gen, { n: 1, skipSpecialTokens: true, arrived, maxTokens });
     const hex = randomUUID().replaceAll('-', '');
     const state: ResponseState = { id: `resp_${hex}`, messageId: `msg_${hex}`, createdAt: Math.floor(Date.now() / 1000), req };
     if (req.stream) await streamResponse(ex, state, outputs);

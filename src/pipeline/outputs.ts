@@ -4,17 +4,22 @@
 
 import { ApiError } from '../protocol/errors.js';
 import type { Generation } from './generate.js';
-import { ChoiceDecoder, finishReasonOf, type FinishReason } from './postprocess.js';
+import { ChoiceDecoder, finishReasonOf, type FinishReason, type OutputRules } from './postprocess.js';
 import type { ServedModel } from './served-model.js';
+import type { SamplingOptions } from '../protocol/sampling.js';
 
-export interface OutputOptions {
+export interface OutputOptions extends OutputRules {
   /** Number of choices the engine generates for this prompt. */
   n: number;
-  skipSpecialTokens: boolean;
   /** Keep each choice's generated token ids and report them on its finish event. */
   collectTokenIds?: boolean;
   /** When the request arrived (performance.now()), for time-to-first-token. */
   arrived?: number;
+}
+
+/** The output rules a request's sampling options imply, with its final token budget. */
+export function outputRules(s: SamplingOptions, maxTokens: number | undefined): Omit<OutputRules, 'skipSpecialTokens'> {
+  return { stop: s.stop, stopTokenIds: s.stopTokenIds, includeStopStrInOutput: s.includeStopStrInOutput, minTokens: s.minTokens, ignoreEos: s.ignoreEos, maxTokens };
 }
 
 export interface TokenCounts {
@@ -42,11 +47,28 @@ export async function* decodeOutputs(model: ServedModel, gen: Generation, opts: 
   });
   const decoder = (i: number): ChoiceDecoder => {
     if (i < 0 || i >= opts.n) throw new ApiError(502, `the engine sent output for choice ${i} of ${opts.n}`, { code: 'engine_error' });
-    return (decoders[i] ??= new ChoiceDecoder(model, opts.skipSpecialTokens));
+    return (decoders[i] ??= new ChoiceDecoder(model, opts));
   };
 
   const stats = model.stats;
   let last = -1;
+
+  // Flush a choice's held text and report its end.
+  async function* close(index: number, reason: FinishReason, matchedStop: string | number | null): AsyncGenerator<OutputEvent> {
+    const dec = decoder(index);
+    const tail = dec.finish();
+    if (tail) yield { kind: 'text', index, text: tail, tokenIds: [], usage: counts() };
+    finished[index] = true;
+    remaining--;
+    yield { kind: 'finish', index, reason, completionTokens: dec.completionTokens, matchedStop, usage: counts(), tokenIds: ids ? ids[index] : null };
+  }
+
+  const end = (): OutputEvent => {
+    const usage = counts();
+    stats.outputTokens.observe(usage.completionTokens);
+    stats.cachedTokens.observe(usage.cachedTokens);
+    return { kind: 'end', usage };
+  };
   for await (const ev of gen.events) {
     const now = performance.now();
     const fresh = ev.kind === 'chunk' ? ev.chunk.tokenIds.length : ev.done.outputIds.length;
@@ -61,35 +83,37 @@ export async function* decodeOutputs(model: ServedModel, gen: Generation, opts: 
     }
     if (ev.kind === 'chunk') {
       const c = ev.chunk;
-      const text = decoder(c.index).push(c.tokenIds);
-      if (ids) ids[c.index].push(...c.tokenIds);
       promptTokens = c.promptTokens;
       cachedTokens = Math.max(cachedTokens, c.cachedTokens);
+      const dec = decoder(c.index);
+      if (finished[c.index]) continue; // a stop already ended this choice here
+      const text = dec.push(c.tokenIds);
+      if (ids) ids[c.index].push(...c.tokenIds);
       if (text) yield { kind: 'text', index: c.index, text, tokenIds: c.tokenIds, usage: counts() };
+      if (!dec.finished) continue;
+      // A stop string, stop token or the token limit ended the choice before the engine
+      // did: finish it now; once every choice is over, leaving the loop aborts the request.
+      yield* close(c.index, dec.finishReason ?? 'stop', dec.matchedStop);
+      if (remaining === 0) {
+        yield end();
+        return;
+      }
       continue;
     }
     const d = ev.done;
+    promptTokens = d.promptTokens;
+    cachedTokens = Math.max(cachedTokens, d.cachedTokens);
+    if (finished[d.index]) continue;
     const dec = decoder(d.index);
     if (d.outputIds.length > 0) {
       if (ids) ids[d.index].push(...d.outputIds);
       const text = dec.push(d.outputIds);
       if (text) yield { kind: 'text', index: d.index, text, tokenIds: d.outputIds, usage: counts() };
     }
-    const tail = dec.finish();
-    if (tail) yield { kind: 'text', index: d.index, text: tail, tokenIds: [], usage: counts() };
-    promptTokens = d.promptTokens;
-    cachedTokens = Math.max(cachedTokens, d.cachedTokens);
-    if (!finished[d.index]) {
-      finished[d.index] = true;
-      remaining--;
-    }
-    const matchedStop = d.matchedStopStr ?? d.matchedTokenId ?? null;
-    yield { kind: 'finish', index: d.index, reason: finishReasonOf(d.finishReason), completionTokens: dec.completionTokens, matchedStop, usage: counts(), tokenIds: ids ? ids[d.index] : null };
+    const reason = dec.finishReason ?? finishReasonOf(d.finishReason);
+    yield* close(d.index, reason, dec.matchedStop ?? d.matchedStopStr ?? null);
     if (remaining === 0) {
-      const usage = counts();
-      stats.outputTokens.observe(usage.completionTokens);
-      stats.cachedTokens.observe(usage.cachedTokens);
-      yield { kind: 'end', usage };
+      yield end();
       return;
     }
   }

@@ -1,29 +1,65 @@
-// Turn the engine's token stream for one choice back into text: the native
-// incremental detokenizer emits only complete characters, so a multi-byte character
-// split across tokens is never sent half-way.
+// Turn the engine's token stream for one choice back into text, with the request's
+// stop rules: the native Sequence detokenizes incrementally (never half a character),
+// holds back a possible stop string until it is decided, hides stop tokens, and
+// decides when the choice is over (stop string, stop token, EOS, max tokens).
 
-import { Detokenizer } from '../native/core.js';
+import { Sequence } from '../native/core.js';
 import type { ServedModel } from './served-model.js';
 
 export type FinishReason = 'stop' | 'length' | 'abort' | 'tool_calls' | 'error';
 
+/** What a choice's output must honour; the engine is told the token-level parts too. */
+export interface OutputRules {
+  skipSpecialTokens: boolean;
+  stop?: string[];
+  stopTokenIds?: number[];
+  includeStopStrInOutput?: boolean;
+  minTokens?: number;
+  ignoreEos?: boolean;
+  maxTokens?: number;
+}
+
 export class ChoiceDecoder {
-  private readonly detok: Detokenizer;
-  completionTokens = 0;
+  private readonly seq: Sequence;
 
-  constructor(model: ServedModel, skipSpecialTokens: boolean) {
-    this.detok = new Detokenizer(model.native, skipSpecialTokens);
+  constructor(model: ServedModel, rules: OutputRules) {
+    this.seq = new Sequence(model.native, {
+      skipSpecialTokens: rules.skipSpecialTokens,
+      stop: rules.stop,
+      stopTokenIds: rules.stopTokenIds,
+      includeStopStrInOutput: rules.includeStopStrInOutput,
+      minTokens: rules.minTokens,
+      ignoreEos: rules.ignoreEos,
+      maxTokens: rules.maxTokens,
+    });
   }
 
-  /** Text made final by these tokens ('' when they only extend a pending character). */
+  /** Text made final by these tokens ('' when held back: a partial character or stop string). */
   push(tokenIds: readonly number[]): string {
-    this.completionTokens += tokenIds.length;
-    return this.detok.push(Uint32Array.from(tokenIds));
+    return this.seq.push(Uint32Array.from(tokenIds));
   }
 
-  /** Whatever text is still pending at the end of the sequence. */
+  /** Whatever text is still held at the end of the sequence. */
   finish(): string {
-    return this.detok.finish();
+    return this.seq.finish();
+  }
+
+  /** The choice is over on Portico's side (a stop matched or the token limit was reached). */
+  get finished(): boolean {
+    return this.seq.finished;
+  }
+
+  get finishReason(): 'stop' | 'length' | null {
+    return this.seq.finishReason;
+  }
+
+  get matchedStop(): string | number | null {
+    return this.seq.matchedStop;
+  }
+
+  /** Generated tokens that count for usage (through the stop token; none after it). */
+  get completionTokens(): number {
+    return this.seq.generatedTokens;
   }
 }
 

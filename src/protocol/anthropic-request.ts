@@ -10,7 +10,7 @@ import { admit } from './admission.js';
 import { Fields, FieldTable, JsonType } from './fields.js';
 import { templateBody, type TemplateBody } from './template-body.js';
 
-const MESSAGES_FIELDS = ['model', 'messages', 'system', 'max_tokens', 'stream', 'temperature', 'top_p', 'top_k', 'tools', 'metadata'] as const;
+const MESSAGES_FIELDS = ['model', 'messages', 'system', 'max_tokens', 'stop_sequences', 'stream', 'temperature', 'top_p', 'top_k', 'tools', 'metadata'] as const;
 const COUNT_FIELDS = ['model', 'messages', 'system', 'tools'] as const;
 
 let messagesTable: FieldTable<(typeof MESSAGES_FIELDS)[number]> | null = null;
@@ -26,6 +26,7 @@ export interface AnthropicRequest {
   temperature?: number;
   topP?: number;
   topK?: number;
+  stopSequences: string[];
 }
 
 function bad(message: string, param: string | null = null): ApiError {
@@ -54,6 +55,12 @@ export function readAnthropicRequest(body: Buffer, ignoreUnsupported: boolean): 
   const topK = f.integer('top_k');
   if (topK !== undefined && topK < 1) throw bad(`top_k: must be at least 1, got ${topK}`, 'top_k');
   if (f.given('metadata')) f.object('metadata');
+  let stopSequences: string[] = [];
+  if (f.array('stop_sequences')) {
+    const list = JSON.parse(f.raw('stop_sequences')!) as unknown[];
+    if (!list.every((x) => typeof x === 'string' && x !== '')) throw bad('stop_sequences: must be an array of non-empty strings', 'stop_sequences');
+    stopSequences = list as string[];
+  }
   return {
     model,
     prompt: reshape(f, body),
@@ -62,6 +69,7 @@ export function readAnthropicRequest(body: Buffer, ignoreUnsupported: boolean): 
     temperature,
     topP,
     topK,
+    stopSequences,
   };
 }
 
@@ -163,8 +171,10 @@ function reshapeTools(tools: Json[]): Obj[] {
   return tools.map((t, i) => {
     if (!isObj(t) || typeof t.name !== 'string' || t.name === '') throw bad(`tools.${i}.name: Field required`, 'tools');
     if (!isObj(t.input_schema)) throw bad(`tools.${i}.input_schema: Field required`, 'tools');
-    const fn: Obj = { name: t.name, parameters: t.input_schema };
+    // OpenAI's key order (name, description, parameters): the template renders tools as JSON.
+    const fn: Obj = { name: t.name };
     if (typeof t.description === 'string') fn.description = t.description;
+    fn.parameters = t.input_schema;
     return { type: 'function', function: fn };
   });
 }

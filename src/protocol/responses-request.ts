@@ -81,8 +81,10 @@ export function readResponsesRequest(body: Buffer, ignoreUnsupported: boolean): 
   const chatTools = tools.map((tool, i) => {
     if (!isObj(tool) || tool.type !== 'function') throw bad(`\`tools[${i}]\`: only function tools are supported`, 'tools');
     if (typeof tool.name !== 'string' || tool.name === '') throw bad(`\`tools[${i}].name\` is required`, 'tools');
-    const fn: Obj = { name: tool.name, parameters: isObj(tool.parameters) ? tool.parameters : { type: 'object', properties: {} } };
+    // OpenAI's key order (name, description, parameters): the template renders tools as JSON.
+    const fn: Obj = { name: tool.name };
     if (typeof tool.description === 'string') fn.description = tool.description;
+    fn.parameters = isObj(tool.parameters) ? tool.parameters : { type: 'object', properties: {} };
     return { type: 'function', function: fn };
   });
   return {

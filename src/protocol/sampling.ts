@@ -3,6 +3,7 @@
 
 import { ApiError } from './errors.js';
 import type { Fields } from './fields.js';
+import { readStop } from './stop.js';
 
 export const SAMPLING_FIELDS = [
   'max_tokens',
@@ -19,6 +20,8 @@ export const SAMPLING_FIELDS = [
   'stop_token_ids',
   'ignore_eos',
   'min_tokens',
+  'stop',
+  'include_stop_str_in_output',
 ] as const;
 export type SamplingField = (typeof SAMPLING_FIELDS)[number];
 
@@ -35,11 +38,14 @@ export interface SamplingOptions {
   repetitionPenalty?: number;
   seed?: number;
   stopTokenIds?: number[];
+  /** Stop strings, applied by Portico's stop jail (the engine gets the token-level stops). */
+  stop?: string[];
+  includeStopStrInOutput?: boolean;
   ignoreEos?: boolean;
   minTokens?: number;
 }
 
-type Reader = Pick<Fields<SamplingField>, 'number' | 'integer' | 'boolean' | 'raw' | 'array'>;
+type Reader = Pick<Fields<SamplingField>, 'number' | 'integer' | 'boolean' | 'raw' | 'array' | 'type' | 'string'>;
 
 function inRange(name: string, v: number | undefined, lo: number, hi: number, loOpen = false): number | undefined {
   if (v === undefined) return v;
@@ -58,6 +64,14 @@ function tokenIdList(f: Reader, name: 'stop_token_ids'): number[] | undefined {
     }
   }
   return list as number[];
+}
+
+/** `stop` strings stay strings; token ids in `stop` join `stop_token_ids`. */
+function stops(f: Reader): { stop: string[]; stopTokenIds?: number[] } {
+  const s = readStop(f);
+  const ids = tokenIdList(f, 'stop_token_ids');
+  const all = [...(ids ?? []), ...s.tokenIds];
+  return { stop: s.strings, stopTokenIds: ids === undefined && s.tokenIds.length === 0 ? undefined : all };
 }
 
 export function readSampling(f: Reader): SamplingOptions {
@@ -89,7 +103,8 @@ export function readSampling(f: Reader): SamplingOptions {
     presencePenalty: inRange('presence_penalty', f.number('presence_penalty'), -2, 2),
     repetitionPenalty: inRange('repetition_penalty', f.number('repetition_penalty'), 0, 2, true),
     seed: f.integer('seed'),
-    stopTokenIds: tokenIdList(f, 'stop_token_ids'),
+    ...stops(f),
+    includeStopStrInOutput: f.boolean('include_stop_str_in_output') ?? false,
     ignoreEos: f.boolean('ignore_eos'),
     minTokens,
   };
