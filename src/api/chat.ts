@@ -7,7 +7,8 @@ import { ChatChunkWriter, chatCompletion, usageOf, type ChatChoice } from '../pr
 import { nvextResponse, type ChoiceOutcome, type Timing } from '../protocol/nvext-response.js';
 import { completionBudget } from '../pipeline/preprocess.js';
 import { generate, type Generation } from '../pipeline/generate.js';
-import { decodeOutputs, outputRules, type OutputEvent } from '../pipeline/outputs.js';
+import { decodeOutputs, outputRules } from '../pipeline/outputs.js';
+import { parseOutputs, planParsing, skipSpecialTokensFor, type ParsedEvent } from '../pipeline/parse-outputs.js';
 import type { ServedModel } from '../pipeline/served-model.js';
 import { modelFor, type AppContext } from './context.js';
 import type { Exchange } from './exchange.js';
@@ -36,13 +37,21 @@ export function chatCompletions(ctx: AppContext) {
     };
     const gen = generate(model, promptIds, { ...req.sampling, maxTokens }, ex.requestId, ex.signal, route);
     const timing: Timing = { arrived, dispatched: performance.now(), firstToken: null, lastToken: null };
-    const outputs = decodeOutputs(model, gen, {
+    const decoded = decodeOutputs(model, gen, {
       ...outputRules(req.sampling, maxTokens),
       n: req.sampling.n,
-      skipSpecialTokens: req.skipSpecialTokens,
+      skipSpecialTokens: skipSpecialTokensFor(model, req.skipSpecialTokens),
       collectTokenIds: req.nvext.extraFields.has('completion_token_ids'),
       arrived,
     });
+    const plan = planParsing(model, {
+      hasTools: req.tools !== null,
+      toolChoiceNone: req.toolChoice.kind === 'none',
+      templateKwargs: req.templateKwargs,
+      promptIds,
+      toolsJson: req.tools ? ex.body.toString('utf8', req.tools.start, req.tools.end) : undefined,
+    });
+    const outputs = parseOutputs(decoded, plan, req.sampling.n);
     const id = `chatcmpl-${randomUUID().replaceAll('-', '')}`;
     const created = Math.floor(Date.now() / 1000);
     const r: ChatRun = { ex, model, req, gen, timing, promptIds, id, created, reply: '' };
@@ -77,13 +86,16 @@ function extras(r: ChatRun, usage: { promptTokens: number; completionTokens: num
   return nvextResponse(r.req.nvext.extraFields, r.gen.worker.id, r.req.nvext.dpRank, r.timing, usage.promptTokens, usage.completionTokens, outcomes);
 }
 
-async function unaryChat(r: ChatRun, outputs: AsyncIterable<OutputEvent>) {
+async function unaryChat(r: ChatRun, outputs: AsyncIterable<ParsedEvent>) {
   const n = r.req.sampling.n;
-  const choices: ChatChoice[] = Array.from({ length: n }, (_, index) => ({ index, content: '', finishReason: 'stop' }));
+  const choices: ChatChoice[] = Array.from({ length: n }, (_, index) => ({ index, content: '', reasoning: '', toolCalls: [], finishReason: 'stop' }));
   const outcomes: ChoiceOutcome[] = Array.from({ length: n }, () => ({ matchedStop: null, tokenIds: null }));
   for await (const ev of outputs) {
     noteTime(r.timing);
     if (ev.kind === 'text') choices[ev.index].content += ev.text;
+    else if (ev.kind === 'reasoning') choices[ev.index].reasoning += ev.text;
+    else if (ev.kind === 'tool_start') choices[ev.index].toolCalls[ev.call] = { id: ev.id, name: ev.name, arguments: '' };
+    else if (ev.kind === 'tool_args') choices[ev.index].toolCalls[ev.call].arguments += ev.text;
     else if (ev.kind === 'finish') {
       choices[ev.index].finishReason = ev.reason;
       outcomes[ev.index] = { matchedStop: ev.matchedStop, tokenIds: ev.tokenIds };
@@ -95,7 +107,7 @@ async function unaryChat(r: ChatRun, outputs: AsyncIterable<OutputEvent>) {
   }
 }
 
-async function streamChat(r: ChatRun, outputs: AsyncIterable<OutputEvent>) {
+async function streamChat(r: ChatRun, outputs: AsyncIterable<ParsedEvent>) {
   const { req } = r;
   const w = new ChatChunkWriter(r.id, req.model, r.created);
   const outcomes: ChoiceOutcome[] = Array.from({ length: req.sampling.n }, () => ({ matchedStop: null, tokenIds: null }));
@@ -103,11 +115,14 @@ async function streamChat(r: ChatRun, outputs: AsyncIterable<OutputEvent>) {
     start: () => annotationEvents(r.model, req.nvext, r.promptIds) + Array.from({ length: req.sampling.n }, (_, i) => w.role(i)).join(''),
     event(ev) {
       noteTime(r.timing);
-      const usage = ev.kind !== 'end' && req.continuousUsage ? usageOf(ev.usage.promptTokens, ev.usage.completionTokens, ev.usage.cachedTokens) : null;
+      const usage = (ev.kind === 'text' || ev.kind === 'finish') && req.continuousUsage ? usageOf(ev.usage.promptTokens, ev.usage.completionTokens, ev.usage.cachedTokens) : null;
       if (ev.kind === 'text') {
         if (ev.index === 0 && req.nvext.agentHints.speculativePrefill) r.reply += ev.text;
         return w.content(ev.index, ev.text, usage);
       }
+      if (ev.kind === 'reasoning') return w.reasoning(ev.index, ev.text);
+      if (ev.kind === 'tool_start') return w.toolStart(ev.index, ev.call, ev.id, ev.name);
+      if (ev.kind === 'tool_args') return w.toolArgs(ev.index, ev.call, ev.text);
       if (ev.kind === 'finish') {
         outcomes[ev.index] = { matchedStop: ev.matchedStop, tokenIds: ev.tokenIds };
         return w.finish(ev.index, ev.reason, usage);

@@ -64,7 +64,7 @@ export async function serve(o: ServeOptions): Promise<Running> {
   await pool.start();
 
   const metrics = new FrontendMetrics(o.metricsPrefix);
-  const model = new ServedModel(name, native, pool, modelStats(metrics, name));
+  const model = new ServedModel(name, native, pool, modelStats(metrics, name), { tool: o.toolCallParser ?? null, reasoning: o.reasoningParser ?? null });
   const queued = metrics.queued.labels(name);
   const router = new ModelRouter(pool, o.router, { onQueueLength: (n) => queued.set(n) });
   attachRouter(pool, router);

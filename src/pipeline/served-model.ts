@@ -11,6 +11,12 @@ export interface ModelInfo {
   vocabSize: number;
 }
 
+/** The output parsers configured for a model (--tool-call-parser, --reasoning-parser). */
+export interface ParserConfig {
+  tool: string | null;
+  reasoning: string | null;
+}
+
 export class ServedModel {
   readonly info: ModelInfo;
   readonly created = Math.floor(Date.now() / 1000);
@@ -20,6 +26,7 @@ export class ServedModel {
     readonly native: Model,
     readonly pool: WorkerPool,
     readonly stats: ModelStats,
+    readonly parsers: ParserConfig = { tool: null, reasoning: null },
   ) {
     const i = native.info();
     this.info = { contextLength: i.contextLength ?? null, eosTokenIds: i.eosTokenIds, vocabSize: i.vocabSize };

@@ -44,7 +44,8 @@ export interface ChatRequest {
   includeUsage: boolean;
   continuousUsage: boolean;
   addGenerationPrompt: boolean;
-  skipSpecialTokens: boolean;
+  /** skip_special_tokens as sent; undefined lets the parsers' PRE.1 decide the default. */
+  skipSpecialTokens: boolean | undefined;
   /** Raw JSON object text of chat_template_kwargs, merged into the template context. */
   templateKwargs: string | null;
   /** nvext.use_raw_prompt: tokenize the messages' contents joined, without the template. */
@@ -89,7 +90,7 @@ export function readChatRequest(body: Buffer, ignoreUnsupported: boolean, header
     includeUsage,
     continuousUsage,
     addGenerationPrompt: f.boolean('add_generation_prompt') ?? true,
-    skipSpecialTokens: f.boolean('skip_special_tokens') ?? true,
+    skipSpecialTokens: f.boolean('skip_special_tokens'),
     templateKwargs,
     useRawPrompt: nvext.useRawPrompt,
     nvext,

@@ -32,6 +32,22 @@ export class ChatChunkWriter {
     return `${this.head}{"index":${index},"delta":{"content":${JSON.stringify(text)}},"logprobs":null,"finish_reason":null}]${u}}\n\n`;
   }
 
+  reasoning(index: number, text: string): string {
+    return `${this.head}{"index":${index},"delta":{"reasoning_content":${JSON.stringify(text)}},"logprobs":null,"finish_reason":null}]}\n\n`;
+  }
+
+  /** A tool call begins: its id, type and name, with empty arguments. */
+  toolStart(index: number, call: number, id: string, name: string): string {
+    const tc = `{"index":${call},"id":${JSON.stringify(id)},"type":"function","function":{"name":${JSON.stringify(name)},"arguments":""}}`;
+    return `${this.head}{"index":${index},"delta":{"tool_calls":[${tc}]},"logprobs":null,"finish_reason":null}]}\n\n`;
+  }
+
+  /** A fragment of a tool call's arguments (concatenate per call index). */
+  toolArgs(index: number, call: number, text: string): string {
+    const tc = `{"index":${call},"function":{"arguments":${JSON.stringify(text)}}}`;
+    return `${this.head}{"index":${index},"delta":{"tool_calls":[${tc}]},"logprobs":null,"finish_reason":null}]}\n\n`;
+  }
+
   finish(index: number, reason: string, usage: Usage | null): string {
     const u = usage ? `,"usage":${JSON.stringify(usage)}` : '';
     return `${this.head}{"index":${index},"delta":{},"logprobs":null,"finish_reason":${JSON.stringify(reason)}}]${u}}\n\n`;
@@ -48,9 +64,17 @@ export class ChatChunkWriter {
   }
 }
 
+export interface ToolCall {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
 export interface ChatChoice {
   index: number;
   content: string;
+  reasoning: string;
+  toolCalls: ToolCall[];
   finishReason: string;
 }
 
@@ -62,7 +86,13 @@ export function chatCompletion(id: string, model: string, created: number, choic
     model,
     choices: choices.map((c) => ({
       index: c.index,
-      message: { role: 'assistant', content: c.content },
+      message: {
+        role: 'assistant',
+        // OpenAI: content is null when the turn is only tool calls.
+        content: c.content === '' && c.toolCalls.length > 0 ? null : c.content,
+        ...(c.reasoning ? { reasoning_content: c.reasoning } : {}),
+        ...(c.toolCalls.length > 0 ? { tool_calls: c.toolCalls.map((t) => ({ id: t.id, type: 'function', function: { name: t.name, arguments: t.arguments } })) } : {}),
+      },
       logprobs: null,
       finish_reason: c.finishReason,
     })),
