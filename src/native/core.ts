@@ -7,9 +7,8 @@
 // fault (bad messages JSON, template raise_exception, bad kwargs, bad span): answer 400 with
 // `message` (e.g. "chat template error: ...", "invalid messages JSON: ... at line 1 column 17").
 // Anything else (`code === 'GenericFailure'`) is a server-side failure.
-import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
+
+import { nativeAddon } from './addon.js';
 
 export interface ModelInfo {
   /** config.json max_position_embeddings (or its equivalents); null when unknown. */
@@ -131,24 +130,7 @@ interface CoreAddon {
   Sequence: SequenceConstructor;
 }
 
-/** Where the built addon lives: `npm run build:native` writes native/node/portico_native.node. */
-function addonPath(): string {
-  const override = process.env.PORTICO_NATIVE_CORE;
-  if (override) return override;
-  const candidates = [
-    // compiled: dist/src/native/core.js -> repo root is three levels up
-    new URL('../../../native/node/portico_native.node', import.meta.url),
-    // run from source (src/native/core.ts with a TS loader): two levels up
-    new URL('../../native/node/portico_native.node', import.meta.url),
-  ].map((u) => fileURLToPath(u));
-  const found = candidates.find((p) => existsSync(p));
-  if (!found) {
-    throw new Error(`Portico native core is not built: run \`npm run build:native\` (looked for ${candidates[0]})`);
-  }
-  return found;
-}
-
-const addon = createRequire(import.meta.url)(addonPath()) as CoreAddon;
+const addon = nativeAddon as CoreAddon;
 
 export const Model: ModelConstructor = addon.Model;
 export const Detokenizer: DetokenizerConstructor = addon.Detokenizer;

@@ -9,9 +9,8 @@
 //   const p = new OutputParser('hermes', 'qwen3', { promptInjectedReasoning, toolsJson });
 //   for each chunk:  emit(p.push(text))     at the end:  emit(p.finish())
 //   finish_reason = p.toolCallCount > 0 ? 'tool_calls' : engineReason
-import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
+
+import { nativeAddon } from './addon.js';
 
 export type ParserDelta =
   | { kind: 'content'; text: string }
@@ -73,19 +72,7 @@ interface ParsersAddon {
   promptInjectedReasoning(reasoning: string, promptTail: string): boolean;
 }
 
-function addonPath(): string {
-  const override = process.env.PORTICO_NATIVE_CORE;
-  if (override) return override;
-  const candidates = [
-    new URL('../../../native/node/portico_native.node', import.meta.url),
-    new URL('../../native/node/portico_native.node', import.meta.url),
-  ].map((u) => fileURLToPath(u));
-  const found = candidates.find((p) => existsSync(p));
-  if (!found) throw new Error(`Portico native core is not built: run \`npm run build:native\` (looked for ${candidates[0]})`);
-  return found;
-}
-
-const addon = createRequire(import.meta.url)(addonPath()) as ParsersAddon;
+const addon = nativeAddon as ParsersAddon;
 
 /** Decodes the native flat array `[kind, ...fields]` (0 content, 1 reasoning, 2 start, 3 args). */
 export function decodeDeltas(flat: (string | number)[]): ParserDelta[] {
