@@ -9,6 +9,7 @@
 //    trusted in non-stream mode.
 //  - Proto3 zeros are not the engine defaults: every sampling scalar is
 //    filled explicitly (top_k = -1, repetition_penalty = 1, ...).
+import { modelInfoFrom } from './model-info.js';
 import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
 import { Code, ConnectError, createClient, type Client } from '@connectrpc/connect';
 import { createGrpcTransport, Http2SessionManager } from '@connectrpc/connect-node';
@@ -138,22 +139,7 @@ export class SglangEngineClient implements EngineClient {
   async modelInfo(): Promise<EngineModelInfo> {
     const r = await this.unary('GetModelInfo', () =>
       this.rpc.getModelInfo(create(GetModelInfoRequestSchema), { timeoutMs: this.rpcTimeoutMs }));
-    return {
-      modelPath: r.modelPath,
-      servedModelName: r.servedModelName || r.modelPath,
-      tokenizerPath: r.tokenizerPath,
-      isGeneration: r.isGeneration,
-      maxContextLength: r.maxContextLength,
-      maxReqInputLen: r.maxReqInputLen,
-      vocabSize: r.vocabSize,
-      eosTokenIds: r.eosTokenIds,
-      bosTokenId: r.bosTokenId,
-      padTokenId: r.padTokenId,
-      modelType: r.modelType,
-      architectures: r.architectures,
-      supportsVision: r.supportsVision,
-      defaultSamplingParamsJson: r.defaultSamplingParamsJson,
-    };
+    return modelInfoFrom(r);
   }
 
   async serverInfo(): Promise<EngineServerInfo> {

@@ -12,6 +12,7 @@
 //  - top_k 0 means "no top-k"; temperature and max_tokens are optional;
 //    the request seed travels (SGLang's protocol has none).
 //  - Abort takes a list of ids and answers nothing.
+import { modelInfoFrom } from './model-info.js';
 import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
 import { Code, ConnectError, createClient, type Client } from '@connectrpc/connect';
 import { createGrpcTransport, Http2SessionManager } from '@connectrpc/connect-node';
@@ -101,22 +102,7 @@ export class VllmEngineClient implements EngineClient {
   async modelInfo(): Promise<EngineModelInfo> {
     const r = await this.unary('GetModelInfo', () =>
       this.rpc.getModelInfo(create(GetModelInfoRequestSchema), { timeoutMs: this.rpcTimeoutMs }));
-    return {
-      modelPath: r.modelPath,
-      servedModelName: r.servedModelName || r.modelPath,
-      tokenizerPath: r.tokenizerPath,
-      isGeneration: r.isGeneration,
-      maxContextLength: r.maxContextLength,
-      maxReqInputLen: r.maxReqInputLen,
-      vocabSize: r.vocabSize,
-      eosTokenIds: r.eosTokenIds,
-      bosTokenId: r.bosTokenId,
-      padTokenId: r.padTokenId,
-      modelType: r.modelType,
-      architectures: r.architectures,
-      supportsVision: r.supportsVision,
-      defaultSamplingParamsJson: r.defaultSamplingParamsJson,
-    };
+    return modelInfoFrom(r);
   }
 
   async serverInfo(): Promise<EngineServerInfo> {
