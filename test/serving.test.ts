@@ -132,3 +132,32 @@ test('--cors-allow-origins answers preflights and marks responses for allowed or
   assert.equal(other.status, 200);
   assert.equal(other.headers.get('access-control-allow-origin'), null);
 });
+
+test('--request-timeout-secs: a request past its deadline gets 504 (or a final error event) and its engine work stops', async (t) => {
+  const s = await startPortico([...BASE, '--mock', 'sim', '--mock-workers', '1', '--request-timeout-secs', '0.5']);
+  t.after(() => s.stop());
+  const long = { model: 'm', messages: [{ role: 'user', content: 'go' }], max_tokens: 100_000, ignore_eos: true };
+  const t0 = Date.now();
+  const unary = await fetch(`${s.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(long) });
+  assert.equal(unary.status, 504);
+  assert.equal(((await unary.json()) as { error: { code: string } }).error.code, 'request_timeout');
+  assert.ok(Date.now() - t0 < 5000);
+
+  const stream = await fetch(`${s.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...long, stream: true }) });
+  assert.equal(stream.status, 200);
+  const text = await stream.text();
+  assert.match(text, /event: error\ndata: \{"error":\{"message":"the request did not finish within the server's limit of 0.5 s"/);
+  assert.ok(text.endsWith('data: [DONE]\n\n'));
+
+  // The aborts travel to the engine asynchronously: wait (bounded) for the counts to drop.
+  let metrics = '';
+  for (let i = 0; i < 100; i++) {
+    metrics = await (await fetch(`${s.url}/metrics`)).text();
+    if (/^portico_frontend_worker_active_requests\{model="m",worker="0"\} 0$/m.test(metrics)) break;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  assert.match(metrics, /^portico_frontend_inflight_requests\{model="m"\} 0$/m);
+  assert.match(metrics, /^portico_frontend_worker_active_requests\{model="m",worker="0"\} 0$/m);
+  const quick = await fetch(`${s.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...long, max_tokens: 2 }) });
+  assert.equal(quick.status, 200, 'short requests still finish');
+});

@@ -54,6 +54,7 @@ async function serveCommand(args: string[]): Promise<void> {
     metricsPrefix: v['metrics-prefix'] as string,
     logRequests: v['log-requests'] as boolean | undefined,
     corsOrigins: v['cors-allow-origins'] as string[],
+    requestTimeoutSecs: v['request-timeout-secs'] as number,
     toolCallParser: v['tool-call-parser'] as string | undefined,
     reasoningParser: v['reasoning-parser'] as string | undefined,
     router: routerOptions(v),

@@ -32,6 +32,7 @@ export interface ServeOptions {
   metricsPrefix?: string;
   logRequests?: boolean;
   corsOrigins?: string[];
+  requestTimeoutSecs?: number;
   toolCallParser?: string;
   reasoningParser?: string;
   /** Router settings (mode, KV routing, queue); defaults in src/router/options.ts. */
@@ -78,6 +79,7 @@ export async function serve(o: ServeOptions): Promise<Running> {
     metrics,
     logRequests: o.logRequests,
     corsOrigins: o.corsOrigins,
+    requestTimeoutMs: (o.requestTimeoutSecs ?? 0) * 1000,
     routes: routes({ models: new Map([[name, model]]), ignoreUnsupportedFields: ignoreUnsupportedFields(), lifecycle, metrics }),
   });
   return {

@@ -104,6 +104,20 @@ export class UwsExchange implements Exchange {
     this.over();
   }
 
+  /**
+   * The request ran past its deadline: answer with `error` (a status and body when nothing
+   * was sent yet, else a final SSE event), then abort its work.
+   */
+  expire(status: number, body: string, sseEvent: string): void {
+    if (this.done) return;
+    if (this.status === 0) this.sendJson(status, body);
+    else {
+      this.writeEvent(sseEvent);
+      this.endEventStream();
+    }
+    this.abort();
+  }
+
   sendJson(status: number, body: string, closeConnection = false, extraHeaders: readonly [string, string][] = []): void {
     this.send(status, body, 'application/json', closeConnection, extraHeaders);
   }

@@ -23,6 +23,8 @@ export interface HttpServerOptions {
   metrics?: FrontendMetrics;
   /** Log one line per finished request. */
   logRequests?: boolean;
+  /** Longest a generation request may run, in ms (0 or undefined: no limit); then 504 / an error event. */
+  requestTimeoutMs?: number;
   /** Origins allowed to call the API from a browser ('*' for any); empty: no CORS headers. */
   corsOrigins?: readonly string[];
 }
@@ -47,6 +49,7 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServer> {
   let draining = false;
   const key = opts.apiKey ? Buffer.from(opts.apiKey) : null;
   const limit = opts.maxConcurrentRequests ?? 0;
+  const timeoutMs = opts.requestTimeoutMs ?? 0;
 
   const cors = opts.corsOrigins ?? [];
   const allowOrigin = (origin: string): string | null => {
@@ -84,9 +87,11 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServer> {
         return null;
       }
       generating++;
+      const timer = timeoutMs > 0 ? setTimeout(() => expire(ex, timeoutMs, format), timeoutMs) : null;
       const prev = ex.onDone;
       ex.onDone = () => {
         generating--;
+        if (timer) clearTimeout(timer);
         prev?.();
       };
     }
@@ -171,6 +176,12 @@ function record(m: FrontendMetrics, ex: UwsExchange, endpoint: string): void {
   model.stats.duration.observe((performance.now() - ex.startedAt) / 1000);
   if (ex.clientLeft) model.stats.disconnected.inc();
   if (ex.pauses > 0) model.stats.backpressurePauses.inc(ex.pauses);
+}
+
+function expire(ex: UwsExchange, timeoutMs: number, format: ErrorFormat): void {
+  const err = new ApiError(504, `the request did not finish within the server's limit of ${timeoutMs / 1000} s`, { type: 'internal_error', code: 'request_timeout' });
+  const body = errorBody(err, format);
+  ex.expire(504, body, format === 'anthropic' ? `event: error\ndata: ${body}\n\n` : `event: error\ndata: ${body}\n\ndata: [DONE]\n\n`);
 }
 
 function paramCount(path: string): number {
