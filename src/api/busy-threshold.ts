@@ -11,6 +11,7 @@ import { routerFor } from '../router/registry.js';
 import type { ServedModel } from '../pipeline/served-model.js';
 import type { AppContext } from './context.js';
 import type { Exchange } from './exchange.js';
+import { modelNamed, readJsonObject } from './json-body.js';
 
 function routerOf(m: ServedModel): ModelRouter {
   const r = routerFor(m.pool);
@@ -38,21 +39,8 @@ function threshold(body: Record<string, unknown>, key: string, check: (n: number
 
 export function setBusyThresholds(ctx: AppContext) {
   return (ex: Exchange): void => {
-    let body: unknown;
-    try {
-      body = JSON.parse(ex.body.toString('utf8'));
-    } catch (err) {
-      throw ApiError.badRequest(`invalid JSON in request body: ${(err as Error).message}`, null, 'invalid_json');
-    }
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw ApiError.badRequest('request body must be a JSON object');
-    const b = body as Record<string, unknown>;
-    let model: ServedModel | undefined;
-    if (b.model !== undefined) {
-      if (typeof b.model !== 'string') throw ApiError.badRequest('`model` must be a string', 'model');
-      model = ctx.models.get(b.model);
-      if (!model) throw ApiError.notFound(`The model \`${b.model}\` does not exist.`, 'model', 'model_not_found');
-    } else if (ctx.models.size === 1) model = [...ctx.models.values()][0];
-    else throw ApiError.badRequest('`model` is required when several models are served', 'model');
+    const b = readJsonObject(ex);
+    const model = modelNamed(ctx, b.model);
     const decode = threshold(b, 'active_decode_blocks_threshold', (n) => n > 0 && n <= 1, 'a number in (0, 1]');
     const prefill = threshold(b, 'active_prefill_tokens_threshold', (n) => Number.isInteger(n) && n >= 0, 'a non-negative integer');
     routerOf(model).setThresholds({ activeDecodeBlocks: decode, activePrefillTokens: prefill });

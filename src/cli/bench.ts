@@ -2,6 +2,8 @@
 // (Poisson arrivals), streaming or not, with synthetic prompts of a chosen length and an
 // optional shared prefix; reports throughput and latency percentiles.
 
+import { mulberry32 } from '../mock/token-policy.js';
+
 export interface BenchOptions {
   url: string;
   model?: string;
@@ -55,18 +57,6 @@ function percentiles(xs: number[]): Percentiles {
   const at = (q: number) => s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? NaN;
   const round = (v: number) => Math.round(v * 1000) / 1000;
   return { p50: round(at(0.5)), p90: round(at(0.9)), p99: round(at(0.99)), mean: round(s.reduce((a, b) => a + b, 0) / (s.length || 1)) };
-}
-
-/** A small deterministic PRNG (mulberry32), so runs are repeatable. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const WORDS = 'time person year way day thing man world life hand part child eye woman place work week case point government company number group problem fact river light stone music cloud garden paper window engine market story'.split(' ');
@@ -133,7 +123,7 @@ async function one(o: BenchOptions, model: string, headers: Record<string, strin
 export async function runBench(o: BenchOptions): Promise<BenchSummary> {
   const headers: Record<string, string> = { 'content-type': 'application/json', ...(o.apiKey ? { authorization: `Bearer ${o.apiKey}` } : {}) };
   const model = o.model ?? (await defaultModel(o, headers));
-  const rand = rng(o.seed);
+  const rand = mulberry32(o.seed); // deterministic, so runs are repeatable
   // Roughly one token per word for these common English words.
   const prefixes = Array.from({ length: o.prefixes }, (_, i) => (o.sharedPrefix > 0 ? `[${i}] ${words(rand, o.sharedPrefix)}` : ''));
   const prompts = Array.from({ length: o.requests }, () => ({ prefix: prefixes[Math.floor(rand() * prefixes.length)], text: words(rand, Math.max(1, o.isl - o.sharedPrefix)) }));

@@ -5,7 +5,7 @@
 import { ApiError } from './errors.js';
 import { requireModel } from './model-field.js';
 import { admit } from './admission.js';
-import { Fields, FieldTable, JsonType, type Span } from './fields.js';
+import { Fields, FieldTable, type Span } from './fields.js';
 import { readStream } from './stream-options.js';
 import { readNvext, type NvExt } from './nvext.js';
 import { readTools, type ToolChoice } from './tools.js';
@@ -115,4 +115,3 @@ function readTemplateKwargs(f: Fields<ChatField>, body: Buffer): string | null {
   return body.toString('utf8', span.start, span.end);
 }
 
-export { JsonType };
