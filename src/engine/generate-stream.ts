@@ -8,7 +8,13 @@ import { ConnectError } from '@connectrpc/connect';
 
 import { EngineError } from './errors.js';
 import type { ServerStream } from './grpc-h2.js';
-import type { EngineEvent, GenerateDone, GenerateParams } from './types.js';
+import type { EngineEvent, GenerateDone, GenerateParams, TokenLogprobs } from './types.js';
+
+/** OutputLogProbs of both protocols (SGLang's has an extra field, unused here). */
+export interface WireLogprobs {
+  tokenLogprobs: number[];
+  topLogprobs: Array<{ values: number[]; tokenIds: number[] }>;
+}
 
 export interface WireChunk {
   tokenIds: number[];
@@ -16,6 +22,7 @@ export interface WireChunk {
   completionTokens: number;
   cachedTokens: number;
   index: number;
+  outputLogprobs?: WireLogprobs;
 }
 
 export interface WireComplete {
@@ -25,6 +32,7 @@ export interface WireComplete {
   completionTokens: number;
   cachedTokens: number;
   index: number;
+  outputLogprobs?: WireLogprobs;
   matchedStop:
     | { case: 'matchedTokenId'; value: number }
     | { case: 'matchedStopStr'; value: string }
@@ -80,7 +88,7 @@ export async function* generateStream(
       if (r.case === 'chunk') {
         const c = r.value;
         if (c.tokenIds.length === 0 && !p.stream) continue;
-        yield {
+        const chunk: EngineEvent & { kind: 'chunk' } = {
           kind: 'chunk',
           chunk: {
             tokenIds: c.tokenIds,
@@ -90,13 +98,17 @@ export async function* generateStream(
             index: c.index,
           },
         };
+        if (p.logprobs === true) chunk.chunk.logprobs = toLogprobs(c.outputLogprobs, c.tokenIds.length);
+        yield chunk;
       } else if (r.case === 'complete') {
         if (doneIdx) {
           doneIdx.add(r.value.index);
           doneCount = doneIdx.size;
         } else doneCount = 1;
         if (doneCount >= n) finished = true;
-        yield { kind: 'done', done: toDone(r.value, p.stream) };
+        const done = toDone(r.value, p.stream);
+        if (p.logprobs === true && !p.stream) done.logprobs = toLogprobs(r.value.outputLogprobs, done.outputIds.length);
+        yield { kind: 'done', done };
       }
     }
   } catch (err) {
@@ -178,4 +190,23 @@ function toDone(c: WireComplete, stream: boolean): GenerateDone {
   if (c.matchedStop.case === 'matchedTokenId') done.matchedTokenId = c.matchedStop.value;
   else if (c.matchedStop.case === 'matchedStopStr') done.matchedStopStr = c.matchedStop.value;
   return done;
+}
+
+/**
+ * Wire logprobs → TokenLogprobs with exactly `count` entries. Positions the
+ * engine left out read -9999, the value vLLM writes for -inf in JSON.
+ */
+function toLogprobs(w: WireLogprobs | undefined, count: number): TokenLogprobs {
+  const logprobs = new Array<number>(count);
+  for (let i = 0; i < count; i++) logprobs[i] = w?.tokenLogprobs[i] ?? -9999;
+  const out: TokenLogprobs = { logprobs };
+  if (w && w.topLogprobs.length > 0) {
+    const top = new Array<{ tokenIds: number[]; logprobs: number[] }>(count);
+    for (let i = 0; i < count; i++) {
+      const t = w.topLogprobs[i];
+      top[i] = t ? { tokenIds: t.tokenIds, logprobs: t.values } : { tokenIds: [], logprobs: [] };
+    }
+    out.top = top;
+  }
+  return out;
 }

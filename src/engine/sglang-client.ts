@@ -25,6 +25,7 @@ import {
   SamplingParamsSchema,
   SglangScheduler,
   type GenerateRequest,
+  type SamplingParams,
 } from '../gen/sglang_scheduler_pb.js';
 import { EngineError } from './errors.js';
 import { fromConnectStream, generateStream } from './generate-stream.js';
@@ -213,6 +214,8 @@ export function buildGenerateRequest(p: GenerateParams): GenerateRequest {
     skipSpecialTokens: true,
     spacesBetweenSpecialTokens: true,
     n: Math.max(1, p.n ?? 1),
+    constraint: sglangConstraint(p.constraint),
+    logitBias: p.logitBias ? Object.fromEntries(Array.from(p.logitBias, ([id, b]) => [String(id), b])) : {},
   });
   return create(GenerateRequestSchema, {
     requestId: p.requestId,
@@ -224,6 +227,21 @@ export function buildGenerateRequest(p: GenerateParams): GenerateRequest {
     stream: p.stream,
     loraId: p.loraId ?? '',
     dataParallelRank: p.dataParallelRank,
+    // -1: no prompt logprobs, only output ones.
     logprobStartLen: -1,
+    returnLogprob: p.logprobs === true,
+    topLogprobsNum: p.logprobs === true ? (p.topLogprobs ?? 0) : 0,
   });
+}
+
+/** SGLang has no JSON mode: "any JSON object" is the schema {"type":"object"}, as its OpenAI server does. */
+function sglangConstraint(c: GenerateParams['constraint']): SamplingParams['constraint'] {
+  switch (c?.kind) {
+    case 'json_schema': return { case: 'jsonSchema', value: c.value };
+    case 'json_object': return { case: 'jsonSchema', value: '{"type":"object"}' };
+    case 'regex': return { case: 'regex', value: c.value };
+    case 'ebnf': return { case: 'ebnfGrammar', value: c.value };
+    case 'structural_tag': return { case: 'structuralTag', value: c.value };
+    default: return { case: undefined };
+  }
 }

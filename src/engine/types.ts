@@ -31,6 +31,19 @@ export interface GenerateParams {
   seed?: number;
   /** Parallel choices; events carry their `index`. Default 1. */
   n?: number;
+  /**
+   * At most one structured-output constraint (guided decoding). `value` is
+   * the JSON schema text, the regex, or the EBNF grammar / structural tag
+   * text; for 'json_object' (any JSON object) it is ignored. Engines map it
+   * onto their own constraint field.
+   */
+  constraint?: GenerateConstraint;
+  /** Token id → additive bias in [-100, 100]. */
+  logitBias?: Map<number, number>;
+  /** Report the sampled token's log-probability per output token. */
+  logprobs?: boolean;
+  /** Also report this many most likely alternatives per position (0..20); needs logprobs. */
+  topLogprobs?: number;
   /** Adapter id already loaded on the worker. */
   loraId?: string;
   /** Pin to one data-parallel rank of the worker. */
@@ -40,6 +53,21 @@ export interface GenerateParams {
    * false: the engine sends one `done` per choice carrying all `outputIds`.
    */
   stream: boolean;
+}
+
+export type ConstraintKind = 'json_schema' | 'json_object' | 'regex' | 'ebnf' | 'structural_tag';
+
+export interface GenerateConstraint {
+  kind: ConstraintKind;
+  value: string;
+}
+
+/** Log-probabilities of generated tokens, parallel to the tokens they describe. */
+export interface TokenLogprobs {
+  /** One per token: log-probability of the sampled token. */
+  logprobs: number[];
+  /** One per token when alternatives were asked for: most likely ids first. */
+  top?: Array<{ tokenIds: number[]; logprobs: number[] }>;
 }
 
 /** Newly generated tokens of one choice (stream mode). */
@@ -52,6 +80,8 @@ export interface TokenChunk {
   cachedTokens: number;
   /** Choice index (0 when n = 1). */
   index: number;
+  /** Present when logprobs were asked for: one entry per id in tokenIds. */
+  logprobs?: TokenLogprobs;
 }
 
 /** OpenAI-style finish reasons; engines may add their own strings. */
@@ -73,6 +103,8 @@ export interface GenerateDone {
    * were delivered by the chunks.
    */
   outputIds: number[];
+  /** Non-stream mode with logprobs asked for: one entry per id in outputIds. */
+  logprobs?: TokenLogprobs;
 }
 
 export type EngineEvent =

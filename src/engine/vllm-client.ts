@@ -29,6 +29,7 @@ import {
   VllmEngine,
   type GenerateRequest,
   type GenerateResponse,
+  type SamplingParams,
 } from '../gen/vllm_engine_pb.js';
 import { EngineError } from './errors.js';
 import { fromConnectStream, generateStream, type WireResponse } from './generate-stream.js';
@@ -201,6 +202,10 @@ export function buildVllmGenerateRequest(p: GenerateParams): GenerateRequest {
     spacesBetweenSpecialTokens: true,
     n: Math.max(1, p.n ?? 1),
     seed: p.seed === undefined ? undefined : p.seed | 0,
+    constraint: vllmConstraint(p.constraint),
+    logitBias: p.logitBias ? Object.fromEntries(p.logitBias) : {},
+    // vLLM's logprobs = k: the sampled token's logprob plus the k best.
+    logprobs: p.logprobs === true ? (p.topLogprobs ?? 0) : undefined,
   });
   return create(GenerateRequestSchema, {
     requestId: p.requestId,
@@ -209,6 +214,17 @@ export function buildVllmGenerateRequest(p: GenerateParams): GenerateRequest {
     stream: p.stream,
     dataParallelRank: p.dataParallelRank,
   });
+}
+
+function vllmConstraint(c: GenerateParams['constraint']): SamplingParams['constraint'] {
+  switch (c?.kind) {
+    case 'json_schema': return { case: 'jsonSchema', value: c.value };
+    case 'json_object': return { case: 'jsonObject', value: true };
+    case 'regex': return { case: 'regex', value: c.value };
+    case 'ebnf': return { case: 'grammar', value: c.value };
+    case 'structural_tag': return { case: 'structuralTag', value: c.value };
+    default: return { case: undefined };
+  }
 }
 
 export function createVllmClient(url: string, opts?: VllmClientOptions): EngineClient {
