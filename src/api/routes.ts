@@ -9,6 +9,7 @@ import { listModels } from './models.js';
 import { metrics } from './metrics.js';
 import { responses } from './responses.js';
 import { countTokens, messages } from './messages.js';
+import { parseFunctionCall, parseReasoning } from './parse.js';
 import { detokenize, tokenize } from './tokenize.js';
 import type { AppContext } from './context.js';
 import type { Route } from './exchange.js';
@@ -22,6 +23,8 @@ export function routes(ctx: AppContext): Route[] {
     { method: 'post', path: '/v1/messages/count_tokens', handler: countTokens(ctx), errors: 'anthropic' },
     { method: 'post', path: '/tokenize', handler: tokenize(ctx) },
     { method: 'post', path: '/detokenize', handler: detokenize(ctx) },
+    { method: 'post', path: '/parse/function_call', handler: parseFunctionCall(ctx) },
+    { method: 'post', path: '/parse/reasoning', handler: parseReasoning(ctx) },
     { method: 'get', path: '/v1/models', handler: listModels(ctx) },
     { method: 'get', path: '/admin/workers', handler: listWorkers(ctx) },
     { method: 'post', path: '/admin/workers', handler: addWorker(ctx) },

@@ -1,0 +1,88 @@
+// POST /parse/function_call and /parse/reasoning: a named parser run over given text,
+// through the real server (raw fetch, exact bodies), and every bad input.
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startPortico, QWEN3, type Proc } from './helpers/portico.js';
+
+let server: Proc;
+
+before(async () => {
+  server = await startPortico(['serve', '--http-port', '0', '--host', '127.0.0.1', '--model-path', QWEN3, '--model-name', 'm', '--mock', 'echo', '--mock-workers', '1']);
+});
+after(async () => {
+  await server?.stop();
+});
+
+async function post(path: string, body: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
+  const res = await fetch(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  return { status: res.status, json: (await res.json()) as Record<string, unknown> };
+}
+
+const TOOLS = [
+  { type: 'function', function: { name: 'get_time', parameters: { type: 'object', properties: {} } } },
+  { type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' }, days: { type: 'integer' } } } } },
+];
+
+test('function_call: hermes text splits into normal text and calls, argument bytes kept', async () => {
+  const text = 'Checking.<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris", "days": 3.0}}\n</tool_call>';
+  const r = await post('/parse/function_call', { text, tool_call_parser: 'hermes', tools: TOOLS });
+  assert.equal(r.status, 200);
+  assert.deepEqual(r.json, { normal_text: 'Checking.', calls: [{ tool_index: 1, name: 'get_weather', parameters: '{"city": "Paris", "days": 3.0}' }] });
+});
+
+test('function_call: without tools, tool_index is null; XML values without a schema keep their JSON type', async () => {
+  const text = '<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>';
+  const r = await post('/parse/function_call', { text, tool_call_parser: 'qwen3_coder' });
+  assert.equal(r.status, 200);
+  const calls = r.json.calls as { tool_index: number | null; name: string; parameters: string }[];
+  assert.equal(r.json.normal_text, '');
+  assert.equal(calls.length, 1);
+  assert.equal(calls[0].tool_index, null);
+  assert.deepEqual(JSON.parse(calls[0].parameters), { city: 'Paris', days: 3 });
+});
+
+test('function_call: with the schema, a string parameter stays a string', async () => {
+  const text = '<tool_call>\n<function=get_weather>\n<parameter=city>\n1234\n</parameter>\n</function>\n</tool_call>';
+  const r = await post('/parse/function_call', { text, tool_call_parser: 'qwen3_coder', tools: TOOLS });
+  const calls = r.json.calls as { parameters: string }[];
+  assert.deepEqual(JSON.parse(calls[0].parameters), { city: '1234' });
+});
+
+test('function_call: plain text has no calls', async () => {
+  const r = await post('/parse/function_call', { text: 'no tools here', tool_call_parser: 'hermes' });
+  assert.deepEqual(r.json, { normal_text: 'no tools here', calls: [] });
+});
+
+test('reasoning: qwen3 and a forced parser (deepseek_r1 starts inside reasoning)', async () => {
+  assert.deepEqual((await post('/parse/reasoning', { text: '<think>hmm</think>answer', reasoning_parser: 'qwen3' })).json, { normal_text: 'answer', reasoning_text: 'hmm' });
+  assert.deepEqual((await post('/parse/reasoning', { text: 'hmm</think>answer', reasoning_parser: 'deepseek_r1' })).json, { normal_text: 'answer', reasoning_text: 'hmm' });
+  assert.deepEqual((await post('/parse/reasoning', { text: 'just an answer', reasoning_parser: 'qwen3' })).json, { normal_text: 'just an answer', reasoning_text: '' });
+});
+
+const BAD: [string, string, unknown, string | null, RegExp][] = [
+  ['unknown tool parser', '/parse/function_call', { text: 'x', tool_call_parser: 'nope' }, 'tool_call_parser', /unknown tool_call_parser "nope"; valid names: hermes, qwen25, .*qwen3_coder/],
+  ['unknown reasoning parser', '/parse/reasoning', { text: 'x', reasoning_parser: 'nope' }, 'reasoning_parser', /unknown reasoning_parser "nope"; valid names: basic, qwen3, .*deepseek_r1/],
+  ['parser missing', '/parse/function_call', { text: 'x' }, 'tool_call_parser', /`tool_call_parser` is required \(valid names: hermes/],
+  ['reasoning parser missing', '/parse/reasoning', { text: 'x' }, 'reasoning_parser', /`reasoning_parser` is required/],
+  ['parser not a string', '/parse/reasoning', { text: 'x', reasoning_parser: 3 }, 'reasoning_parser', /unknown reasoning_parser 3/],
+  ['text missing', '/parse/reasoning', { reasoning_parser: 'qwen3' }, 'text', /`text` is required/],
+  ['text not a string', '/parse/function_call', { text: ['x'], tool_call_parser: 'hermes' }, 'text', /`text` must be a string/],
+  ['tools not an array', '/parse/function_call', { text: 'x', tool_call_parser: 'hermes', tools: {} }, 'tools', /`tools` must be an array/],
+  ['tool without a name', '/parse/function_call', { text: 'x', tool_call_parser: 'hermes', tools: [{ type: 'function', function: {} }] }, 'tools', /`tools\[0\]` must be a function tool with a name/],
+  ['unknown field', '/parse/reasoning', { text: 'x', reasoning_parser: 'qwen3', stream: true }, 'stream', /Unsupported parameter: `stream`/],
+  ['body not JSON', '/parse/reasoning', '{"text":', null, /invalid JSON/],
+  ['body not an object', '/parse/function_call', '[1]', null, /must be a JSON object/],
+];
+for (const [name, path, body, param, message] of BAD) {
+  test(`bad parse request (${name}) is a 400 and the server keeps serving`, async () => {
+    const r = await post(path, body);
+    assert.equal(r.status, 400);
+    const err = (r.json as { error: { message: string; type: string; param: string | null } }).error;
+    assert.equal(err.type, 'invalid_request_error');
+    assert.equal(err.param, param);
+    assert.match(err.message, message);
+    const ok = await post('/parse/reasoning', { text: '<think>a</think>b', reasoning_parser: 'qwen3' });
+    assert.deepEqual(ok.json, { normal_text: 'b', reasoning_text: 'a' });
+  });
+}
