@@ -15,6 +15,7 @@ import type { Exchange } from './exchange.js';
 import { streamEvents } from './sse.js';
 import { speculativePrefill } from '../pipeline/speculative-prefill.js';
 import { promptFor, annotationEvents } from './prompt.js';
+import { routeHints } from './route-hints.js';
 
 export function chatCompletions(ctx: AppContext) {
   return async (ex: Exchange): Promise<void> => {
@@ -24,17 +25,8 @@ export function chatCompletions(ctx: AppContext) {
     ex.describe(model, req.stream);
     const promptIds = await promptFor(model, ex.body, req, req.nvext);
     const maxTokens = completionBudget(model, promptIds.length, req.sampling.maxTokens);
-    const nv = req.nvext;
-    const hints = nv.agentHints;
-    const route = {
-      workerId: nv.backendInstanceId ?? nv.decodeWorkerId,
-      dpRank: nv.dpRank,
-      sessionId: ex.header('x-dynamo-session-id') || undefined,
-      cacheSalt: nv.cacheSalt,
-      priority: hints.priority,
-      strictPriority: hints.strictPriority,
-      osl: hints.osl,
-    };
+    const hints = req.nvext.agentHints;
+    const route = routeHints(req.nvext, (h) => ex.header(h));
     const gen = generate(model, promptIds, { ...req.sampling, maxTokens }, ex.requestId, ex.signal, route);
     const timing: Timing = { arrived, dispatched: performance.now(), firstToken: null, lastToken: null };
     const decoded = decodeOutputs(model, gen, {

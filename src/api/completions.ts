@@ -4,7 +4,6 @@
 import { randomUUID } from 'node:crypto';
 import { ApiError } from '../protocol/errors.js';
 import { readCompletionRequest, type CompletionRequest, type Prompt } from '../protocol/completion-request.js';
-import type { NvExt } from '../protocol/nvext.js';
 import { CompletionChunkWriter, completion, type CompletionChoice } from '../protocol/completion-response.js';
 import { usageOf } from '../protocol/chat-response.js';
 import { completionBudget } from '../pipeline/preprocess.js';
@@ -15,6 +14,8 @@ import type { ServedModel } from '../pipeline/served-model.js';
 import { modelFor, type AppContext } from './context.js';
 import type { Exchange } from './exchange.js';
 import { streamEvents } from './sse.js';
+import { refuseNvext, routeHints } from './route-hints.js';
+import { speculativePrefillIds } from '../pipeline/speculative-prefill.js';
 
 export function completions(ctx: AppContext) {
   return async (ex: Exchange): Promise<void> => {
@@ -22,11 +23,11 @@ export function completions(ctx: AppContext) {
     const req = readCompletionRequest(ex.body, ctx.ignoreUnsupportedFields, (h) => ex.header(h));
     const model = modelFor(ctx, req.model);
     ex.describe(model, req.stream);
-    refuseChatOnlyNvext(req.nvext);
+    refuseNvext(req.nvext, '/v1/completions', ['extra_fields', 'annotations', 'token_data', 'use_raw_prompt']);
+    const route = routeHints(req.nvext, (h) => ex.header(h));
     const prompts = req.prompts.map((p) => promptIds(model, p, req.addSpecialTokens));
     const budgets = prompts.map((ids) => completionBudget(model, ids.length, req.sampling.maxTokens));
     const streams = prompts.map((ids, i) => {
-      const route = { workerId: req.nvext.backendInstanceId ?? req.nvext.decodeWorkerId, dpRank: req.nvext.dpRank };
       const gen = generate(model, ids, { ...req.sampling, maxTokens: budgets[i] }, prompts.length > 1 ? `${ex.requestId}-${i}` : ex.requestId, ex.signal, route);
       return decodeOutputs(model, gen, { ...outputRules(req.sampling, budgets[i]), n: req.sampling.n, skipSpecialTokens: req.skipSpecialTokens, arrived });
     });
@@ -34,17 +35,10 @@ export function completions(ctx: AppContext) {
     const echoes = req.echo ? prompts.map((ids) => model.native.decode(ids, req.skipSpecialTokens)) : null;
     const id = `cmpl-${randomUUID().replaceAll('-', '')}`;
     const created = Math.floor(Date.now() / 1000);
-    if (req.stream) await streamCompletion(ex, req, outputs, echoes, id, created);
-    else await unaryCompletion(ex, req, outputs, echoes, id, created);
+    const reply = req.stream ? await streamCompletion(ex, req, outputs, echoes, id, created) : await unaryCompletion(ex, req, outputs, echoes, id, created);
+    // The next turn of a single-prompt exchange repeats the prompt plus this reply.
+    if (req.nvext.agentHints.speculativePrefill && prompts.length === 1 && !ex.signal.aborted) speculativePrefillIds(model, prompts[0], reply, route, ex.requestId);
   };
-}
-
-/** nvext fields that only the chat path implements so far are refused here, not dropped. */
-function refuseChatOnlyNvext(n: NvExt): void {
-  const used = [n.extraFields.size > 0 && 'extra_fields', n.annotations.length > 0 && 'annotations', n.tokenData && 'token_data', n.useRawPrompt && 'use_raw_prompt'].filter(Boolean);
-  if (used.length > 0) {
-    throw new ApiError(400, `\`nvext.${used[0]}\` is not supported on /v1/completions yet`, { param: `nvext.${used[0]}`, code: 'unsupported_parameter' });
-  }
 }
 
 function promptIds(model: ServedModel, p: Prompt, addSpecialTokens: boolean): Uint32Array {
@@ -56,7 +50,9 @@ function promptIds(model: ServedModel, p: Prompt, addSpecialTokens: boolean): Ui
   return p.ids;
 }
 
-async function unaryCompletion(ex: Exchange, req: CompletionRequest, outputs: AsyncIterable<OutputEvent>, echoes: string[] | null, id: string, created: number) {
+/** Answers with one completion object; returns choice 0's generated text. */
+async function unaryCompletion(ex: Exchange, req: CompletionRequest, outputs: AsyncIterable<OutputEvent>, echoes: string[] | null, id: string, created: number): Promise<string> {
+  let reply = '';
   const n = req.sampling.n;
   const choices: CompletionChoice[] = Array.from({ length: req.prompts.length * n }, (_, index) => ({
     index,
@@ -64,26 +60,35 @@ async function unaryCompletion(ex: Exchange, req: CompletionRequest, outputs: As
     finishReason: 'stop',
   }));
   for await (const ev of outputs) {
-    if (ev.kind === 'text') choices[ev.index].text += ev.text;
-    else if (ev.kind === 'finish') choices[ev.index].finishReason = ev.reason;
+    if (ev.kind === 'text') {
+      choices[ev.index].text += ev.text;
+      if (ev.index === 0) reply += ev.text;
+    } else if (ev.kind === 'finish') choices[ev.index].finishReason = ev.reason;
     else {
       const u = ev.usage;
       ex.sendJson(200, completion(id, req.model, created, choices, usageOf(u.promptTokens, u.completionTokens, u.cachedTokens)));
     }
   }
+  return reply;
 }
 
-async function streamCompletion(ex: Exchange, req: CompletionRequest, outputs: AsyncIterable<OutputEvent>, echoes: string[] | null, id: string, created: number) {
+/** Streams the completion; returns choice 0's generated text. */
+async function streamCompletion(ex: Exchange, req: CompletionRequest, outputs: AsyncIterable<OutputEvent>, echoes: string[] | null, id: string, created: number): Promise<string> {
   const w = new CompletionChunkWriter(id, req.model, created);
+  let reply = '';
   const n = req.sampling.n;
   await streamEvents(ex, outputs, {
     start: () => (echoes ? Array.from({ length: req.prompts.length * n }, (_, i) => w.text(i, echoes[Math.floor(i / n)], null)).join('') : ''),
     event(ev) {
       const usage = ev.kind !== 'end' && req.continuousUsage ? usageOf(ev.usage.promptTokens, ev.usage.completionTokens, ev.usage.cachedTokens) : null;
-      if (ev.kind === 'text') return w.text(ev.index, ev.text, usage);
+      if (ev.kind === 'text') {
+        if (ev.index === 0) reply += ev.text;
+        return w.text(ev.index, ev.text, usage);
+      }
       if (ev.kind === 'finish') return w.finish(ev.index, ev.reason, usage);
       const u = ev.usage;
       return req.includeUsage ? w.usage(usageOf(u.promptTokens, u.completionTokens, u.cachedTokens)) : '';
     },
   });
+  return reply;
 }

@@ -55,11 +55,30 @@ export function speculativePrefill(model: ServedModel, body: Buffer, turn: TurnI
   });
 }
 
+/**
+ * The completions form: the next request repeats the prompt followed by the text just
+ * generated, so prompt ids + the reply's ids are prefilled (blocks up to the seam
+ * match whatever the next prompt tokenizes to). Returns at once.
+ */
+export function speculativePrefillIds(model: ServedModel, promptIds: Uint32Array, reply: string, route: RouteHints, requestId: string): void {
+  const tail = model.native.encode(reply, false);
+  const ids = new Uint32Array(promptIds.length + tail.length);
+  ids.set(promptIds);
+  ids.set(tail, promptIds.length);
+  void prefill(model, ids, route, requestId).catch((err: unknown) => {
+    log.debug('speculative prefill failed', { request_id: requestId, error: String((err as Error)?.message ?? err) });
+  });
+}
+
 async function run(model: ServedModel, body: Buffer, turn: TurnInput, reply: string, route: RouteHints, requestId: string): Promise<void> {
   if (turn.useRawPrompt) return;
   const next = nextTurnBody(body, turn.messages, turn.tools, reply);
   const input: TemplateInput = { messages: next.messages, tools: next.tools, useRawPrompt: false, addGenerationPrompt: false, templateKwargs: turn.templateKwargs };
   const ids = await tokenizeChat(model, next.body, input);
+  await prefill(model, ids, route, requestId);
+}
+
+async function prefill(model: ServedModel, ids: Uint32Array, route: RouteHints, requestId: string): Promise<void> {
   // Not pinned to a worker id: the router sends it where the turn's prefix lives.
   const hints: RouteHints = { ...route, workerId: undefined };
   const gen = generate(model, ids, { n: 1, maxTokens: 1 }, `${requestId}-spec`, AbortSignal.timeout(TIMEOUT_MS), hints);

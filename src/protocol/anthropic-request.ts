@@ -9,8 +9,9 @@ import { isObject as isObj, type Json, type JsonObject as Obj } from './json.js'
 import { admit } from './admission.js';
 import { Fields, FieldTable, JsonType } from './fields.js';
 import { templateBody, type TemplateBody } from './template-body.js';
+import { readNvext, type NvExt } from './nvext.js';
 
-const MESSAGES_FIELDS = ['model', 'messages', 'system', 'max_tokens', 'stop_sequences', 'stream', 'temperature', 'top_p', 'top_k', 'tools', 'metadata'] as const;
+const MESSAGES_FIELDS = ['model', 'messages', 'system', 'max_tokens', 'stop_sequences', 'stream', 'temperature', 'top_p', 'top_k', 'tools', 'metadata', 'nvext'] as const;
 const COUNT_FIELDS = ['model', 'messages', 'system', 'tools'] as const;
 
 let messagesTable: FieldTable<(typeof MESSAGES_FIELDS)[number]> | null = null;
@@ -27,6 +28,8 @@ export interface AnthropicRequest {
   topP?: number;
   topK?: number;
   stopSequences: string[];
+  /** Routing extensions (nvext and the routing headers), as on the OpenAI endpoints. */
+  nvext: NvExt;
 }
 
 function bad(message: string, param: string | null = null): ApiError {
@@ -40,7 +43,7 @@ function modelOf(f: Pick<Fields<'model'>, 'string'>): string {
   return model;
 }
 
-export function readAnthropicRequest(body: Buffer, ignoreUnsupported: boolean): AnthropicRequest {
+export function readAnthropicRequest(body: Buffer, ignoreUnsupported: boolean, header: (name: string) => string = () => ''): AnthropicRequest {
   messagesTable ??= new FieldTable(MESSAGES_FIELDS);
   const f = Fields.scan(body, messagesTable);
   admit(f.unknown, '', ignoreUnsupported);
@@ -70,6 +73,7 @@ export function readAnthropicRequest(body: Buffer, ignoreUnsupported: boolean): 
     topP,
     topK,
     stopSequences,
+    nvext: readNvext(f, header, undefined),
   };
 }
 

@@ -9,6 +9,7 @@ import { isObject as isObj, type Json, type JsonObject as Obj } from './json.js'
 import { admit } from './admission.js';
 import { Fields, FieldTable, JsonType } from './fields.js';
 import { templateBody, type TemplateBody } from './template-body.js';
+import { readNvext, type NvExt } from './nvext.js';
 
 const RESPONSES_FIELDS = [
   'model',
@@ -25,6 +26,7 @@ const RESPONSES_FIELDS = [
   'metadata',
   'user',
   'previous_response_id',
+  'nvext',
 ] as const;
 
 let table: FieldTable<(typeof RESPONSES_FIELDS)[number]> | null = null;
@@ -42,13 +44,15 @@ export interface ResponsesRequest {
   toolChoice: unknown;
   parallelToolCalls: boolean;
   metadata: Record<string, unknown>;
+  /** Routing extensions (nvext and the routing headers), as on chat completions. */
+  nvext: NvExt;
 }
 
 function bad(message: string, param: string | null = null): ApiError {
   return ApiError.badRequest(message, param);
 }
 
-export function readResponsesRequest(body: Buffer, ignoreUnsupported: boolean): ResponsesRequest {
+export function readResponsesRequest(body: Buffer, ignoreUnsupported: boolean, header: (name: string) => string = () => ''): ResponsesRequest {
   table ??= new FieldTable(RESPONSES_FIELDS);
   const f = Fields.scan(body, table);
   admit(f.unknown, '', ignoreUnsupported);
@@ -99,6 +103,7 @@ export function readResponsesRequest(body: Buffer, ignoreUnsupported: boolean): 
     toolChoice: f.given('tool_choice') ? JSON.parse(f.raw('tool_choice')!) : 'auto',
     parallelToolCalls: f.boolean('parallel_tool_calls') ?? true,
     metadata: f.object('metadata') ? (JSON.parse(f.raw('metadata')!) as Record<string, unknown>) : {},
+    nvext: readNvext(f, header, undefined),
   };
 }
 

@@ -1,0 +1,40 @@
+// The routing inputs of a generation request, the same for every endpoint (chat,
+// completions, responses, messages): worker and data-parallel rank overrides (nvext
+// or their headers, already merged by readNvext), the X-Dynamo-Session-ID header for
+// session affinity, the cache salt and the agent hints. Also the refusal of the nvext
+// fields an endpoint does not implement, so none is silently dropped.
+
+import { ApiError } from '../protocol/errors.js';
+import type { NvExt } from '../protocol/nvext.js';
+import type { RouteHints } from '../router/types.js';
+
+export function routeHints(nv: NvExt, header: (name: string) => string): RouteHints {
+  const hints = nv.agentHints;
+  return {
+    workerId: nv.backendInstanceId ?? nv.decodeWorkerId,
+    dpRank: nv.dpRank,
+    sessionId: header('x-dynamo-session-id') || undefined,
+    cacheSalt: nv.cacheSalt,
+    priority: hints.priority,
+    strictPriority: hints.strictPriority,
+    osl: hints.osl,
+  };
+}
+
+/** nvext fields outside routing that only some endpoints implement. */
+export type NvextFeature = 'extra_fields' | 'annotations' | 'token_data' | 'use_raw_prompt' | 'greed_sampling';
+
+/** A 400 for the first nvext field in `refused` that the request uses. */
+export function refuseNvext(n: NvExt, endpoint: string, refused: readonly NvextFeature[]): void {
+  const used: Record<NvextFeature, boolean> = {
+    extra_fields: n.extraFields.size > 0,
+    annotations: n.annotations.length > 0,
+    token_data: n.tokenData !== undefined,
+    use_raw_prompt: n.useRawPrompt,
+    greed_sampling: n.greedSampling,
+  };
+  const first = refused.find((f) => used[f]);
+  if (first) {
+    throw new ApiError(400, `\`nvext.${first}\` is not supported on ${endpoint} yet`, { param: `nvext.${first}`, code: 'unsupported_parameter' });
+  }
+}
