@@ -1,13 +1,17 @@
 // POST /v1/messages (Anthropic Messages) and POST /v1/messages/count_tokens: the
 // request is reshaped into chat-template messages and runs the chat pipeline; the
-// answer is written in Anthropic's shapes and error format.
+// answer is written in Anthropic's shapes and error format. With the model's parsers,
+// reasoning becomes `thinking` blocks and tool calls `tool_use` blocks (stop_reason
+// tool_use); nvext.use_raw_prompt skips the template as on chat completions.
 
 import { randomUUID } from 'node:crypto';
 import { readAnthropicRequest, readCountTokensRequest, type AnthropicRequest } from '../protocol/anthropic-request.js';
 import { AnthropicStreamWriter, anthropicMessage, anthropicUsage, stopReasonOf } from '../protocol/anthropic-response.js';
 import { tokenizeChat, completionBudget } from '../pipeline/preprocess.js';
 import { generate } from '../pipeline/generate.js';
-import { decodeOutputs, type OutputEvent } from '../pipeline/outputs.js';
+import { decodeOutputs } from '../pipeline/outputs.js';
+import { parseOutputs, planParsing, skipSpecialTokensFor, type ParsedEvent } from '../pipeline/parse-outputs.js';
+import { AnthropicContent } from '../protocol/anthropic-content.js';
 import { modelFor, type AppContext } from './context.js';
 import type { Exchange } from './exchange.js';
 import { streamEvents } from './sse.js';
@@ -20,60 +24,80 @@ export function messages(ctx: AppContext) {
     const req = readAnthropicRequest(ex.body, ctx.ignoreUnsupportedFields, (h) => ex.header(h));
     const model = modelFor(ctx, req.model);
     ex.describe(model, req.stream);
-    refuseNvext(req.nvext, '/v1/messages', ['extra_fields', 'annotations', 'token_data', 'use_raw_prompt', 'greed_sampling']);
+    refuseNvext(req.nvext, '/v1/messages', ['extra_fields', 'annotations', 'token_data', 'greed_sampling']);
     const route = routeHints(req.nvext, (h) => ex.header(h));
-    const promptIds = await tokenizeChat(model, req.prompt.body, req.prompt);
+    const prompt = req.nvext.useRawPrompt ? { ...req.prompt, useRawPrompt: true } : req.prompt;
+    const promptIds = await tokenizeChat(model, prompt.body, prompt);
     const maxTokens = completionBudget(model, promptIds.length, req.maxTokens);
     const gen = generate(model, promptIds, { n: 1, maxTokens, temperature: req.temperature, topP: req.topP, topK: req.topK }, ex.requestId, ex.signal, route);
-    const outputs = decodeOutputs(model, gen, { n: 1, skipSpecialTokens: true, arrived, maxTokens, stop: req.stopSequences });
+    const decoded = decodeOutputs(model, gen, { n: 1, skipSpecialTokens: skipSpecialTokensFor(model, undefined), arrived, maxTokens, stop: req.stopSequences });
+    const tools = req.prompt.tools;
+    const plan = planParsing(model, {
+      hasTools: tools !== null,
+      toolChoiceNone: req.toolChoice.kind === 'none',
+      templateKwargs: req.prompt.templateKwargs,
+      promptIds,
+      toolsJson: tools ? req.prompt.body.toString('utf8', tools.start, tools.end) : undefined,
+    });
+    const outputs = parseOutputs(decoded, plan, 1);
     const id = `msg_${randomUUID().replaceAll('-', '')}`;
     const reply = req.stream ? await streamMessage(ex, req, outputs, id, promptIds.length) : await unaryMessage(ex, req, outputs, id);
     if (req.nvext.agentHints.speculativePrefill && !ex.signal.aborted) speculativePrefill(model, req.prompt.body, req.prompt, reply, route, ex.requestId);
   };
 }
 
+/** One parsed output event into the content blocks; returns the SSE text ('' when not streaming). */
+function addEvent(c: AnthropicContent, ev: ParsedEvent): string {
+  if (ev.kind === 'text') return c.text(ev.text);
+  if (ev.kind === 'reasoning') return c.thinking(ev.text);
+  if (ev.kind === 'tool_start') return c.toolStart(ev.id, ev.name);
+  if (ev.kind === 'tool_args') return c.toolArgs(ev.text);
+  return '';
+}
+
+function replyText(c: AnthropicContent): string {
+  return c.content.map((b) => (b.type === 'text' ? b.text : '')).join('');
+}
+
 /** Answers with one message; returns its text. */
-async function unaryMessage(ex: Exchange, req: AnthropicRequest, outputs: AsyncIterable<OutputEvent>, id: string): Promise<string> {
-  let text = '';
+async function unaryMessage(ex: Exchange, req: AnthropicRequest, outputs: AsyncIterable<ParsedEvent>, id: string): Promise<string> {
+  const c = new AnthropicContent(false);
   let stop = stopReasonOf('stop', null);
   let stopSequence: string | null = null;
   for await (const ev of outputs) {
-    if (ev.kind === 'text') text += ev.text;
-    else if (ev.kind === 'finish') {
+    if (ev.kind === 'finish') {
       stop = stopReasonOf(ev.reason, ev.matchedStop);
       stopSequence = typeof ev.matchedStop === 'string' ? ev.matchedStop : null;
-    } else {
+    } else if (ev.kind === 'end') {
+      c.finish();
       const u = ev.usage;
-      ex.sendJson(200, anthropicMessage(id, req.model, text, stop, stopSequence, anthropicUsage(u.promptTokens, u.completionTokens, u.cachedTokens)));
-    }
+      ex.sendJson(200, anthropicMessage(id, req.model, c.content, stop, stopSequence, anthropicUsage(u.promptTokens, u.completionTokens, u.cachedTokens)));
+    } else addEvent(c, ev);
   }
-  return text;
+  return replyText(c);
 }
 
 /** Streams the message; returns its text. */
-async function streamMessage(ex: Exchange, req: AnthropicRequest, outputs: AsyncIterable<OutputEvent>, id: string, inputTokens: number): Promise<string> {
+async function streamMessage(ex: Exchange, req: AnthropicRequest, outputs: AsyncIterable<ParsedEvent>, id: string, inputTokens: number): Promise<string> {
   const w = new AnthropicStreamWriter(id, req.model);
-  let text = '';
+  const c = new AnthropicContent(true);
   let stop = stopReasonOf('stop', null);
   let stopSequence: string | null = null;
   await streamEvents(ex, outputs, {
     start: () => w.start(inputTokens),
     event(ev) {
-      if (ev.kind === 'text') {
-        text += ev.text;
-        return w.text(ev.text);
-      }
       if (ev.kind === 'finish') {
         stop = stopReasonOf(ev.reason, ev.matchedStop);
         stopSequence = typeof ev.matchedStop === 'string' ? ev.matchedStop : null;
         return '';
       }
-      return w.end(stop, stopSequence, ev.usage.completionTokens);
+      if (ev.kind === 'end') return c.finish() + w.end(stop, stopSequence, ev.usage.completionTokens);
+      return addEvent(c, ev);
     },
     error: (err) => w.error(err),
     done: '',
   });
-  return text;
+  return replyText(c);
 }
 
 export function countTokens(ctx: AppContext) {

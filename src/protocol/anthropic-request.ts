@@ -10,8 +10,10 @@ import { admit } from './admission.js';
 import { Fields, FieldTable, JsonType } from './fields.js';
 import { templateBody, type TemplateBody } from './template-body.js';
 import { readNvext, type NvExt } from './nvext.js';
+import type { ToolChoice } from './tools.js';
+import { readAnthropicToolChoice } from './anthropic-tool-choice.js';
 
-const MESSAGES_FIELDS = ['model', 'messages', 'system', 'max_tokens', 'stop_sequences', 'stream', 'temperature', 'top_p', 'top_k', 'tools', 'metadata', 'nvext'] as const;
+const MESSAGES_FIELDS = ['model', 'messages', 'system', 'max_tokens', 'stop_sequences', 'stream', 'temperature', 'top_p', 'top_k', 'tools', 'tool_choice', 'metadata', 'nvext'] as const;
 const COUNT_FIELDS = ['model', 'messages', 'system', 'tools'] as const;
 
 let messagesTable: FieldTable<(typeof MESSAGES_FIELDS)[number]> | null = null;
@@ -28,6 +30,8 @@ export interface AnthropicRequest {
   topP?: number;
   topK?: number;
   stopSequences: string[];
+  /** tool_choice mapped onto the chat pipeline's choices (any/tool refused for now). */
+  toolChoice: ToolChoice;
   /** Routing extensions (nvext and the routing headers), as on the OpenAI endpoints. */
   nvext: NvExt;
 }
@@ -64,15 +68,19 @@ export function readAnthropicRequest(body: Buffer, ignoreUnsupported: boolean, h
     if (!list.every((x) => typeof x === 'string' && x !== '')) throw bad('stop_sequences: must be an array of non-empty strings', 'stop_sequences');
     stopSequences = list as string[];
   }
+  const prompt = reshape(f, body);
+  const toolNames = prompt.tools ? (JSON.parse(prompt.body.toString('utf8', prompt.tools.start, prompt.tools.end)) as { function: { name: string } }[]).map((t) => t.function.name) : [];
+  const toolChoice = readAnthropicToolChoice(f.given('tool_choice') ? (JSON.parse(f.raw('tool_choice')!) as Json) : undefined, toolNames);
   return {
     model,
-    prompt: reshape(f, body),
+    prompt,
     maxTokens,
     stream: f.boolean('stream') ?? false,
     temperature,
     topP,
     topK,
     stopSequences,
+    toolChoice,
     nvext: readNvext(f, header, undefined),
   };
 }
@@ -174,6 +182,7 @@ function reshapeMessage(m: Json, i: number): Obj[] {
 function reshapeTools(tools: Json[]): Obj[] {
   return tools.map((t, i) => {
     if (!isObj(t) || typeof t.name !== 'string' || t.name === '') throw bad(`tools.${i}.name: Field required`, 'tools');
+    if (t.type !== undefined && t.type !== null && t.type !== 'custom') throw bad(`tools.${i}.type: only custom (client) tools are supported, got ${JSON.stringify(t.type)}`, 'tools');
     if (!isObj(t.input_schema)) throw bad(`tools.${i}.input_schema: Field required`, 'tools');
     // OpenAI's key order (name, description, parameters): the template renders tools as JSON.
     const fn: Obj = { name: t.name };

@@ -1,8 +1,10 @@
 // Anthropic Messages response bodies and the streaming event sequence:
-// message_start, content_block_start, ping, content_block_delta..., content_block_stop,
+// message_start, then per content block (anthropic-content.ts) content_block_start,
+// content_block_delta..., content_block_stop (ping after the first start), then
 // message_delta (stop reason, output tokens), message_stop.
 
 import type { ApiError } from './errors.js';
+import type { AnthropicBlock } from './anthropic-content.js';
 
 export type AnthropicStopReason = 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use';
 
@@ -26,13 +28,13 @@ export function anthropicUsage(input: number, output: number, cached: number): A
   return u;
 }
 
-export function anthropicMessage(id: string, model: string, text: string, stop: AnthropicStopReason, stopSequence: string | null, usage: AnthropicUsage): string {
+export function anthropicMessage(id: string, model: string, content: AnthropicBlock[], stop: AnthropicStopReason, stopSequence: string | null, usage: AnthropicUsage): string {
   return JSON.stringify({
     id,
     type: 'message',
     role: 'assistant',
     model,
-    content: [{ type: 'text', text }],
+    content,
     stop_reason: stop,
     stop_sequence: stopSequence,
     usage,
@@ -51,20 +53,12 @@ export class AnthropicStreamWriter {
 
   start(inputTokens: number): string {
     const message = { id: this.id, type: 'message', role: 'assistant', model: this.model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: inputTokens, output_tokens: 0 } };
-    return (
-      event('message_start', { type: 'message_start', message }) +
-      event('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }) +
-      event('ping', { type: 'ping' })
-    );
+    return event('message_start', { type: 'message_start', message });
   }
 
-  text(text: string): string {
-    return `event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":${JSON.stringify(text)}}}\n\n`;
-  }
-
+  /** After the content blocks are closed. */
   end(stop: AnthropicStopReason, stopSequence: string | null, outputTokens: number): string {
     return (
-      event('content_block_stop', { type: 'content_block_stop', index: 0 }) +
       event('message_delta', { type: 'message_delta', delta: { stop_reason: stop, stop_sequence: stopSequence }, usage: { output_tokens: outputTokens } }) +
       event('message_stop', { type: 'message_stop' })
     );

@@ -8,7 +8,7 @@ export interface TemplateBody {
   body: Buffer;
   messages: Span;
   tools: Span | null;
-  useRawPrompt: false;
+  useRawPrompt: boolean;
   addGenerationPrompt: true;
   templateKwargs: string | null;
 }
