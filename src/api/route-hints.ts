@@ -22,7 +22,7 @@ export function routeHints(nv: NvExt, header: (name: string) => string): RouteHi
 }
 
 /** nvext fields outside routing that only some endpoints implement. */
-export type NvextFeature = 'extra_fields' | 'annotations' | 'token_data' | 'use_raw_prompt' | 'greed_sampling';
+export type NvextFeature = 'extra_fields' | 'annotations' | 'token_data' | 'use_raw_prompt' | 'greed_sampling' | 'speculative_prefill';
 
 /** A 400 for the first nvext field in `refused` that the request uses. */
 export function refuseNvext(n: NvExt, endpoint: string, refused: readonly NvextFeature[]): void {
@@ -32,9 +32,11 @@ export function refuseNvext(n: NvExt, endpoint: string, refused: readonly NvextF
     token_data: n.tokenData !== undefined,
     use_raw_prompt: n.useRawPrompt,
     greed_sampling: n.greedSampling,
+    speculative_prefill: n.agentHints.speculativePrefill,
   };
   const first = refused.find((f) => used[f]);
   if (first) {
-    throw new ApiError(400, `\`nvext.${first}\` is not supported on ${endpoint} yet`, { param: `nvext.${first}`, code: 'unsupported_parameter' });
+    const name = first === 'speculative_prefill' ? 'agent_hints.speculative_prefill' : first;
+    throw new ApiError(400, `\`nvext.${name}\` is not supported on ${endpoint} yet`, { param: `nvext.${name}`, code: 'unsupported_parameter' });
   }
 }

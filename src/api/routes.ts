@@ -4,6 +4,7 @@ import { addWorker, listWorkers, removeWorker } from './admin.js';
 import { getBusyThresholds, setBusyThresholds } from './busy-threshold.js';
 import { chatCompletions } from './chat.js';
 import { completions } from './completions.js';
+import { embeddings } from './embeddings.js';
 import { health, live } from './health.js';
 import { listModels } from './models.js';
 import { metrics } from './metrics.js';
@@ -19,6 +20,7 @@ export function routes(ctx: AppContext): Route[] {
     { method: 'post', path: '/v1/chat/completions', handler: chatCompletions(ctx), generation: true },
     { method: 'post', path: '/v1/completions', handler: completions(ctx), generation: true },
     { method: 'post', path: '/v1/responses', handler: responses(ctx), generation: true },
+    { method: 'post', path: '/v1/embeddings', handler: embeddings(ctx), generation: true },
     { method: 'post', path: '/v1/messages', handler: messages(ctx), errors: 'anthropic', generation: true },
     { method: 'post', path: '/v1/messages/count_tokens', handler: countTokens(ctx), errors: 'anthropic' },
     { method: 'post', path: '/tokenize', handler: tokenize(ctx) },

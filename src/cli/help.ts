@@ -53,6 +53,8 @@ Output (sim):
                             request id, or on the request's own seed where the protocol has one).
                             Default: 0.
   --stream-interval N       Tokens per streamed message (the last may hold fewer). Default: 1.
+  --embedding-dim N         Length of the L2-normalised vectors the Embed rpc answers (a
+                            seeded hash of the input ids: same ids, same vector). Default: 256.
   --reasoning-tokens N      Open every answer with <think>, N tokens, </think> (the tokenizer
                             must have those tokens).
   --reasoning-parser NAME   Parser name the engine reports in GetServerInfo (not applied).

@@ -1,6 +1,7 @@
 // The portico command line: `serve` and `mock-engine`.
 
 import { parseArgs } from 'node:util';
+import { availableParallelism } from 'node:os';
 import { MAIN_HELP, MOCK_ENGINE_HELP } from './help.js';
 import { helpText, resolveOptions, UsageError } from './options.js';
 import { configureLog, log, type Level } from '../log.js';
@@ -58,6 +59,8 @@ async function serveCommand(args: string[]): Promise<void> {
     toolCallParser: v['tool-call-parser'] as string | undefined,
     reasoningParser: v['reasoning-parser'] as string | undefined,
     router: routerOptions(v),
+    shards: (v.shards as number | undefined) ?? availableParallelism(),
+    log: { level: v['log-level'] as Level, format: v['log-format'] as 'json' | 'text' },
   });
   log.info(`portico listening on http://${v.host as string}:${running.port}`, { port: running.port });
   let stopping = false;
@@ -127,6 +130,7 @@ async function mockEngineCommand(args: string[]): Promise<void> {
       'eos-probability': { type: 'string' },
       seed: { type: 'string' },
       'stream-interval': { type: 'string' },
+      'embedding-dim': { type: 'string' },
       'reasoning-tokens': { type: 'string' },
       'reasoning-parser': { type: 'string' },
       'tool-call-parser': { type: 'string' },
@@ -176,6 +180,7 @@ async function mockEngineCommand(args: string[]): Promise<void> {
       eosProbability: eosP,
       seed: opt('seed', values.seed),
       streamInterval: opt('stream-interval', values['stream-interval'], 1),
+      embeddingDim: opt('embedding-dim', values['embedding-dim'], 1),
       reasoningParser: values['reasoning-parser'],
       toolCallParser: values['tool-call-parser'],
       kvEventsZmq: values['kv-events-zmq']

@@ -28,6 +28,8 @@ import {
   type SamplingParams,
 } from '../gen/sglang_scheduler_pb.js';
 import { EngineError } from './errors.js';
+import { sglangEmbed } from './embed.js';
+import type { EmbedParams, EmbedResult } from './types.js';
 import { fromConnectStream, generateStream } from './generate-stream.js';
 import { openServerStream } from './grpc-h2.js';
 import type {
@@ -177,6 +179,10 @@ export class SglangEngineClient implements EngineClient {
       genThroughput: r.aggregate ? r.aggregate.avgThroughput * Math.max(1, r.loads.length) : sum((l) => l.genThroughput),
       perRank,
     };
+  }
+
+  embed(p: EmbedParams, signal: AbortSignal): Promise<EmbedResult> {
+    return sglangEmbed(this.rpc, this.url, p, signal);
   }
 
   close(): void {

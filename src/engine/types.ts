@@ -177,6 +177,25 @@ export interface EngineClient {
   modelInfo(): Promise<EngineModelInfo>;
   serverInfo(): Promise<EngineServerInfo>;
   loads(): Promise<EngineLoads>;
+  /**
+   * Pool one tokenized input into an embedding vector (the Embed rpc). Failures
+   * throw EngineError; `signal` cancels the call.
+   */
+  embed(p: EmbedParams, signal: AbortSignal): Promise<EmbedResult>;
   /** Drop the connection; in-flight streams fail with EngineError. */
   close(): void;
+}
+
+/** One embedding request, already tokenized. */
+export interface EmbedParams {
+  requestId: string;
+  inputIds: Uint32Array;
+  /** Pin to one data-parallel rank (SGLang's Embed carries it; vLLM's does not). */
+  dataParallelRank?: number;
+}
+
+export interface EmbedResult {
+  /** As the engine pooled it (normally L2-normalised); its length is the dimension. */
+  embedding: Float32Array;
+  promptTokens: number;
 }

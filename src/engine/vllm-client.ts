@@ -32,6 +32,8 @@ import {
   type SamplingParams,
 } from '../gen/vllm_engine_pb.js';
 import { EngineError } from './errors.js';
+import { vllmEmbed } from './embed.js';
+import type { EmbedParams, EmbedResult } from './types.js';
 import { fromConnectStream, generateStream, type WireResponse } from './generate-stream.js';
 import { mapStream, openServerStream, type ServerStream } from './grpc-h2.js';
 import { toBaseUrl, type SglangClientOptions } from './sglang-client.js';
@@ -150,6 +152,10 @@ export class VllmEngineClient implements EngineClient {
       genThroughput: sum((l) => l.genThroughput),
       perRank,
     };
+  }
+
+  embed(p: EmbedParams, signal: AbortSignal): Promise<EmbedResult> {
+    return vllmEmbed(this.rpc, this.url, p, signal);
   }
 
   close(): void {

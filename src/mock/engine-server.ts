@@ -74,6 +74,8 @@ export interface MockEngineOptions {
   reasoning?: { startId: number; endId: number; thinkTokens: number };
   /** sim: tokens per streamed message, like vLLM's --stream-interval. Default 1. */
   streamInterval?: number;
+  /** Length of the vectors the Embed rpc answers. Default 256. */
+  embeddingDim?: number;
   /** Parser names the engine reports (GetServerInfo). */
   reasoningParser?: string;
   toolCallParser?: string;
@@ -134,7 +136,7 @@ export async function startMockEngine(opts: MockEngineOptions): Promise<MockEngi
   const extra: Record<string, string | number | boolean> = {};
   if (opts.reasoningParser) extra['reasoning_parser'] = opts.reasoningParser;
   if (opts.toolCallParser) extra['tool_call_parser'] = opts.toolCallParser;
-  const context = new MockContext(core, modelPath, opts.servedModelName ?? modelPath, extra, opts.mode === 'sim', Math.max(1, opts.streamInterval ?? 1));
+  const context = new MockContext(core, modelPath, opts.servedModelName ?? modelPath, extra, opts.mode === 'sim', Math.max(1, opts.streamInterval ?? 1), opts.embeddingDim);
 
   let zmqPub: ZmqKvPublisher | undefined;
   if (opts.kvEventsZmq) {

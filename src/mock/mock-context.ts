@@ -6,6 +6,8 @@ import { create } from '@bufbuild/protobuf';
 import { EngineLoadSchema, type EngineLoad } from '../gen/common_pb.js';
 import type { StreamStats } from './output-stream.js';
 import type { SimCore } from './sim-core.js';
+import { ReceivedLog } from './received.js';
+import { DEFAULT_EMBEDDING_DIM } from './embed.js';
 
 export interface RankLoad {
   running: number;
@@ -25,6 +27,8 @@ export class MockContext {
   readonly startedAt = new Date();
   readonly stats: StreamStats = { generates: 0, aborts: 0, active: 0 };
   paused = false;
+  /** The last Generate requests received, for tests that prove delivery. */
+  readonly received = new ReceivedLog();
 
   constructor(
     readonly core: SimCore,
@@ -35,6 +39,8 @@ export class MockContext {
     readonly coalesce = true,
     /** Tokens per streamed message (the last one of a choice may hold fewer). */
     readonly streamInterval = 1,
+    /** Length of the vectors the Embed rpc answers. */
+    readonly embeddingDim = DEFAULT_EMBEDDING_DIM,
   ) {}
 
   healthy(): boolean {
@@ -102,6 +108,7 @@ export class MockContext {
       data_parallel_size: o.dataParallelSize,
       random_seed: o.seed,
       stream_interval: this.streamInterval,
+      embedding_dim: this.embeddingDim,
       ...this.extraArgs,
     };
   }

@@ -6,12 +6,13 @@
 // carrying every output id. An Abort rpc ends open choices with
 // finish_reason "abort"; a cancelled stream just stops.
 
-import { create, type JsonObject } from '@bufbuild/protobuf';
+import { create, toJson, type JsonObject } from '@bufbuild/protobuf';
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import { Code, ConnectError, type ConnectRouter, type HandlerContext } from '@connectrpc/connect';
 
 import {
   AbortResponseSchema,
+  EmbedResponseSchema,
   AggregateMetricsSchema,
   GenerateRequestSchema,
   GenerateResponseSchema,
@@ -26,6 +27,8 @@ import {
 } from '../gen/sglang_scheduler_pb.js';
 import { FlushCacheResponseSchema, KvEventBatchSchema, SubscribeKvEventsRequestSchema } from '../gen/common_pb.js';
 import { fastRoute } from './grpc-fast-path.js';
+import { mockOutputLogprobs } from './logprobs.js';
+import { embedInput, mockEmbedding } from './embed.js';
 import { subscribeKvEvents } from './kv-events-rpc.js';
 import { runRequest } from './output-stream.js';
 import { SimRequestError, type CoreOutput } from './sim-core.js';
@@ -40,6 +43,9 @@ export function sglangRoutes(m: MockContext) {
     if (!id) throw new ConnectError('request_id is required', Code.InvalidArgument);
     if (!req.tokenized) throw new ConnectError('tokenized input is required', Code.InvalidArgument);
     const sp = req.samplingParams;
+    m.received.record({ requestId: id, protocol: 'sglang', json: () => toJson(GenerateRequestSchema, req, { useProtoFieldName: true }) as Record<string, unknown> });
+    const top = req.returnLogprob ? Math.max(0, req.topLogprobsNum) : -1;
+    const logprobs = (ids: number[]) => (top >= 0 ? mockOutputLogprobs(ids, top, core.o.vocabSize) : undefined);
     const n = Math.max(1, sp?.n ?? 1);
     const lastChunk = new Map<number, number[]>();
     let stream: AsyncGenerator<CoreOutput[]>;
@@ -78,6 +84,7 @@ export function sglangRoutes(m: MockContext) {
                 completionTokens: o.completionTokens,
                 cachedTokens: o.cachedTokens,
                 index: o.index,
+                outputLogprobs: logprobs(o.tokenIds),
               },
             },
           });
@@ -94,6 +101,7 @@ export function sglangRoutes(m: MockContext) {
                 completionTokens: o.completionTokens,
                 cachedTokens: o.cachedTokens,
                 index: o.index,
+                outputLogprobs: logprobs(outputIds),
                 matchedStop: o.matchedTokenId !== undefined
                   ? { case: 'matchedTokenId', value: o.matchedTokenId }
                   : { case: undefined },
@@ -114,6 +122,11 @@ export function sglangRoutes(m: MockContext) {
         }
         stats.aborts++;
         return create(AbortResponseSchema, { success: true });
+      },
+      async embed(req) {
+        const ids = embedInput(req.requestId, req.tokenized?.inputIds, core.o.maxContextLength, core.o.vocabSize);
+        const v = mockEmbedding(ids, m.embeddingDim, core.o.seed);
+        return create(EmbedResponseSchema, { embedding: Array.from(v), embeddingDim: v.length, promptTokens: ids.length });
       },
       async healthCheck() {
         return create(HealthCheckResponseSchema, { healthy: m.healthy(), message: m.healthy() ? 'mock engine ok' : 'mock engine paused' });

@@ -8,12 +8,13 @@
 // the total. Abort takes several ids; their open choices end with
 // finish_reason "abort".
 
-import { create } from '@bufbuild/protobuf';
+import { create, toJson } from '@bufbuild/protobuf';
 import { Code, ConnectError, type ConnectRouter, type HandlerContext } from '@connectrpc/connect';
 
 import { FlushCacheResponseSchema, KvEventBatchSchema, SubscribeKvEventsRequestSchema } from '../gen/common_pb.js';
 import {
   AbortResponseSchema,
+  EmbedResponseSchema,
   GenerateRequestSchema,
   GenerateResponseSchema,
   GetLoadsResponseSchema,
@@ -26,6 +27,8 @@ import {
   type GenerateResponse,
 } from '../gen/vllm_engine_pb.js';
 import { fastRoute } from './grpc-fast-path.js';
+import { mockOutputLogprobs } from './logprobs.js';
+import { embedInput, mockEmbedding } from './embed.js';
 import { subscribeKvEvents } from './kv-events-rpc.js';
 import type { MockContext } from './mock-context.js';
 import { runRequest } from './output-stream.js';
@@ -41,6 +44,10 @@ export function vllmRoutes(m: MockContext) {
     if (!id) throw new ConnectError('request_id is required', Code.InvalidArgument);
     if (req.input.case !== 'tokenized') throw new ConnectError('tokenized input is required', Code.InvalidArgument);
     const sp = req.samplingParams;
+    m.received.record({ requestId: id, protocol: 'vllm', json: () => toJson(GenerateRequestSchema, req, { useProtoFieldName: true }) as Record<string, unknown> });
+    // vLLM's logprobs = k: the sampled token's logprob plus k alternatives.
+    const top = sp?.logprobs ?? -1;
+    const logprobs = (ids: number[]) => (top >= 0 ? mockOutputLogprobs(ids, top, core.o.vocabSize) : undefined);
     const lastChunk = new Map<number, number[]>();
     let stream: AsyncGenerator<CoreOutput[]>;
     try {
@@ -77,6 +84,7 @@ export function vllmRoutes(m: MockContext) {
                 completionTokens: o.tokenIds.length,
                 cachedTokens: o.cachedTokens,
                 index: o.index,
+                outputLogprobs: logprobs(o.tokenIds),
               },
             },
           });
@@ -87,6 +95,7 @@ export function vllmRoutes(m: MockContext) {
               case: 'complete',
               value: {
                 outputIds: req.stream ? last : o.outputIds,
+                outputLogprobs: logprobs(req.stream ? last : o.outputIds),
                 finishReason: o.reason,
                 promptTokens: o.promptTokens,
                 completionTokens: req.stream ? last.length : o.completionTokens,
@@ -109,6 +118,11 @@ export function vllmRoutes(m: MockContext) {
       async abort(req) {
         for (const id of req.requestIds) if (core.abort(id)) stats.aborts++;
         return create(AbortResponseSchema);
+      },
+      async embed(req) {
+        const ids = embedInput(req.requestId, req.tokenized?.inputIds, core.o.maxContextLength, core.o.vocabSize);
+        const v = mockEmbedding(ids, m.embeddingDim, core.o.seed);
+        return create(EmbedResponseSchema, { embedding: Array.from(v), embeddingDim: v.length, promptTokens: ids.length });
       },
       async healthCheck() {
         return create(HealthCheckResponseSchema, { healthy: m.healthy(), message: m.healthy() ? 'mock engine ok' : 'mock engine paused' });

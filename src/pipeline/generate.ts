@@ -6,7 +6,7 @@
 // (unknown worker, full queue) still reaches the client as an error status.
 
 import { ApiError } from '../protocol/errors.js';
-import type { SamplingOptions } from '../protocol/sampling.js';
+import { checkVocab, type SamplingOptions } from '../protocol/sampling.js';
 import type { Worker } from '../router/worker-pool.js';
 import { routerFor } from '../router/registry.js';
 import type { Dispatch, RouteHints } from '../router/types.js';
@@ -53,6 +53,7 @@ export function generate(
   signal: AbortSignal,
   route: RouteHints = {},
 ): Generation {
+  checkVocab(sampling, model.info.vocabSize);
   model.stats.inputTokens.observe(promptIds.length);
   const params: GenerateParams = {
     requestId,
@@ -70,6 +71,10 @@ export function generate(
     minNewTokens: sampling.minTokens,
     seed: sampling.seed,
     n: sampling.n,
+    constraint: sampling.constraint,
+    logitBias: sampling.logitBias,
+    logprobs: sampling.logprobs,
+    topLogprobs: sampling.topLogprobs,
     dataParallelRank: route.dpRank,
     stream: true,
   };
@@ -102,7 +107,8 @@ async function* run(gen: RoutedGeneration, model: ServedModel, promptIds: Uint32
   }
 }
 
-function engineFailure(model: ServedModel, worker: Worker, err: unknown): ApiError {
+/** An engine failure as the client sees it (a dead worker is marked down). */
+export function engineFailure(model: ServedModel, worker: Worker, err: unknown): ApiError {
   if (err instanceof ApiError) return err;
   if (err instanceof EngineError) {
     if (err.code === 'unavailable') {

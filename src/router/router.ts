@@ -83,6 +83,7 @@ export class ModelRouter implements Router {
       blockSize: o.blockSize,
       hashSeed: o.hashSeed,
       kvSource,
+      sharedLoad: deps.loadBuffer !== undefined,
       onRemove: (t) => {
         this.affinity?.forgetWorker(t.worker.id);
         this.inflight.drop(t.slot);
@@ -216,7 +217,7 @@ export class ModelRouter implements Router {
     this.load.add(slot, LoadField.PrefillTokens, prefill);
     this.load.add(slot, LoadField.DecodeBlocks, promptBlocks + outBlocks);
     this.load.add(slot, LoadField.Requests, 1);
-    if (keys && keys.length > 0) {
+    if (keys && keys.length > 0 && !req.ephemeral) {
       const predictedOnly = !t.eventsSeen || h.cacheSalt || h.lora;
       if (predictedOnly) this.predicted.insert(slot, keys);
       else if (overlapBlocks < keys.length) this.inflight.insert(slot, keys.subarray(overlapBlocks));
@@ -227,6 +228,7 @@ export class ModelRouter implements Router {
       worker: t.worker,
       overlapBlocks,
       queuedMs,
+      dpRank: h.dpRank,
       firstToken: () => {
         if (prefill === 0) return;
         this.load.add(slot, LoadField.PrefillTokens, -prefill);

@@ -25,6 +25,8 @@ export interface RouteRequest {
   tokens: Uint32Array;
   hints: RouteHints;
   signal?: AbortSignal;
+  /** The request leaves no KV blocks behind (embeddings): nothing is predicted for it. */
+  ephemeral?: boolean;
 }
 
 /** A routing decision, with the hooks that keep the worker's load current. */
@@ -34,6 +36,12 @@ export interface Dispatch {
   readonly overlapBlocks: number;
   /** Time spent in the router queue (ms). */
   readonly queuedMs: number;
+  /**
+   * The data-parallel rank the request is pinned to: the request's own dp_rank, or
+   * in kv mode the rank of the chosen worker holding most of the prompt. Undefined:
+   * the engine picks.
+   */
+  readonly dpRank?: number;
   /** The first output token arrived: the prompt is no longer being prefilled. */
   firstToken(): void;
   /** `total` output tokens generated so far (for output block tracking). */
