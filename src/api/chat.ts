@@ -8,6 +8,8 @@ import { nvextResponse, type ChoiceOutcome, type Timing } from '../protocol/nvex
 import { completionBudget } from '../pipeline/preprocess.js';
 import { generate, type Generation } from '../pipeline/generate.js';
 import { decodeOutputs, outputRules } from '../pipeline/outputs.js';
+import { tapLogprobs, type LogprobTap } from '../pipeline/logprobs.js';
+import { chatDeltaLogprobs, chatLogprobContent, tokenNamer, type TokenNamer } from '../protocol/logprobs-response.js';
 import { parseOutputs, planParsing, skipSpecialTokensFor, type ParsedEvent } from '../pipeline/parse-outputs.js';
 import type { ServedModel } from '../pipeline/served-model.js';
 import { modelFor, type AppContext } from './context.js';
@@ -29,7 +31,8 @@ export function chatCompletions(ctx: AppContext) {
     const route = routeHints(req.nvext, (h) => ex.header(h));
     const gen = generate(model, promptIds, { ...req.sampling, maxTokens }, ex.requestId, ex.signal, route);
     const timing: Timing = { arrived, dispatched: performance.now(), firstToken: null, lastToken: null };
-    const decoded = decodeOutputs(model, gen, {
+    const tap = req.sampling.logprobs ? tapLogprobs(gen) : null;
+    const decoded = decodeOutputs(model, tap?.gen ?? gen, {
       ...outputRules(req.sampling, maxTokens),
       n: req.sampling.n,
       skipSpecialTokens: skipSpecialTokensFor(model, req.skipSpecialTokens),
@@ -46,7 +49,8 @@ export function chatCompletions(ctx: AppContext) {
     const outputs = parseOutputs(decoded, plan, req.sampling.n);
     const id = `chatcmpl-${randomUUID().replaceAll('-', '')}`;
     const created = Math.floor(Date.now() / 1000);
-    const r: ChatRun = { ex, model, req, gen, timing, promptIds, id, created, reply: '' };
+    const namer = tokenNamer((t) => model.native.decode(Uint32Array.of(t), false), req.sampling.returnTokensAsTokenIds ?? false);
+    const r: ChatRun = { ex, model, req, gen, timing, promptIds, id, created, reply: '', tap, namer };
     if (req.stream) await streamChat(r, outputs);
     else await unaryChat(r, outputs);
     if (hints.speculativePrefill && !ex.signal.aborted) speculativePrefill(model, ex.body, req, r.reply, route, ex.requestId);
@@ -64,6 +68,16 @@ interface ChatRun {
   created: number;
   /** Choice 0's text, for agent_hints.speculative_prefill. */
   reply: string;
+  /** Set when logprobs were asked for. */
+  tap: LogprobTap | null;
+  namer: TokenNamer;
+}
+
+/** The `logprobs` JSON of a streamed delta of choice `index`: its tokens since the last delta. */
+function deltaLogprobs(r: ChatRun, index: number): string {
+  if (!r.tap) return 'null';
+  const list = r.tap.take(index);
+  return list.length ? chatDeltaLogprobs(list, r.namer, r.req.sampling.topLogprobs ?? 0) : 'null';
 }
 
 function noteTime(t: Timing): void {
@@ -82,9 +96,13 @@ async function unaryChat(r: ChatRun, outputs: AsyncIterable<ParsedEvent>) {
   const n = r.req.sampling.n;
   const choices: ChatChoice[] = Array.from({ length: n }, (_, index) => ({ index, content: '', reasoning: '', toolCalls: [], finishReason: 'stop' }));
   const outcomes: ChoiceOutcome[] = Array.from({ length: n }, () => ({ matchedStop: null, tokenIds: null }));
+  const detokenize = r.req.sampling.detokenize !== false;
   for await (const ev of outputs) {
     noteTime(r.timing);
-    if (ev.kind === 'text') choices[ev.index].content += ev.text;
+    if (r.tap && ev.kind !== 'end') (choices[ev.index].logprobs ??= []).push(...chatLogprobContent(r.tap.take(ev.index), r.namer, r.req.sampling.topLogprobs ?? 0));
+    if (ev.kind === 'text') {
+      if (detokenize) choices[ev.index].content += ev.text;
+    }
     else if (ev.kind === 'reasoning') choices[ev.index].reasoning += ev.text;
     else if (ev.kind === 'tool_start') choices[ev.index].toolCalls[ev.call] = { id: ev.id, name: ev.name, arguments: '' };
     else if (ev.kind === 'tool_args') choices[ev.index].toolCalls[ev.call].arguments += ev.text;
@@ -109,15 +127,19 @@ async function streamChat(r: ChatRun, outputs: AsyncIterable<ParsedEvent>) {
       noteTime(r.timing);
       const usage = (ev.kind === 'text' || ev.kind === 'finish') && req.continuousUsage ? usageOf(ev.usage.promptTokens, ev.usage.completionTokens, ev.usage.cachedTokens) : null;
       if (ev.kind === 'text') {
+        if (req.sampling.detokenize === false) {
+          const lp = deltaLogprobs(r, ev.index);
+          return lp === 'null' && !usage ? '' : w.content(ev.index, '', usage, lp);
+        }
         if (ev.index === 0 && req.nvext.agentHints.speculativePrefill) r.reply += ev.text;
-        return w.content(ev.index, ev.text, usage);
+        return w.content(ev.index, ev.text, usage, deltaLogprobs(r, ev.index));
       }
-      if (ev.kind === 'reasoning') return w.reasoning(ev.index, ev.text);
+      if (ev.kind === 'reasoning') return w.reasoning(ev.index, ev.text, deltaLogprobs(r, ev.index));
       if (ev.kind === 'tool_start') return w.toolStart(ev.index, ev.call, ev.id, ev.name);
       if (ev.kind === 'tool_args') return w.toolArgs(ev.index, ev.call, ev.text);
       if (ev.kind === 'finish') {
         outcomes[ev.index] = { matchedStop: ev.matchedStop, tokenIds: ev.tokenIds };
-        return w.finish(ev.index, ev.reason, usage);
+        return w.finish(ev.index, ev.reason, usage, deltaLogprobs(r, ev.index));
       }
       const u = ev.usage;
       const nv = extras(r, u, outcomes);

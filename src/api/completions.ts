@@ -10,6 +10,8 @@ import { completionBudget } from '../pipeline/preprocess.js';
 import { generate } from '../pipeline/generate.js';
 import { decodeOutputs, outputRules, type OutputEvent } from '../pipeline/outputs.js';
 import { mergeOutputs } from '../pipeline/merge.js';
+import { tapLogprobs, type LogprobTap } from '../pipeline/logprobs.js';
+import { appendCompletionLogprobs, completionLogprobs, tokenNamer, type CompletionLogprobs } from '../protocol/logprobs-response.js';
 import type { ServedModel } from '../pipeline/served-model.js';
 import { modelFor, type AppContext } from './context.js';
 import type { Exchange } from './exchange.js';
@@ -27,15 +29,18 @@ export function completions(ctx: AppContext) {
     const route = routeHints(req.nvext, (h) => ex.header(h));
     const prompts = req.prompts.map((p) => promptIds(model, p, req.addSpecialTokens));
     const budgets = prompts.map((ids) => completionBudget(model, ids.length, req.sampling.maxTokens));
+    const taps: LogprobTap[] = [];
     const streams = prompts.map((ids, i) => {
       const gen = generate(model, ids, { ...req.sampling, maxTokens: budgets[i] }, prompts.length > 1 ? `${ex.requestId}-${i}` : ex.requestId, ex.signal, route);
-      return decodeOutputs(model, gen, { ...outputRules(req.sampling, budgets[i]), n: req.sampling.n, skipSpecialTokens: req.skipSpecialTokens, arrived });
+      const tap = req.sampling.logprobs ? (taps[i] = tapLogprobs(gen)) : null;
+      return decodeOutputs(model, tap?.gen ?? gen, { ...outputRules(req.sampling, budgets[i]), n: req.sampling.n, skipSpecialTokens: req.skipSpecialTokens, arrived });
     });
     const outputs = mergeOutputs(streams, req.sampling.n);
     const echoes = req.echo ? prompts.map((ids) => model.native.decode(ids, req.skipSpecialTokens)) : null;
+    const logprobs = req.sampling.logprobs ? completionLogprobsOf(model, req, taps, echoes) : null;
     const id = `cmpl-${randomUUID().replaceAll('-', '')}`;
     const created = Math.floor(Date.now() / 1000);
-    const reply = req.stream ? await streamCompletion(ex, req, outputs, echoes, id, created) : await unaryCompletion(ex, req, outputs, echoes, id, created);
+    const reply = req.stream ? await streamCompletion(ex, req, outputs, echoes, id, created, logprobs) : await unaryCompletion(ex, req, outputs, echoes, id, created, logprobs);
     // The next turn of a single-prompt exchange repeats the prompt plus this reply.
     if (req.nvext.agentHints.speculativePrefill && prompts.length === 1 && !ex.signal.aborted) speculativePrefillIds(model, prompts[0], reply, route, ex.requestId);
   };
@@ -50,8 +55,22 @@ function promptIds(model: ServedModel, p: Prompt, addSpecialTokens: boolean): Ui
   return p.ids;
 }
 
+/** Logprobs of a merged choice since its last delta (null when there are none). */
+type LogprobSource = (merged: number) => CompletionLogprobs | null;
+
+function completionLogprobsOf(model: ServedModel, req: CompletionRequest, taps: LogprobTap[], echoes: string[] | null): LogprobSource {
+  const n = req.sampling.n;
+  const name = tokenNamer((t) => model.native.decode(Uint32Array.of(t), false), req.sampling.returnTokensAsTokenIds ?? false);
+  // Offsets count from the start of each choice's text, echoed prompt included.
+  const offsets = Array.from({ length: req.prompts.length * n }, (_, i) => ({ at: echoes ? [...echoes[Math.floor(i / n)]].length : 0 }));
+  return (merged) => {
+    const list = taps[Math.floor(merged / n)].take(merged % n);
+    return list.length ? completionLogprobs(list, name, req.sampling.topLogprobs ?? 0, offsets[merged]) : null;
+  };
+}
+
 /** Answers with one completion object; returns choice 0's generated text. */
-async function unaryCompletion(ex: Exchange, req: CompletionRequest, outputs: AsyncIterable<OutputEvent>, echoes: string[] | null, id: string, created: number): Promise<string> {
+async function unaryCompletion(ex: Exchange, req: CompletionRequest, outputs: AsyncIterable<OutputEvent>, echoes: string[] | null, id: string, created: number, logprobs: LogprobSource | null): Promise<string> {
   let reply = '';
   const n = req.sampling.n;
   const choices: CompletionChoice[] = Array.from({ length: req.prompts.length * n }, (_, index) => ({
@@ -59,8 +78,15 @@ async function unaryCompletion(ex: Exchange, req: CompletionRequest, outputs: As
     text: echoes ? echoes[Math.floor(index / n)] : '',
     finishReason: 'stop',
   }));
+  const detokenize = req.sampling.detokenize !== false;
+  if (logprobs) for (const c of choices) c.logprobs = { tokens: [], token_logprobs: [], top_logprobs: [], text_offset: [] };
   for await (const ev of outputs) {
+    if (logprobs && ev.kind !== 'end') {
+      const more = logprobs(ev.index);
+      if (more) appendCompletionLogprobs(choices[ev.index].logprobs!, more);
+    }
     if (ev.kind === 'text') {
+      if (!detokenize) continue;
       choices[ev.index].text += ev.text;
       if (ev.index === 0) reply += ev.text;
     } else if (ev.kind === 'finish') choices[ev.index].finishReason = ev.reason;
@@ -73,7 +99,11 @@ async function unaryCompletion(ex: Exchange, req: CompletionRequest, outputs: As
 }
 
 /** Streams the completion; returns choice 0's generated text. */
-async function streamCompletion(ex: Exchange, req: CompletionRequest, outputs: AsyncIterable<OutputEvent>, echoes: string[] | null, id: string, created: number): Promise<string> {
+async function streamCompletion(ex: Exchange, req: CompletionRequest, outputs: AsyncIterable<OutputEvent>, echoes: string[] | null, id: string, created: number, logprobs: LogprobSource | null): Promise<string> {
+  const lp = (i: number) => {
+    const l = logprobs?.(i);
+    return l ? JSON.stringify(l) : 'null';
+  };
   const w = new CompletionChunkWriter(id, req.model, created);
   let reply = '';
   const n = req.sampling.n;
@@ -82,10 +112,14 @@ async function streamCompletion(ex: Exchange, req: CompletionRequest, outputs: A
     event(ev) {
       const usage = ev.kind !== 'end' && req.continuousUsage ? usageOf(ev.usage.promptTokens, ev.usage.completionTokens, ev.usage.cachedTokens) : null;
       if (ev.kind === 'text') {
+        if (req.sampling.detokenize === false) {
+          const l = lp(ev.index);
+          return l === 'null' && !usage ? '' : w.text(ev.index, '', usage, l);
+        }
         if (ev.index === 0) reply += ev.text;
-        return w.text(ev.index, ev.text, usage);
+        return w.text(ev.index, ev.text, usage, lp(ev.index));
       }
-      if (ev.kind === 'finish') return w.finish(ev.index, ev.reason, usage);
+      if (ev.kind === 'finish') return w.finish(ev.index, ev.reason, usage, lp(ev.index));
       const u = ev.usage;
       return req.includeUsage ? w.usage(usageOf(u.promptTokens, u.completionTokens, u.cachedTokens)) : '';
     },

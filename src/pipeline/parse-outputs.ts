@@ -43,7 +43,8 @@ export function planParsing(
   const reasoning = model.parsers.reasoning;
   if (!tool && !reasoning) return null;
   const kwargs = opts.templateKwargs ? (JSON.parse(opts.templateKwargs) as Record<string, unknown>) : null;
-  const reasoningDisabled = reasoning ? reasoningDisabledByRequest(reasoning, kwargs) : false;
+  const effort = typeof kwargs?.reasoning_effort === 'string' ? kwargs.reasoning_effort : null;
+  const reasoningDisabled = reasoning ? reasoningDisabledByRequest(reasoning, kwargs, effort) : false;
   const tail = model.native.decode(opts.promptIds.subarray(Math.max(0, opts.promptIds.length - 16)), false);
   return {
     tool,

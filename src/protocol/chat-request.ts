@@ -9,7 +9,8 @@ import { Fields, FieldTable, type Span } from './fields.js';
 import { readStream } from './stream-options.js';
 import { readNvext, type NvExt } from './nvext.js';
 import { readTools, type ToolChoice } from './tools.js';
-import { readSampling, withGreedy, SAMPLING_FIELDS, type SamplingOptions } from './sampling.js';
+import { readChatLogprobs, readSampling, withGreedy, SAMPLING_FIELDS, type SamplingOptions } from './sampling.js';
+import { THINKING_FIELDS, templateKwargsWithThinking } from './thinking.js';
 
 const CHAT_FIELDS = [
   'model',
@@ -26,6 +27,9 @@ const CHAT_FIELDS = [
   'user',
   'nvext',
   'cache_salt',
+  'logprobs',
+  'top_logprobs',
+  ...THINKING_FIELDS,
   ...SAMPLING_FIELDS,
 ] as const;
 type ChatField = (typeof CHAT_FIELDS)[number];
@@ -78,7 +82,7 @@ export function readChatRequest(body: Buffer, ignoreUnsupported: boolean, header
 
   if (f.given('user')) f.string('user'); // type-checked; OpenAI's end-user id, not used by generation
 
-  const templateKwargs = readTemplateKwargs(f, body);
+  const templateKwargs = templateKwargsWithThinking(f, readTemplateKwargs(f, body));
   return {
     model,
     messages,
@@ -94,7 +98,7 @@ export function readChatRequest(body: Buffer, ignoreUnsupported: boolean, header
     templateKwargs,
     useRawPrompt: nvext.useRawPrompt,
     nvext,
-    sampling: withGreedy(readSampling(f), nvext),
+    sampling: { ...withGreedy(readSampling(f, ignoreUnsupported), nvext), ...readChatLogprobs(f) },
   };
 }
 

@@ -27,13 +27,14 @@ export class ChatChunkWriter {
     return `${this.head}{"index":${index},"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}\n\n`;
   }
 
-  content(index: number, text: string, usage: Usage | null = null): string {
+  /** `logprobs`: JSON text of the delta's logprobs object (see logprobs-response.ts). */
+  content(index: number, text: string, usage: Usage | null = null, logprobs = 'null'): string {
     const u = usage ? `,"usage":${JSON.stringify(usage)}` : '';
-    return `${this.head}{"index":${index},"delta":{"content":${JSON.stringify(text)}},"logprobs":null,"finish_reason":null}]${u}}\n\n`;
+    return `${this.head}{"index":${index},"delta":{"content":${JSON.stringify(text)}},"logprobs":${logprobs},"finish_reason":null}]${u}}\n\n`;
   }
 
-  reasoning(index: number, text: string): string {
-    return `${this.head}{"index":${index},"delta":{"reasoning_content":${JSON.stringify(text)}},"logprobs":null,"finish_reason":null}]}\n\n`;
+  reasoning(index: number, text: string, logprobs = 'null'): string {
+    return `${this.head}{"index":${index},"delta":{"reasoning_content":${JSON.stringify(text)}},"logprobs":${logprobs},"finish_reason":null}]}\n\n`;
   }
 
   /** A tool call begins: its id, type and name, with empty arguments. */
@@ -48,9 +49,9 @@ export class ChatChunkWriter {
     return `${this.head}{"index":${index},"delta":{"tool_calls":[${tc}]},"logprobs":null,"finish_reason":null}]}\n\n`;
   }
 
-  finish(index: number, reason: string, usage: Usage | null): string {
+  finish(index: number, reason: string, usage: Usage | null, logprobs = 'null'): string {
     const u = usage ? `,"usage":${JSON.stringify(usage)}` : '';
-    return `${this.head}{"index":${index},"delta":{},"logprobs":null,"finish_reason":${JSON.stringify(reason)}}]${u}}\n\n`;
+    return `${this.head}{"index":${index},"delta":{},"logprobs":${logprobs},"finish_reason":${JSON.stringify(reason)}}]${u}}\n\n`;
   }
 
   /** A chunk with no choices carrying the response `nvext` (asked for with nvext.extra_fields). */
@@ -76,6 +77,8 @@ export interface ChatChoice {
   reasoning: string;
   toolCalls: ToolCall[];
   finishReason: string;
+  /** logprobs.content entries when logprobs were asked for. */
+  logprobs?: unknown[];
 }
 
 export function chatCompletion(id: string, model: string, created: number, choices: ChatChoice[], usage: Usage, nvext: Record<string, unknown> | null = null): string {
@@ -93,7 +96,7 @@ export function chatCompletion(id: string, model: string, created: number, choic
         ...(c.reasoning ? { reasoning_content: c.reasoning } : {}),
         ...(c.toolCalls.length > 0 ? { tool_calls: c.toolCalls.map((t) => ({ id: t.id, type: 'function', function: { name: t.name, arguments: t.arguments } })) } : {}),
       },
-      logprobs: null,
+      logprobs: c.logprobs ? { content: c.logprobs } : null,
       finish_reason: c.finishReason,
     })),
     usage,

@@ -8,7 +8,7 @@ import { admit } from './admission.js';
 import { Fields, FieldTable, JsonType } from './fields.js';
 import { readStream, type StreamSettings } from './stream-options.js';
 import { readNvext, type NvExt } from './nvext.js';
-import { readSampling, withGreedy, SAMPLING_FIELDS, type SamplingOptions } from './sampling.js';
+import { checkBestOf, readCompletionLogprobs, readSampling, withGreedy, SAMPLING_FIELDS, type SamplingOptions } from './sampling.js';
 
 const COMPLETION_FIELDS = [
   'model',
@@ -21,6 +21,8 @@ const COMPLETION_FIELDS = [
   'user',
   'nvext',
   'cache_salt',
+  'logprobs',
+  'best_of',
   ...SAMPLING_FIELDS,
 ] as const;
 type CompletionField = (typeof COMPLETION_FIELDS)[number];
@@ -53,7 +55,8 @@ export function readCompletionRequest(body: Buffer, ignoreUnsupported: boolean, 
   const streamSettings = readStream(f, ignoreUnsupported);
   const nvext = readNvext(f, header, f.string('cache_salt'));
   if (f.given('user')) f.string('user');
-  const sampling = withGreedy(readSampling(f), nvext);
+  const sampling = { ...withGreedy(readSampling(f, ignoreUnsupported), nvext), ...readCompletionLogprobs(f) };
+  checkBestOf(f, sampling.n);
   return {
     model,
     prompts,

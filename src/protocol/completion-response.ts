@@ -1,11 +1,13 @@
 // OpenAI text completion bodies (object "text_completion"), streaming and not.
 
 import type { Usage } from './chat-response.js';
+import type { CompletionLogprobs } from './logprobs-response.js';
 
 export interface CompletionChoice {
   index: number;
   text: string;
   finishReason: string;
+  logprobs?: CompletionLogprobs;
 }
 
 export function completion(id: string, model: string, created: number, choices: CompletionChoice[], usage: Usage): string {
@@ -14,7 +16,7 @@ export function completion(id: string, model: string, created: number, choices: 
     object: 'text_completion',
     created,
     model,
-    choices: choices.map((c) => ({ index: c.index, text: c.text, logprobs: null, finish_reason: c.finishReason })),
+    choices: choices.map((c) => ({ index: c.index, text: c.text, logprobs: c.logprobs ?? null, finish_reason: c.finishReason })),
     usage,
   });
 }
@@ -26,14 +28,15 @@ export class CompletionChunkWriter {
     this.head = `data: {"id":${JSON.stringify(id)},"object":"text_completion","created":${created},"model":${JSON.stringify(model)},"choices":[`;
   }
 
-  text(index: number, text: string, usage: Usage | null): string {
+  /** `logprobs`: JSON text of the delta's logprobs object (see logprobs-response.ts). */
+  text(index: number, text: string, usage: Usage | null, logprobs = 'null'): string {
     const u = usage ? `,"usage":${JSON.stringify(usage)}` : '';
-    return `${this.head}{"index":${index},"text":${JSON.stringify(text)},"logprobs":null,"finish_reason":null}]${u}}\n\n`;
+    return `${this.head}{"index":${index},"text":${JSON.stringify(text)},"logprobs":${logprobs},"finish_reason":null}]${u}}\n\n`;
   }
 
-  finish(index: number, reason: string, usage: Usage | null): string {
+  finish(index: number, reason: string, usage: Usage | null, logprobs = 'null'): string {
     const u = usage ? `,"usage":${JSON.stringify(usage)}` : '';
-    return `${this.head}{"index":${index},"text":"","logprobs":null,"finish_reason":${JSON.stringify(reason)}}]${u}}\n\n`;
+    return `${this.head}{"index":${index},"text":"","logprobs":${logprobs},"finish_reason":${JSON.stringify(reason)}}]${u}}\n\n`;
   }
 
   usage(usage: Usage): string {

@@ -1,8 +1,10 @@
 // Sampling and length options shared by the generation endpoints: read from the
 // request, range-checked, and handed to the engine untouched (backend-handled fields).
 
+import type { GenerateConstraint } from '../engine/types.js';
 import { ApiError } from './errors.js';
-import type { Fields } from './fields.js';
+import { CONSTRAINT_FIELDS, readConstraint } from './constraint.js';
+import { JsonType, type Fields } from './fields.js';
 import { readStop } from './stop.js';
 
 export const SAMPLING_FIELDS = [
@@ -22,8 +24,18 @@ export const SAMPLING_FIELDS = [
   'min_tokens',
   'stop',
   'include_stop_str_in_output',
+  'logit_bias',
+  ...CONSTRAINT_FIELDS,
+  'return_tokens_as_token_ids',
+  // The passthrough allowlist (spec 000): type-checked even when unsupported fields are ignored.
+  'detokenize',
+  'allowed_token_ids',
+  'bad_words_token_ids',
 ] as const;
 export type SamplingField = (typeof SAMPLING_FIELDS)[number];
+
+/** Most alternatives per position a request may ask for (vLLM's default max_logprobs). */
+export const MAX_TOP_LOGPROBS = 20;
 
 export interface SamplingOptions {
   /** Choices per prompt, 1..128. */
@@ -43,9 +55,21 @@ export interface SamplingOptions {
   includeStopStrInOutput?: boolean;
   ignoreEos?: boolean;
   minTokens?: number;
+  /** Token id → bias in [-100, 100]. */
+  logitBias?: Map<number, number>;
+  /** Structured output (response_format / guided_*; tool_choice required/named sets it too). */
+  constraint?: GenerateConstraint;
+  /** Report per-token log-probabilities. */
+  logprobs?: boolean;
+  /** Alternatives per position, 0..20 (needs logprobs). */
+  topLogprobs?: number;
+  /** Logprob tokens written as "token_id:<id>" (vLLM). */
+  returnTokensAsTokenIds?: boolean;
+  /** false: no text is produced, only token ids (and logprobs). Unset = true. */
+  detokenize?: boolean;
 }
 
-type Reader = Pick<Fields<SamplingField>, 'number' | 'integer' | 'boolean' | 'raw' | 'array' | 'type' | 'string'>;
+type Reader = Pick<Fields<SamplingField>, 'number' | 'integer' | 'boolean' | 'raw' | 'array' | 'type' | 'string' | 'given'>;
 
 function inRange(name: string, v: number | undefined, lo: number, hi: number, loOpen = false): number | undefined {
   if (v === undefined) return v;
@@ -74,7 +98,100 @@ function stops(f: Reader): { stop: string[]; stopTokenIds?: number[] } {
   return { stop: s.strings, stopTokenIds: ids === undefined && s.tokenIds.length === 0 ? undefined : all };
 }
 
-export function readSampling(f: Reader): SamplingOptions {
+/** logit_bias: {"<token id>": bias}, bias in [-100, 100]. Ids are checked against the vocabulary by checkVocab(). */
+function logitBias(f: Reader): Map<number, number> | undefined {
+  const t = f.type('logit_bias');
+  if (t === undefined || t === JsonType.Null) return undefined;
+  if (t !== JsonType.Object) throw ApiError.badRequest('`logit_bias` must be an object mapping token ids to biases', 'logit_bias');
+  const obj = JSON.parse(f.raw('logit_bias')!) as Record<string, unknown>;
+  const out = new Map<number, number>();
+  for (const [k, v] of Object.entries(obj)) {
+    if (!/^(0|[1-9][0-9]{0,9})$/.test(k) || Number(k) > 0xffffffff) {
+      throw ApiError.badRequest(`\`logit_bias\` keys must be token ids (non-negative integers as strings), got ${JSON.stringify(k)}`, 'logit_bias');
+    }
+    if (typeof v !== 'number' || !Number.isFinite(v)) throw ApiError.badRequest(`\`logit_bias[${JSON.stringify(k)}]\` must be a number`, 'logit_bias');
+    if (v < -100 || v > 100) throw ApiError.badRequest(`\`logit_bias[${JSON.stringify(k)}]\` must be at least -100 and at most 100, got ${v}`, 'logit_bias');
+    out.set(Number(k), v);
+  }
+  return out;
+}
+
+function idList(v: unknown): v is number[] {
+  return Array.isArray(v) && v.every((x) => typeof x === 'number' && Number.isInteger(x) && x >= 0 && x <= 0xffffffff);
+}
+
+/**
+ * allowed_token_ids / bad_words_token_ids: type-checked always; neither engine protocol
+ * (SGLang scheduler, vLLM engine) has a field to carry them, so a value that would change
+ * generation is a 400 unless the operator chose to ignore unsupported fields.
+ */
+function undeliverable(f: Reader, ignoreUnsupported: boolean): void {
+  let name: 'allowed_token_ids' | 'bad_words_token_ids' | undefined;
+  if (f.given('allowed_token_ids')) {
+    const v = JSON.parse(f.raw('allowed_token_ids')!) as unknown;
+    if (!idList(v)) throw ApiError.badRequest('`allowed_token_ids` must be an array of non-negative integer token ids', 'allowed_token_ids');
+    if (v.length === 0) throw ApiError.badRequest('`allowed_token_ids` must not be empty', 'allowed_token_ids');
+    name = 'allowed_token_ids';
+  }
+  if (f.given('bad_words_token_ids')) {
+    const v = JSON.parse(f.raw('bad_words_token_ids')!) as unknown;
+    if (!Array.isArray(v) || !v.every((w) => idList(w) && w.length > 0)) {
+      throw ApiError.badRequest('`bad_words_token_ids` must be an array of non-empty arrays of non-negative integer token ids', 'bad_words_token_ids');
+    }
+    if (v.length > 0) name ??= 'bad_words_token_ids';
+  }
+  if (name && !ignoreUnsupported) {
+    throw new ApiError(400, `\`${name}\` cannot be delivered: neither engine protocol (SGLang scheduler, vLLM engine) has a field that carries it`, {
+      param: name,
+      code: 'unsupported_parameter',
+    });
+  }
+}
+
+/** Chat: `logprobs` boolean and `top_logprobs` 0..20, which needs logprobs=true. */
+export function readChatLogprobs(f: Pick<Fields<'logprobs' | 'top_logprobs'>, 'boolean' | 'integer'>): { logprobs?: boolean; topLogprobs?: number } {
+  const logprobs = f.boolean('logprobs');
+  const top = f.integer('top_logprobs');
+  if (top !== undefined) {
+    if (top < 0 || top > MAX_TOP_LOGPROBS) throw ApiError.badRequest(`\`top_logprobs\` must be at least 0 and at most ${MAX_TOP_LOGPROBS}, got ${top}`, 'top_logprobs');
+    if (logprobs !== true) throw ApiError.badRequest('`top_logprobs` needs `logprobs` set to true', 'top_logprobs');
+  }
+  return { logprobs, topLogprobs: logprobs === true ? (top ?? 0) : undefined };
+}
+
+/** Completions: `logprobs` is the number of alternatives, 0..20 (0 = only the sampled token's). */
+export function readCompletionLogprobs(f: Pick<Fields<'logprobs'>, 'integer'>): { logprobs?: boolean; topLogprobs?: number } {
+  const k = f.integer('logprobs');
+  if (k === undefined) return {};
+  if (k < 0 || k > MAX_TOP_LOGPROBS) throw ApiError.badRequest(`\`logprobs\` must be at least 0 and at most ${MAX_TOP_LOGPROBS}, got ${k}`, 'logprobs');
+  return { logprobs: true, topLogprobs: k };
+}
+
+/**
+ * best_of (completions): must be ≥ n. Generating more and returning the best n is refused
+ * (vLLM's V1 engine dropped it too), so only best_of = n is accepted.
+ */
+export function checkBestOf(f: Pick<Fields<'best_of'>, 'integer'>, n: number): void {
+  const b = f.integer('best_of');
+  if (b === undefined) return;
+  if (b < n) throw ApiError.badRequest(`\`best_of\` must be greater than or equal to \`n\` (${n}), got ${b}`, 'best_of');
+  if (b > n) {
+    throw new ApiError(400, `\`best_of\` greater than \`n\` is not supported (generate n choices instead, or pick among them client-side with logprobs); got best_of ${b}, n ${n}`, {
+      param: 'best_of',
+      code: 'unsupported_parameter',
+    });
+  }
+}
+
+/** Checks that need the model: token ids in logit_bias must be inside its vocabulary. */
+export function checkVocab(s: SamplingOptions, vocabSize: number): void {
+  if (!s.logitBias || vocabSize <= 0) return;
+  for (const id of s.logitBias.keys()) {
+    if (id >= vocabSize) throw ApiError.badRequest(`\`logit_bias\` names token id ${id}, outside the vocabulary (size ${vocabSize})`, 'logit_bias');
+  }
+}
+
+export function readSampling(f: Reader, ignoreUnsupported = false): SamplingOptions {
   const maxCompletion = f.integer('max_completion_tokens');
   const maxTokens = maxCompletion ?? f.integer('max_tokens');
   if (maxTokens !== undefined && maxTokens <= 0) {
@@ -87,6 +204,12 @@ export function readSampling(f: Reader): SamplingOptions {
   if (n > 1 && temperature === 0) throw ApiError.badRequest('`n` greater than 1 needs a non-zero `temperature` (greedy sampling would give identical choices)', 'n');
   const topK = f.integer('top_k');
   if (topK !== undefined && topK < -1) throw ApiError.badRequest(`\`top_k\` must be -1 (disabled) or at least 1, got ${topK}`, 'top_k');
+  const detokenize = f.boolean('detokenize') ?? true;
+  const stopSettings = stops(f);
+  if (!detokenize && stopSettings.stop.length > 0) {
+    throw ApiError.badRequest('stop strings (`stop`) need `detokenize` to be true; give stop token ids instead', 'detokenize');
+  }
+  undeliverable(f, ignoreUnsupported);
   const minTokens = f.integer('min_tokens');
   if (minTokens !== undefined && minTokens < 0) throw ApiError.badRequest(`\`min_tokens\` must be at least 0, got ${minTokens}`, 'min_tokens');
   if (minTokens !== undefined && maxTokens !== undefined && minTokens > maxTokens) {
@@ -103,10 +226,14 @@ export function readSampling(f: Reader): SamplingOptions {
     presencePenalty: inRange('presence_penalty', f.number('presence_penalty'), -2, 2),
     repetitionPenalty: inRange('repetition_penalty', f.number('repetition_penalty'), 0, 2, true),
     seed: f.integer('seed'),
-    ...stops(f),
+    ...stopSettings,
     includeStopStrInOutput: f.boolean('include_stop_str_in_output') ?? false,
     ignoreEos: f.boolean('ignore_eos'),
     minTokens,
+    logitBias: logitBias(f),
+    constraint: readConstraint(f),
+    returnTokensAsTokenIds: f.boolean('return_tokens_as_token_ids') ?? false,
+    detokenize,
   };
 }
 
