@@ -82,3 +82,25 @@ test('Responses: instructions, developer role, parts, function calls and outputs
   ]);
   assert.deepEqual(tools, [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object' }, description: 'Weather' } }]);
 });
+
+test('Responses: a reasoning item, the assistant message and its function calls form one assistant turn', () => {
+  const body = Buffer.from(
+    JSON.stringify({
+      model: 'm',
+      input: [
+        { role: 'user', content: 'Weather in Paris?' },
+        { type: 'reasoning', id: 'rs_1', summary: [], content: [{ type: 'reasoning_text', text: 'Need the tool.' }] },
+        { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Checking.' }] },
+        { type: 'function_call', call_id: 'c1', name: 'get_weather', arguments: '{"city":"Paris"}' },
+        { type: 'function_call_output', call_id: 'c1', output: '21°C' },
+      ],
+    }),
+  );
+  const { messages } = template(readResponsesRequest(body, false).prompt);
+  assert.deepEqual(messages, [
+    { role: 'user', content: 'Weather in Paris?' },
+    { role: 'assistant', content: 'Checking.', reasoning_content: 'Need the tool.', tool_calls: [{ id: 'c1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] },
+    { role: 'tool', tool_call_id: 'c1', content: '21°C' },
+  ]);
+  assert.throws(() => readResponsesRequest(Buffer.from(JSON.stringify({ model: 'm', input: [{ type: 'reasoning', content: [{ type: 'summary_text', text: 'x' }] }] })), false), /must be a reasoning_text part/);
+});

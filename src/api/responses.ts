@@ -1,11 +1,15 @@
-// POST /v1/responses: the Responses API run through the chat pipeline.
+// POST /v1/responses: the Responses API run through the chat pipeline. With the model's
+// parsers, reasoning becomes `reasoning` output items and tool calls `function_call`
+// items; nvext.use_raw_prompt skips the template as on chat completions.
 
 import { randomUUID } from 'node:crypto';
 import { readResponsesRequest } from '../protocol/responses-request.js';
 import { ResponsesStreamWriter, responseObject, responsesUsage, type ResponseState } from '../protocol/responses-response.js';
 import { tokenizeChat, completionBudget } from '../pipeline/preprocess.js';
 import { generate } from '../pipeline/generate.js';
-import { decodeOutputs, type OutputEvent } from '../pipeline/outputs.js';
+import { decodeOutputs } from '../pipeline/outputs.js';
+import { parseOutputs, planParsing, skipSpecialTokensFor, type ParsedEvent } from '../pipeline/parse-outputs.js';
+import { ResponseOutput } from '../protocol/responses-output.js';
 import { modelFor, type AppContext } from './context.js';
 import type { Exchange } from './exchange.js';
 import { streamEvents } from './sse.js';
@@ -18,55 +22,77 @@ export function responses(ctx: AppContext) {
     const req = readResponsesRequest(ex.body, ctx.ignoreUnsupportedFields, (h) => ex.header(h));
     const model = modelFor(ctx, req.model);
     ex.describe(model, req.stream);
-    refuseNvext(req.nvext, '/v1/responses', ['extra_fields', 'annotations', 'token_data', 'use_raw_prompt', 'greed_sampling']);
+    refuseNvext(req.nvext, '/v1/responses', ['extra_fields', 'annotations', 'token_data', 'greed_sampling']);
     const route = routeHints(req.nvext, (h) => ex.header(h));
-    const promptIds = await tokenizeChat(model, req.prompt.body, req.prompt);
+    const prompt = req.nvext.useRawPrompt ? { ...req.prompt, useRawPrompt: true } : req.prompt;
+    const promptIds = await tokenizeChat(model, prompt.body, prompt);
     const maxTokens = completionBudget(model, promptIds.length, req.maxOutputTokens);
     const gen = generate(model, promptIds, { n: 1, maxTokens, temperature: req.temperature, topP: req.topP }, ex.requestId, ex.signal, route);
-    const outputs = decodeOutputs(model, gen, { n: 1, skipSpecialTokens: true, arrived, maxTokens });
+    const decoded = decodeOutputs(model, gen, { n: 1, skipSpecialTokens: skipSpecialTokensFor(model, undefined), arrived, maxTokens });
+    const tools = req.prompt.tools;
+    const plan = planParsing(model, {
+      hasTools: tools !== null,
+      toolChoiceNone: req.toolMode.kind === 'none',
+      templateKwargs: req.prompt.templateKwargs,
+      promptIds,
+      toolsJson: tools ? req.prompt.body.toString('utf8', tools.start, tools.end) : undefined,
+    });
+    const outputs = parseOutputs(decoded, plan, 1);
     const hex = randomUUID().replaceAll('-', '');
-    const state: ResponseState = { id: `resp_${hex}`, messageId: `msg_${hex}`, createdAt: Math.floor(Date.now() / 1000), req };
+    const state: ResponseState = { id: `resp_${hex}`, hex, createdAt: Math.floor(Date.now() / 1000), req };
     const reply = req.stream ? await streamResponse(ex, state, outputs) : await unaryResponse(ex, state, outputs);
     if (req.nvext.agentHints.speculativePrefill && !ex.signal.aborted) speculativePrefill(model, req.prompt.body, req.prompt, reply, route, ex.requestId);
   };
 }
 
+/** One parsed output event into the output items; returns the stream events ('' when not streaming). */
+function addEvent(o: ResponseOutput, ev: ParsedEvent): string {
+  if (ev.kind === 'text') return o.text(ev.text);
+  if (ev.kind === 'reasoning') return o.reasoning(ev.text);
+  if (ev.kind === 'tool_start') return o.toolStart(ev.id, ev.name);
+  if (ev.kind === 'tool_args') return o.toolArgs(ev.text);
+  return '';
+}
+
+function replyText(o: ResponseOutput): string {
+  return o.output.map((i) => (i.type === 'message' ? i.content[0].text : '')).join('');
+}
+
 /** Answers with one response object; returns its text. */
-async function unaryResponse(ex: Exchange, s: ResponseState, outputs: AsyncIterable<OutputEvent>): Promise<string> {
-  let text = '';
+async function unaryResponse(ex: Exchange, s: ResponseState, outputs: AsyncIterable<ParsedEvent>): Promise<string> {
+  const o = new ResponseOutput(s.hex, null);
   let finish = 'stop';
   for await (const ev of outputs) {
-    if (ev.kind === 'text') text += ev.text;
-    else if (ev.kind === 'finish') finish = ev.reason;
-    else {
+    if (ev.kind === 'finish') finish = ev.reason;
+    else if (ev.kind === 'end') {
+      o.finish(finish === 'length');
       const u = ev.usage;
-      ex.sendJson(200, JSON.stringify(responseObject(s, text, finish, responsesUsage(u.promptTokens, u.completionTokens, u.cachedTokens))));
-    }
+      ex.sendJson(200, JSON.stringify(responseObject(s, o.output, finish, responsesUsage(u.promptTokens, u.completionTokens, u.cachedTokens))));
+    } else addEvent(o, ev);
   }
-  return text;
+  return replyText(o);
 }
 
 /** Streams the response events; returns the text. */
-async function streamResponse(ex: Exchange, s: ResponseState, outputs: AsyncIterable<OutputEvent>): Promise<string> {
+async function streamResponse(ex: Exchange, s: ResponseState, outputs: AsyncIterable<ParsedEvent>): Promise<string> {
   const w = new ResponsesStreamWriter(s);
-  let text = '';
+  const o = new ResponseOutput(s.hex, w.event);
   let finish = 'stop';
   await streamEvents(ex, outputs, {
     start: () => w.start(),
     event(ev) {
-      if (ev.kind === 'text') {
-        text += ev.text;
-        return w.delta(ev.text);
-      }
       if (ev.kind === 'finish') {
         finish = ev.reason;
         return '';
       }
-      const u = ev.usage;
-      return w.end(finish, responsesUsage(u.promptTokens, u.completionTokens, u.cachedTokens));
+      if (ev.kind === 'end') {
+        const u = ev.usage;
+        return o.finish(finish === 'length') + w.end(finish, responsesUsage(u.promptTokens, u.completionTokens, u.cachedTokens), o.output);
+      }
+      return addEvent(o, ev);
     },
     error: (err) => w.error(err),
     done: '',
   });
-  return text;
+  return replyText(o);
 }

@@ -1,7 +1,8 @@
 // The OpenAI Responses request (POST /v1/responses), read and validated, then reshaped
 // into chat-template messages: `instructions` as the system message, input messages
-// (string or input_text/output_text parts), function_call items as assistant tool
-// calls, function_call_output items as tool messages. Runs through the chat pipeline.
+// (string or input_text/output_text parts), reasoning items as the next assistant
+// turn's reasoning_content, function_call items as assistant tool calls,
+// function_call_output items as tool messages. Runs through the chat pipeline.
 
 import { ApiError } from './errors.js';
 import { requireModel } from './model-field.js';
@@ -10,6 +11,8 @@ import { admit } from './admission.js';
 import { Fields, FieldTable, JsonType } from './fields.js';
 import { templateBody, type TemplateBody } from './template-body.js';
 import { readNvext, type NvExt } from './nvext.js';
+import type { ToolChoice } from './tools.js';
+import { readResponsesToolChoice } from './responses-tool-choice.js';
 
 const RESPONSES_FIELDS = [
   'model',
@@ -42,6 +45,8 @@ export interface ResponsesRequest {
   /** The request's tools and settings, echoed back in the response object. */
   tools: unknown[];
   toolChoice: unknown;
+  /** tool_choice as the pipeline reads it (none: tools rendered, no tool parsing). */
+  toolMode: ToolChoice;
   parallelToolCalls: boolean;
   metadata: Record<string, unknown>;
   /** Routing extensions (nvext and the routing headers), as on chat completions. */
@@ -91,6 +96,8 @@ export function readResponsesRequest(body: Buffer, ignoreUnsupported: boolean, h
     fn.parameters = isObj(tool.parameters) ? tool.parameters : { type: 'object', properties: {} };
     return { type: 'function', function: fn };
   });
+  const toolChoice = f.given('tool_choice') ? (JSON.parse(f.raw('tool_choice')!) as Json) : 'auto';
+  const toolMode = readResponsesToolChoice(toolChoice, chatTools.map((t) => t.function.name as string));
   return {
     model,
     prompt: templateBody(messages, chatTools),
@@ -100,7 +107,8 @@ export function readResponsesRequest(body: Buffer, ignoreUnsupported: boolean, h
     topP,
     stream: f.boolean('stream') ?? false,
     tools,
-    toolChoice: f.given('tool_choice') ? JSON.parse(f.raw('tool_choice')!) : 'auto',
+    toolChoice,
+    toolMode,
     parallelToolCalls: f.boolean('parallel_tool_calls') ?? true,
     metadata: f.object('metadata') ? (JSON.parse(f.raw('metadata')!) as Record<string, unknown>) : {},
     nvext: readNvext(f, header, undefined),
@@ -129,7 +137,20 @@ function appendItem(out: Obj[], item: Json, i: number): void {
   if (type === 'message') {
     if (typeof item.role !== 'string' || !ROLES.has(item.role)) throw bad(`\`${where}.role\` must be one of user, assistant, system, developer`, 'input');
     const role = item.role === 'developer' ? 'system' : item.role;
-    out.push({ role, content: contentText(item.content, where) });
+    const content = contentText(item.content, where);
+    const last = out.at(-1);
+    // A reasoning item opens the assistant turn its message completes.
+    if (role === 'assistant' && last && last.role === 'assistant' && last.content === '' && last.reasoning_content !== undefined && !last.tool_calls) last.content = content;
+    else out.push({ role, content });
+    return;
+  }
+  if (type === 'reasoning') {
+    const parts = Array.isArray(item.content) ? item.content : [];
+    const text = parts.map((p, j) => {
+      if (!isObj(p) || p.type !== 'reasoning_text' || typeof p.text !== 'string') throw bad(`\`${where}.content[${j}]\` must be a reasoning_text part`, 'input');
+      return p.text;
+    });
+    out.push({ role: 'assistant', content: '', reasoning_content: text.join('') });
     return;
   }
   if (type === 'function_call') {
@@ -138,9 +159,11 @@ function appendItem(out: Obj[], item: Json, i: number): void {
     }
     const call = { id: item.call_id, type: 'function', function: { name: item.name, arguments: item.arguments } };
     const last = out.at(-1);
-    // Consecutive calls belong to one assistant turn.
-    if (last && last.role === 'assistant' && Array.isArray(last.tool_calls)) last.tool_calls.push(call);
-    else out.push({ role: 'assistant', content: '', tool_calls: [call] });
+    // Calls after an assistant message (or reasoning, or another call) belong to that turn.
+    if (last && last.role === 'assistant') {
+      if (!Array.isArray(last.tool_calls)) last.tool_calls = [];
+      (last.tool_calls as Json[]).push(call);
+    } else out.push({ role: 'assistant', content: '', tool_calls: [call] });
     return;
   }
   if (type === 'function_call_output') {

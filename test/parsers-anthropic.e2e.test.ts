@@ -1,0 +1,154 @@
+// Anthropic /v1/messages with the model's parsers: reasoning as `thinking` blocks (with a
+// signature), tool calls as `tool_use` blocks, Anthropic's streaming block sequence, the
+// tool_choice mapping and its refusals. The echo engine returns the text sent
+// (nvext.use_raw_prompt), split into tokens by the real Qwen3 tokenizer.
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import Anthropic from '@anthropic-ai/sdk';
+import { startPortico, QWEN3, type Proc } from './helpers/portico.js';
+
+let server: Proc;
+let client: Anthropic;
+
+before(async () => {
+  server = await startPortico(['serve', '--http-port', '0', '--host', '127.0.0.1', '--model-path', QWEN3, '--model-name', 'm', '--mock', 'echo', '--mock-workers', '1', '--tool-call-parser', 'hermes', '--reasoning-parser', 'qwen3']);
+  client = new Anthropic({ baseURL: server.url, apiKey: 'unused', maxRetries: 0 });
+});
+after(async () => {
+  await server?.stop();
+});
+
+const TOOLS: Anthropic.Tool[] = [{ name: 'get_weather', description: 'Weather for a city', input_schema: { type: 'object', properties: { city: { type: 'string' }, days: { type: 'integer' } } } }];
+const REASONING = 'The user wants weather; call the tool.';
+const OUTPUT = `<think>${REASONING}</think>Let me check.<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris", "days": 3}}\n</tool_call>\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Rome"}}\n</tool_call>`;
+const SIGNATURE = `portico-sha256:${createHash('sha256').update(REASONING).digest('hex')}`;
+
+function params(content: string, extra: object = {}): Anthropic.MessageCreateParamsNonStreaming {
+  return { model: 'm', max_tokens: 400, tools: TOOLS, messages: [{ role: 'user', content }], nvext: { use_raw_prompt: true }, ...extra } as Anthropic.MessageCreateParamsNonStreaming;
+}
+
+type Block = Anthropic.ContentBlock;
+
+function shape(blocks: Block[]): unknown[] {
+  return blocks.map((b) => (b.type === 'tool_use' ? { type: b.type, name: b.name, input: b.input } : b));
+}
+
+const EXPECTED = [
+  { type: 'thinking', thinking: REASONING, signature: SIGNATURE },
+  { type: 'text', text: 'Let me check.' },
+  { type: 'tool_use', name: 'get_weather', input: { city: 'Paris', days: 3 } },
+  { type: 'tool_use', name: 'get_weather', input: { city: 'Rome' } },
+];
+
+test('thinking, text and parallel tool_use blocks, stop_reason tool_use (non-streaming)', async () => {
+  const m = await client.messages.create(params(OUTPUT));
+  assert.deepEqual(shape(m.content), EXPECTED);
+  const ids = m.content.filter((b) => b.type === 'tool_use').map((b) => (b as Anthropic.ToolUseBlock).id);
+  assert.equal(new Set(ids).size, 2, 'distinct tool_use ids');
+  assert.equal(m.stop_reason, 'tool_use');
+});
+
+test('messages.stream: the block event sequence, and the SDK assembles the same blocks', async () => {
+  const stream = client.messages.stream(params(OUTPUT) as Anthropic.MessageStreamParams);
+  const seq: string[] = [];
+  let thinking = '';
+  const json: string[] = [];
+  stream.on('streamEvent', (e) => {
+    if (e.type === 'content_block_start') seq.push(`start:${e.content_block.type}`);
+    else if (e.type === 'content_block_delta') {
+      const last = seq.at(-1);
+      if (last !== e.delta.type) seq.push(e.delta.type);
+    } else if (e.type === 'content_block_stop') seq.push('stop');
+    else if (e.type === 'message_delta') seq.push(`message_delta:${e.delta.stop_reason}`);
+    else seq.push(e.type);
+  });
+  stream.on('thinking', (delta) => (thinking += delta));
+  stream.on('inputJson', (partial) => json.push(partial));
+  const m = await stream.finalMessage();
+  assert.deepEqual(seq, [
+    'message_start',
+    'start:thinking',
+    'thinking_delta',
+    'signature_delta',
+    'stop',
+    'start:text',
+    'text_delta',
+    'stop',
+    'start:tool_use',
+    'input_json_delta',
+    'stop',
+    'start:tool_use',
+    'input_json_delta',
+    'stop',
+    'message_delta:tool_use',
+    'message_stop',
+  ]);
+  assert.equal(thinking, REASONING);
+  assert.deepEqual(json.map((j) => JSON.parse(j)), [{ city: 'Paris', days: 3 }, { city: 'Rome' }]);
+  assert.deepEqual(shape(m.content), EXPECTED);
+  assert.equal(m.stop_reason, 'tool_use');
+});
+
+test('only reasoning and text: no tool_use, stop_reason end_turn', async () => {
+  const m = await client.messages.create(params('<think>hmm</think>Hello.'));
+  assert.deepEqual(m.content, [
+    { type: 'thinking', thinking: 'hmm', signature: `portico-sha256:${createHash('sha256').update('hmm').digest('hex')}` },
+    { type: 'text', text: 'Hello.' },
+  ]);
+  assert.equal(m.stop_reason, 'end_turn');
+});
+
+test('without tools in the request, tool markup stays text', async () => {
+  const m = await client.messages.create({ ...params('Plain <tool_call>{}</tool_call> text'), tools: undefined });
+  assert.deepEqual(m.content, [{ type: 'text', text: 'Plain <tool_call>{}</tool_call> text' }]);
+  assert.equal(m.stop_reason, 'end_turn');
+});
+
+test('tool_choice none: the tool parser does not run', async () => {
+  const text = '<tool_call>\n{"name": "get_weather", "arguments": {}}\n</tool_call>';
+  const m = await client.messages.create(params(text, { tool_choice: { type: 'none' } }));
+  assert.deepEqual(m.content, [{ type: 'text', text }]);
+  assert.equal(m.stop_reason, 'end_turn');
+});
+
+test('tool_choice auto with disable_parallel_tool_use is accepted', async () => {
+  const m = await client.messages.create(params(OUTPUT, { tool_choice: { type: 'auto', disable_parallel_tool_use: false } }));
+  assert.equal(m.stop_reason, 'tool_use');
+});
+
+test('an empty output is one empty text block', async () => {
+  const m = await client.messages.create(params('<think></think>', {}));
+  // An empty reasoning region yields no thinking block; Anthropic messages always carry a block.
+  assert.deepEqual(m.content, [{ type: 'text', text: '' }]);
+});
+
+async function raw(body: unknown): Promise<{ status: number; json: { type: string; error: { type: string; message: string } } }> {
+  const res = await fetch(`${server.url}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  return { status: res.status, json: (await res.json()) as { type: string; error: { type: string; message: string } } };
+}
+
+const BASE = { model: 'm', max_tokens: 5, messages: [{ role: 'user', content: 'x' }], tools: TOOLS };
+const BAD: [string, unknown, RegExp][] = [
+  ['tool_choice any', { ...BASE, tool_choice: { type: 'any' } }, /tool_choice: "any" is not supported yet/],
+  ['tool_choice tool', { ...BASE, tool_choice: { type: 'tool', name: 'get_weather' } }, /tool_choice: "tool" is not supported yet/],
+  ['tool_choice tool naming an unknown tool', { ...BASE, tool_choice: { type: 'tool', name: 'nope' } }, /tool_choice.name: `nope` is not in `tools`/],
+  ['tool_choice tool without a name', { ...BASE, tool_choice: { type: 'tool' } }, /tool_choice.name: Field required/],
+  ['tool_choice any without tools', { ...BASE, tools: undefined, tool_choice: { type: 'any' } }, /"any" needs at least one tool/],
+  ['tool_choice unknown type', { ...BASE, tool_choice: { type: 'sometimes' } }, /tool_choice.type: must be "auto", "any", "tool" or "none", got "sometimes"/],
+  ['tool_choice a string', { ...BASE, tool_choice: 'auto' }, /tool_choice: must be an object/],
+  ['disable_parallel_tool_use not a boolean', { ...BASE, tool_choice: { type: 'auto', disable_parallel_tool_use: 'yes' } }, /disable_parallel_tool_use: must be a boolean/],
+  ['a server tool', { ...BASE, tools: [{ type: 'web_search_20250305', name: 'web_search' }] }, /tools.0.type: only custom \(client\) tools are supported/],
+];
+for (const [name, body, message] of BAD) {
+  test(`bad tools request (${name}) is a 400 in Anthropic's error shape`, async () => {
+    const r = await raw(body);
+    assert.equal(r.status, 400);
+    assert.equal(r.json.type, 'error');
+    assert.equal(r.json.error.type, 'invalid_request_error');
+    assert.match(r.json.error.message, message);
+    const ok = await client.messages.create(params('<think>a</think>b'));
+    assert.equal(ok.content.length, 2);
+  });
+}
