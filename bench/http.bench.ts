@@ -59,7 +59,7 @@ const node = await start([`${ROOT}dist/bench/hello-servers.js`, 'node', String(p
 rows.push(['node:http hello world (GET)', wrk(`http://127.0.0.1:${node.port}/`)]);
 node.child.kill();
 
-const portico = await start([`${ROOT}bin/portico.js`, 'serve', '--http-port', String(port + 2), '--host', '127.0.0.1', '--model-path', QWEN3, '--model-name', 'm', '--mock', 'echo', '--mock-workers', '2']);
+const portico = await start([`${ROOT}bin/portico.js`, 'serve', '--http-port', String(port + 2), '--host', '127.0.0.1', '--model-path', QWEN3, '--model-name', 'm', '--mock', 'echo', '--mock-workers', '2', '--shards', '1']);
 const base = `http://127.0.0.1:${portico.port}`;
 rows.push(['Portico GET /v1/models', wrk(`${base}/v1/models`)]);
 const chat = { model: 'm', messages: [{ role: 'system', content: 'You are a helpful assistant.' }, { role: 'user', content: 'Say hello in five words.' }], max_tokens: 8 };

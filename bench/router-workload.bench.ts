@@ -150,7 +150,7 @@ async function runMode(mode: string): Promise<ModeResult> {
   const { urls, child } = await startEngines();
   let server: Awaited<ReturnType<typeof startServer>> | undefined;
   try {
-    server = await startServer(['serve', '--http-port', '0', '--host', '127.0.0.1', '--model-path', QWEN3, '--model-name', 'qwen3', '--router-mode', mode, '--router-block-size', '16', ...(process.env.ROUTER_EXTRA ? process.env.ROUTER_EXTRA.split(' ') : []), ...urls.flatMap((u) => ['--worker', u])]);
+    server = await startServer(['serve', '--http-port', '0', '--host', '127.0.0.1', '--model-path', QWEN3, '--model-name', 'qwen3', '--router-mode', mode, '--router-block-size', '16', '--shards', '1', ...(process.env.ROUTER_EXTRA ? process.env.ROUTER_EXTRA.split(' ') : []), ...urls.flatMap((u) => ['--worker', u])]);
     const url = `${server.url}/v1/chat/completions`;
     const samples: Sample[] = [];
     let failed = 0;

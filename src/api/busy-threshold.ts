@@ -3,30 +3,18 @@
 //   POST /busy_threshold   {"model"?: NAME, "active_decode_blocks_threshold"?: 0..1 | null,
 //                           "active_prefill_tokens_threshold"?: N | null} → that model's thresholds
 // null clears a threshold. While every worker is past a threshold, requests wait in the
-// router queue. Protected by --api-key like the API itself.
+// router queue. Protected by --api-key like the API itself. A change goes through the
+// context's control plane, so every server shard applies it (control.ts).
 
 import { ApiError } from '../protocol/errors.js';
-import { ModelRouter } from '../router/router.js';
-import { routerFor } from '../router/registry.js';
-import type { ServedModel } from '../pipeline/served-model.js';
 import type { AppContext } from './context.js';
+import { localControl, thresholdView, unwrap } from './control.js';
 import type { Exchange } from './exchange.js';
-import { modelNamed, readJsonObject } from './json-body.js';
-
-function routerOf(m: ServedModel): ModelRouter {
-  const r = routerFor(m.pool);
-  if (!(r instanceof ModelRouter)) throw ApiError.unavailable(`the router of \`${m.name}\` has no busy thresholds`);
-  return r;
-}
-
-function view(m: ServedModel) {
-  const t = routerOf(m).thresholds;
-  return { model: m.name, active_decode_blocks_threshold: t.activeDecodeBlocks ?? null, active_prefill_tokens_threshold: t.activePrefillTokens ?? null };
-}
+import { readJsonObject } from './json-body.js';
 
 export function getBusyThresholds(ctx: AppContext) {
   return (ex: Exchange): void => {
-    ex.sendJson(200, JSON.stringify({ thresholds: [...ctx.models.values()].map(view) }));
+    ex.sendJson(200, JSON.stringify({ thresholds: [...ctx.models.values()].map(thresholdView) }));
   };
 }
 
@@ -38,12 +26,13 @@ function threshold(body: Record<string, unknown>, key: string, check: (n: number
 }
 
 export function setBusyThresholds(ctx: AppContext) {
-  return (ex: Exchange): void => {
+  const control = ctx.control ?? localControl(ctx);
+  return async (ex: Exchange): Promise<void> => {
     const b = readJsonObject(ex);
-    const model = modelNamed(ctx, b.model);
+    if (b.model !== undefined && typeof b.model !== 'string') throw ApiError.badRequest('`model` must be a string', 'model');
     const decode = threshold(b, 'active_decode_blocks_threshold', (n) => n > 0 && n <= 1, 'a number in (0, 1]');
     const prefill = threshold(b, 'active_prefill_tokens_threshold', (n) => Number.isInteger(n) && n >= 0, 'a non-negative integer');
-    routerOf(model).setThresholds({ activeDecodeBlocks: decode, activePrefillTokens: prefill });
-    ex.sendJson(200, JSON.stringify(view(model)));
+    const r = unwrap(await control.apply({ op: 'set-thresholds', model: b.model, activeDecodeBlocks: decode, activePrefillTokens: prefill }));
+    ex.sendJson(r.status, r.body);
   };
 }

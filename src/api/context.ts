@@ -3,6 +3,8 @@
 import { ApiError } from '../protocol/errors.js';
 import type { ServedModel } from '../pipeline/served-model.js';
 import type { FrontendMetrics } from '../metrics/frontend.js';
+import type { FamilySnapshot } from '../metrics/snapshot.js';
+import type { ControlPlane } from './control.js';
 
 export interface Lifecycle {
   /** Set on SIGTERM/SIGINT: health answers 503 shutting_down while in-flight work drains. */
@@ -14,6 +16,18 @@ export interface AppContext {
   readonly ignoreUnsupportedFields: boolean;
   readonly lifecycle: Lifecycle;
   readonly metrics: FrontendMetrics;
+  /** Where worker and threshold changes go (default: applied here; with shards: to every shard). */
+  readonly control?: ControlPlane;
+  /** Set when this is one of several server shards (--shards above 1). */
+  readonly shards?: ShardLink;
+}
+
+/** What a shard's endpoints need from the other shards. */
+export interface ShardLink {
+  /** This shard's index, 0-based. */
+  readonly id: number;
+  /** Every shard's metric values (this one's included), for /metrics. */
+  collectMetrics(): Promise<FamilySnapshot[][]>;
 }
 
 export function modelFor(ctx: AppContext, name: string): ServedModel {

@@ -7,8 +7,10 @@ import type { Exchange } from './exchange.js';
 
 export function health(ctx: AppContext) {
   return (ex: Exchange): void => {
+    // With several shards, say which one answered (each drains on its own).
+    const shard = ctx.shards ? { shard: ctx.shards.id } : {};
     if (ctx.lifecycle.draining) {
-      ex.sendJson(503, '{"status":"shutting_down"}');
+      ex.sendJson(503, JSON.stringify({ status: 'shutting_down', ...shard }));
       return;
     }
     const models = [...ctx.models.values()].map((m) => ({
@@ -17,7 +19,7 @@ export function health(ctx: AppContext) {
       healthy_workers: m.pool.workers.filter((w) => w.healthy).length,
     }));
     const ready = models.some((m) => m.healthy_workers > 0);
-    ex.sendJson(ready ? 200 : 503, JSON.stringify({ status: ready ? 'healthy' : 'unhealthy', models }));
+    ex.sendJson(ready ? 200 : 503, JSON.stringify({ status: ready ? 'healthy' : 'unhealthy', ...shard, models }));
   };
 }
 

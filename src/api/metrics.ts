@@ -1,14 +1,20 @@
 // GET /metrics: Prometheus text format. Worker gauges are read from the pools at
-// scrape time; everything else was recorded as requests ran.
+// scrape time; everything else was recorded as requests ran. With several server
+// shards, the shard that is asked collects every shard's values and merges them
+// (counters and histograms add up; see metrics/snapshot.ts).
 
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { mergeSnapshots, renderFamilies } from '../metrics/snapshot.js';
 import type { AppContext } from './context.js';
 import type { Exchange } from './exchange.js';
 
-export function metrics(ctx: AppContext) {
+const CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
+
+/** Sets the gauges read at scrape time (memory, event-loop lag, workers); call before a snapshot. */
+export function scrapeGauges(ctx: AppContext): () => void {
   const lag = monitorEventLoopDelay({ resolution: 10 });
   lag.enable();
-  return (ex: Exchange): void => {
+  return () => {
     const m = ctx.metrics;
     m.residentMemory.labels().set(process.memoryUsage.rss());
     m.heapUsed.labels().set(process.memoryUsage().heapUsed);
@@ -21,6 +27,21 @@ export function metrics(ctx: AppContext) {
         m.workerHealthy.labels(model.name, id).set(w.healthy ? 1 : 0);
       }
     }
-    ex.sendText(200, m.registry.render(), 'text/plain; version=0.0.4; charset=utf-8');
+    if (m.shardRequests && ctx.shards) m.shardRequests.labels(String(ctx.shards.id)).value = m.requests.total();
+  };
+}
+
+export function metrics(ctx: AppContext) {
+  const shards = ctx.shards;
+  if (shards) {
+    return async (ex: Exchange): Promise<void> => {
+      const all = await shards.collectMetrics();
+      ex.sendText(200, renderFamilies(mergeSnapshots(all)), CONTENT_TYPE);
+    };
+  }
+  const refresh = scrapeGauges(ctx);
+  return (ex: Exchange): void => {
+    refresh();
+    ex.sendText(200, ctx.metrics.registry.render(), CONTENT_TYPE);
   };
 }

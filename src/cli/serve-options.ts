@@ -26,6 +26,7 @@ export const SERVE_OPTIONS: readonly OptionSpec[] = [
   { name: 'router-queue-reject-status', kind: 'int', group: 'Routing queue', min: 400, default: 529, help: 'HTTP status of a queue rejection (full or timed out), sent with Retry-After.' },
   { name: 'router-queue-retry-after-secs', kind: 'int', group: 'Routing queue', min: 0, default: 1, help: 'Retry-After seconds on a queue rejection.' },
   { name: 'router-priority-shift-ms', kind: 'number', group: 'Routing queue', default: 1000, help: 'fcfs/lcfs: each point of agent_hints.priority moves a queued request this much earlier.' },
+  { name: 'shards', kind: 'int', group: 'HTTP', min: 1, help: 'uWS apps serving the port, each on its own thread with the whole request path; the kernel spreads connections over them. They share the router\'s load table, worker changes and busy thresholds; /metrics sums them all. Embedded mock engines run once, on the main thread. Default: the number of cores (os.availableParallelism()).' },
   { name: 'http-port', kind: 'int', group: 'HTTP', meta: 'P', default: 8000, help: 'Port to listen on; 0 picks a free port.' },
   { name: 'host', kind: 'string', group: 'HTTP', meta: 'ADDR', default: '0.0.0.0', help: 'Address to bind.' },
   { name: 'max-body-bytes', kind: 'int', group: 'HTTP', min: 1, default: 45 * 1024 * 1024, help: 'Largest accepted request body, in bytes (413 beyond).' },

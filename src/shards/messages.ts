@@ -1,0 +1,36 @@
+// What the main thread and the shard threads say to each other (over each Worker's
+// port; every message is structured-cloneable).
+//
+// Requests carry an id chosen by the asker; the answer repeats it.
+//   shard → main: 'control' (relay a change to every shard), 'collect' (every shard's metrics)
+//   main → shard: 'apply' (apply a change here), 'snapshot' (this shard's metrics)
+
+import type { ControlChange, ControlReply } from '../api/control.js';
+import type { FamilySnapshot } from '../metrics/snapshot.js';
+import type { ServeOptions } from '../cli/serve.js';
+
+/** A shard thread's workerData. */
+export interface ShardData {
+  shard: number;
+  /** Workers are the real ones plus the main thread's mock engines; no --mock here. */
+  options: ServeOptions;
+  /** One load table per model, shared by every shard. */
+  loadBuffers: SharedArrayBuffer[];
+}
+
+export type ToMain =
+  | { t: 'listening'; port: number }
+  | { t: 'failed'; error: string }
+  | { t: 'crashed'; error: string }
+  | { t: 'drained' }
+  | { t: 'control'; id: number; change: ControlChange }
+  | { t: 'collect'; id: number }
+  | { t: 'applied'; id: number; reply: ControlReply }
+  | { t: 'snapshot'; id: number; families: FamilySnapshot[] };
+
+export type ToShard =
+  | { t: 'drain' }
+  | { t: 'apply'; id: number; change: ControlChange }
+  | { t: 'snapshot'; id: number }
+  | { t: 'controlled'; id: number; reply: ControlReply }
+  | { t: 'collected'; id: number; snapshots: FamilySnapshot[][] };

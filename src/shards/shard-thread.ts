@@ -1,0 +1,83 @@
+// A shard: one worker thread running a whole frontend (uWS app on the shared port,
+// gate, tokenizer, router, engine clients). What must agree across shards goes
+// through the main thread: worker and threshold changes (applied here when the main
+// thread says 'apply', in the same order everywhere) and /metrics (every shard's
+// values). The router's load table is a SharedArrayBuffer from the main thread.
+
+import { parentPort, workerData } from 'node:worker_threads';
+import { resolve } from 'node:path';
+import { Model } from '../native/core.js';
+import { configureLog, log } from '../log.js';
+import { startFrontend, type Frontend } from '../cli/frontend.js';
+import { applyChange, type ControlPlane } from '../api/control.js';
+import type { ShardLink } from '../api/context.js';
+import { scrapeGauges } from '../api/metrics.js';
+import type { ShardData, ToMain, ToShard } from './messages.js';
+
+const port = parentPort!;
+const data = workerData as ShardData;
+const o = data.options;
+if (o.log) configureLog(o.log);
+
+const post = (m: ToMain) => port.postMessage(m);
+const waiting = new Map<number, (m: ToShard) => void>();
+let seq = 0;
+
+function ask(m: { t: 'control' | 'collect' } & Record<string, unknown>): Promise<ToShard> {
+  const id = ++seq;
+  return new Promise((done) => {
+    waiting.set(id, done);
+    post({ ...m, id } as ToMain);
+  });
+}
+
+const link: ShardLink = {
+  id: data.shard,
+  collectMetrics: async () => ((await ask({ t: 'collect' })) as Extract<ToShard, { t: 'collected' }>).snapshots,
+};
+const control: ControlPlane = {
+  apply: async (change) => ((await ask({ t: 'control', change })) as Extract<ToShard, { t: 'controlled' }>).reply,
+};
+
+// An error nothing caught: tell the main thread (which drains every shard and exits
+// non-zero) instead of letting the thread die with its sockets open.
+process.on('uncaughtException', (err) => {
+  log.error('shard crashed', { shard: data.shard, error: String(err), stack: err instanceof Error ? err.stack : undefined });
+  post({ t: 'crashed', error: String(err) });
+});
+
+let fe: Frontend;
+try {
+  fe = await startFrontend(o, o.workers, Model.load(resolve(o.modelPath)), { link, control, loadBuffers: data.loadBuffers });
+} catch (err) {
+  post({ t: 'failed', error: (err as Error).message });
+  port.close();
+  throw err;
+}
+const refresh = scrapeGauges(fe.ctx);
+
+port.on('message', (m: ToShard) => {
+  switch (m.t) {
+    case 'controlled':
+    case 'collected': {
+      const done = waiting.get(m.id);
+      waiting.delete(m.id);
+      done?.(m);
+      break;
+    }
+    case 'apply':
+      void applyChange(fe.ctx, m.change).then((reply) => post({ t: 'applied', id: m.id, reply }));
+      break;
+    case 'snapshot':
+      refresh();
+      post({ t: 'snapshot', id: m.id, families: fe.ctx.metrics.registry.snapshot() });
+      break;
+    case 'drain':
+      void fe.close().then(() => {
+        post({ t: 'drained' });
+        port.close();
+      });
+      break;
+  }
+});
+post({ t: 'listening', port: fe.port });

@@ -1,0 +1,184 @@
+// `portico serve --shards N` on the main thread: start the mock engines once, make
+// the shared load table, start N shard threads on one port (the kernel spreads
+// connections over them: uSockets listens with SO_REUSEPORT on Linux), relay
+// control-plane changes and metric collection between shards, and drain them all on
+// shutdown. The main thread serves no HTTP itself.
+//
+// A shard that crashes is logged and the whole server drains and exits with status 1
+// (a supervisor restarts it): a shard restarted in place would leave the load of its
+// lost requests in the shared table, skewing every later routing decision.
+
+import { Worker } from 'node:worker_threads';
+import { createServer } from 'node:net';
+import { log } from '../log.js';
+import { startMocks } from '../cli/frontend.js';
+import type { Running, ServeOptions } from '../cli/serve.js';
+import type { ControlChange, ControlReply } from '../api/control.js';
+import type { FamilySnapshot } from '../metrics/snapshot.js';
+import { LoadTable } from '../router/load-table.js';
+import { DEFAULT_ROUTER_OPTIONS } from '../router/options.js';
+import type { ShardData, ToMain, ToShard } from './messages.js';
+
+/** How long /metrics waits for a shard's values before leaving that shard out. */
+const SNAPSHOT_TIMEOUT_MS = 2000;
+
+class Shard {
+  readonly worker: Worker;
+  private seq = 0;
+  private readonly waiting = new Map<number, (m: ToMain | null) => void>();
+  exited = false;
+  readonly exit: Promise<number>;
+
+  constructor(
+    readonly id: number,
+    data: ShardData,
+    onMessage: (s: Shard, m: ToMain) => void,
+  ) {
+    this.worker = new Worker(new URL('./shard-thread.js', import.meta.url), { workerData: data, name: `portico-shard-${id}` });
+    this.worker.on('error', (err) => log.error('shard thread error', { shard: id, error: String(err) }));
+    this.worker.on('message', (m: ToMain) => {
+      if ((m.t === 'applied' || m.t === 'snapshot') && this.waiting.has(m.id)) {
+        const done = this.waiting.get(m.id)!;
+        this.waiting.delete(m.id);
+        done(m);
+        return;
+      }
+      onMessage(this, m);
+    });
+    this.exit = new Promise((done) =>
+      this.worker.once('exit', (code) => {
+        this.exited = true;
+        for (const w of this.waiting.values()) w(null);
+        this.waiting.clear();
+        done(code);
+      }),
+    );
+  }
+
+  post(m: ToShard): void {
+    if (!this.exited) this.worker.postMessage(m);
+  }
+
+  /** Ask and wait for the answer (null if the shard is gone or too slow). */
+  ask(m: { t: 'apply'; change: ControlChange } | { t: 'snapshot' }, timeoutMs = 0): Promise<ToMain | null> {
+    if (this.exited) return Promise.resolve(null);
+    const id = ++this.seq;
+    return new Promise((done) => {
+      let timer: NodeJS.Timeout | null = null;
+      this.waiting.set(id, (r) => {
+        if (timer) clearTimeout(timer);
+        done(r);
+      });
+      if (timeoutMs > 0) {
+        timer = setTimeout(() => {
+          this.waiting.delete(id);
+          done(null);
+        }, timeoutMs);
+      }
+      this.worker.postMessage({ ...m, id } as ToShard);
+    });
+  }
+}
+
+export async function serveSharded(o: ServeOptions): Promise<Running> {
+  const count = o.shards!;
+  const mocks = await startMocks(o);
+  const maxWorkers = o.router?.maxWorkers ?? DEFAULT_ROUTER_OPTIONS.maxWorkers;
+  const loadBuffers = [new LoadTable(maxWorkers).buffer];
+  const base: ServeOptions = { ...o, workers: [...o.workers, ...mocks.urls], mock: undefined, mockWorkers: 0, shards: 1 };
+  const shards: Shard[] = [];
+  let closing: Promise<void> | null = null;
+  let controlChain: Promise<void> = Promise.resolve();
+
+  const onMessage = (s: Shard, m: ToMain) => {
+    switch (m.t) {
+      case 'control':
+        // One change at a time, applied by every shard before the next: worker ids and
+        // load-table slots then follow the same sequence everywhere.
+        controlChain = controlChain.then(async () => {
+          const replies = await Promise.all(shards.map((x) => x.ask({ t: 'apply', change: m.change })));
+          const own = replies[s.id] as Extract<ToMain, { t: 'applied' }> | null;
+          const reply: ControlReply = own?.reply ?? { ok: false, status: 503, message: 'the server is shutting down', type: 'service_unavailable', code: 'shutting_down', param: null };
+          for (const r of replies) {
+            if (r && JSON.stringify((r as Extract<ToMain, { t: 'applied' }>).reply) !== JSON.stringify(reply)) {
+              log.warn('shards disagree on a control change', { change: m.change, shard: s.id });
+              break;
+            }
+          }
+          s.post({ t: 'controlled', id: m.id, reply });
+        });
+        break;
+      case 'collect':
+        void Promise.all(shards.map((x) => x.ask({ t: 'snapshot' }, SNAPSHOT_TIMEOUT_MS))).then((all) => {
+          const snapshots: FamilySnapshot[][] = [];
+          for (const r of all) if (r && r.t === 'snapshot') snapshots.push(r.families);
+          s.post({ t: 'collected', id: m.id, snapshots });
+        });
+        break;
+      case 'crashed':
+        fatal(`shard ${s.id} crashed: ${m.error}`);
+        break;
+      default:
+        break;
+    }
+  };
+
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      for (const s of shards) s.post({ t: 'drain' });
+      await Promise.all(shards.map((s) => s.exit));
+      await mocks.close();
+    })();
+    return closing;
+  };
+
+  const fatal = (why: string) => {
+    if (closing) return;
+    log.error(`${why}; draining the other shards and exiting`);
+    void close().then(() => process.exit(1));
+  };
+
+  const start = (id: number, httpPort: number): Promise<number> => {
+    const s = new Shard(id, { shard: id, options: { ...base, httpPort }, loadBuffers }, onMessage);
+    shards[id] = s;
+    return new Promise((done, fail) => {
+      const onStart = (m: ToMain) => {
+        if (m.t === 'listening') done(m.port);
+        else if (m.t === 'failed') fail(new Error(`shard ${id} did not start: ${m.error}`));
+        else return;
+        s.worker.off('message', onStart);
+      };
+      s.worker.on('message', onStart);
+      s.worker.once('error', (err) => fail(err));
+      void s.exit.then((code) => {
+        fail(new Error(`shard ${id} exited with ${code} while starting`));
+        if (!closing) fatal(`shard ${id} exited with status ${code}`);
+      });
+    });
+  };
+
+  try {
+    // uSockets sets SO_REUSEPORT only on a named port (not on port 0): with --http-port 0,
+    // find a free port first, then every shard listens on it.
+    const port = o.httpPort === 0 ? await freePort(o.host) : o.httpPort;
+    await start(0, port);
+    await Promise.all(Array.from({ length: count - 1 }, (_, i) => start(i + 1, port)));
+    log.info(`serving on ${count} shards`, { shards: count });
+    return { port, close };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
+
+/** A port the system says is free now (the kernel's choice for port 0). */
+function freePort(host: string): Promise<number> {
+  return new Promise((done, fail) => {
+    const srv = createServer();
+    srv.once('error', fail);
+    srv.listen(0, host, () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => done(port));
+    });
+  });
+}
