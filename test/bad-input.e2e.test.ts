@@ -138,7 +138,20 @@ bad('/tokenize', 'tokenize with messages empty', { model: 'm', messages: [] }, /
 bad('/detokenize', 'detokenize with tokens a string', { model: 'm', tokens: 'abc' }, /`tokens` must be an array/);
 bad('/detokenize', 'detokenize with a fractional token', { model: 'm', tokens: [1.5] }, /non-negative integer/);
 
-for (const path of ['/v1/chat/completions', '/v1/completions', '/v1/responses', '/tokenize']) {
+const E = (name: string, body: unknown, message: RegExp, status = 400) => bad('/v1/embeddings', name, body, message, status);
+E('input missing', { model: 'm' }, /`input` is required/);
+E('input an empty string', { model: 'm', input: '' }, /`input` must not be an empty string/);
+E('input an empty array', { model: 'm', input: [] }, /`input` must not be empty/);
+E('input a number', { model: 'm', input: 3 }, /`input` must be a string, an array of strings/);
+E('a batch with an empty token list', { model: 'm', input: [[1], []] }, /`input\[1\]` must not be empty/);
+E('a batch item null', { model: 'm', input: ['a', null] }, /`input\[1\]` must be a string or an array of token ids, got null/);
+E('encoding_format unknown', { model: 'm', input: 'a', encoding_format: 'binary' }, /`encoding_format` must be "float" or "base64"/);
+E('dimensions zero', { model: 'm', input: 'a', dimensions: 0 }, /`dimensions` must be at least 1/);
+E('dimensions a string', { model: 'm', input: 'a', dimensions: 'all' }, /`dimensions` must be an integer/);
+E('an unknown field', { model: 'm', input: 'a', max_tokens: 3 }, /Unsupported parameter\(s\): `max_tokens`/);
+E('an unknown model', { model: 'nope', input: 'a' }, /`nope` does not exist/, 404);
+
+for (const path of ['/v1/chat/completions', '/v1/completions', '/v1/responses', '/v1/embeddings', '/tokenize']) {
   bad(path, 'a body that is not JSON', 'not json', /invalid JSON/);
   bad(path, 'a JSON array body', '[]', /must be a JSON object/);
   bad(path, 'truncated JSON', '{"model": "m"', /invalid JSON/);

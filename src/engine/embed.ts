@@ -9,12 +9,24 @@
 //    prompt_tokens = 2, embedding_dim = 3}.
 
 import { create } from '@bufbuild/protobuf';
-import type { Client } from '@connectrpc/connect';
+import { Code, ConnectError, type Client } from '@connectrpc/connect';
 
 import { EmbedRequestSchema as SglangEmbedRequestSchema, type SglangScheduler } from '../gen/sglang_scheduler_pb.js';
 import { EmbedRequestSchema as VllmEmbedRequestSchema, type VllmEngine } from '../gen/vllm_engine_pb.js';
 import { EngineError } from './errors.js';
 import type { EmbedParams, EmbedResult } from './types.js';
+
+/**
+ * Transport failures as EngineErrors; a rejected input keeps only the engine's own
+ * reason as its message (it is shown to the client as a 400).
+ */
+function failure(err: unknown, url: string, p: EmbedParams): EngineError {
+  if (!(err instanceof EngineError)) {
+    const ce = ConnectError.from(err);
+    if (ce.code === Code.InvalidArgument || ce.code === Code.OutOfRange) return new EngineError('invalid_argument', ce.rawMessage, url, { cause: err });
+  }
+  return EngineError.from(err, url, `Embed(${p.requestId})`);
+}
 
 function result(url: string, r: { embedding: number[]; embeddingDim: number; promptTokens: number }, p: EmbedParams): EmbedResult {
   const dim = r.embeddingDim || r.embedding.length;
@@ -33,7 +45,7 @@ export async function sglangEmbed(rpc: Client<typeof SglangScheduler>, url: stri
   try {
     return result(url, await rpc.embed(req, { signal }), p);
   } catch (err) {
-    throw EngineError.from(err, url, `Embed(${p.requestId})`);
+    throw failure(err, url, p);
   }
 }
 
@@ -45,6 +57,6 @@ export async function vllmEmbed(rpc: Client<typeof VllmEngine>, url: string, p: 
   try {
     return result(url, await rpc.embed(req, { signal }), p);
   } catch (err) {
-    throw EngineError.from(err, url, `Embed(${p.requestId})`);
+    throw failure(err, url, p);
   }
 }

@@ -23,6 +23,10 @@ export async function embed(model: ServedModel, ids: Uint32Array, requestId: str
     if (err instanceof EngineError && err.code === 'unimplemented') {
       throw new ApiError(501, `worker ${worker.client.url} does not serve embeddings: ${err.message}`, { type: 'internal_error', code: 'embeddings_unsupported' });
     }
+    // The worker judged the input itself (too long for its context, bad ids): the client's fault.
+    if (err instanceof EngineError && err.code === 'invalid_argument') {
+      throw ApiError.badRequest(`the engine rejected the input: ${err.message}`, 'input');
+    }
     throw engineFailure(model, worker, err);
   } finally {
     worker.inflight--;

@@ -59,8 +59,8 @@ function readInputs(f: Fields<EmbeddingField>): EmbeddingInput[] {
   if (t !== JsonType.Array) throw bad('`input` must be a string, an array of strings, an array of token ids, or an array of token id arrays');
   const list = JSON.parse(f.raw('input')!) as unknown[];
   if (list.length === 0) throw bad('`input` must not be empty');
-  if (list.length > MAX_EMBEDDING_INPUTS) throw bad(`\`input\` holds ${list.length} items; at most ${MAX_EMBEDDING_INPUTS} are allowed`);
   if (list.every((v) => typeof v === 'number')) return [{ kind: 'ids', ids: tokenIds(list, 'input') }];
+  if (list.length > MAX_EMBEDDING_INPUTS) throw bad(`\`input\` holds ${list.length} inputs; at most ${MAX_EMBEDDING_INPUTS} are allowed`);
   return list.map((v, i): EmbeddingInput => {
     const name = `input[${i}]`;
     if (typeof v === 'string') {
