@@ -22,6 +22,8 @@ interface Case {
   status: number;
   type: string;
   message: RegExp;
+  /** The error's `param`, when the case names it. */
+  param?: string;
 }
 
 const CHAT = { model: 'm', messages: [{ role: 'user', content: 'hi' }] };
@@ -49,6 +51,83 @@ const CHAT_BOOLEANS = ['add_generation_prompt', 'parallel_tool_calls'];
 
 const cases: Case[] = [];
 const bad = (path: string, name: string, body: unknown, message: RegExp, status = 400, type = 'invalid_request_error') => cases.push({ name, path, body, status, type, message });
+/** A 400 invalid_request_error whose `param` is checked too. */
+const badParam = (path: string, name: string, body: unknown, message: RegExp, param: string) =>
+  cases.push({ name, path, body, status: 400, type: 'invalid_request_error', message, param });
+
+// Sampling options that reach the engine (logit_bias, structured output, logprobs, passthrough allowlist).
+for (const [path, base] of [['/v1/chat/completions', CHAT], ['/v1/completions', COMPLETION]] as const) {
+  const P = (name: string, body: Record<string, unknown>, message: RegExp, param: string) => badParam(path, name, { ...base, ...body }, message, param);
+  P('logit_bias an array', { logit_bias: [1] }, /`logit_bias` must be an object mapping token ids to biases/, 'logit_bias');
+  P('logit_bias a string', { logit_bias: 'x' }, /`logit_bias` must be an object/, 'logit_bias');
+  P('logit_bias keyed by a word', { logit_bias: { abc: 1 } }, /`logit_bias` keys must be token ids .*"abc"/, 'logit_bias');
+  P('logit_bias keyed by a negative id', { logit_bias: { '-1': 1 } }, /`logit_bias` keys must be token ids .*"-1"/, 'logit_bias');
+  P('logit_bias keyed by a fraction', { logit_bias: { '1.5': 1 } }, /`logit_bias` keys must be token ids/, 'logit_bias');
+  P('logit_bias with a string bias', { logit_bias: { '5': 'x' } }, /`logit_bias\["5"\]` must be a number/, 'logit_bias');
+  P('logit_bias with a null bias', { logit_bias: { '5': null } }, /`logit_bias\["5"\]` must be a number/, 'logit_bias');
+  P('logit_bias above 100', { logit_bias: { '5': 100.5 } }, /`logit_bias\["5"\]` must be at least -100 and at most 100, got 100.5/, 'logit_bias');
+  P('logit_bias below -100', { logit_bias: { '5': -101 } }, /at most 100, got -101/, 'logit_bias');
+  P('logit_bias outside the vocabulary', { logit_bias: { '999999999': 1 } }, /token id 999999999, outside the vocabulary \(size \d+\)/, 'logit_bias');
+  P('response_format a string', { response_format: 'json' }, /`response_format` must be an object/, 'response_format');
+  P('response_format of an unknown type', { response_format: { type: 'xml' } }, /`response_format.type` must be one of .*got "xml"/, 'response_format.type');
+  P('response_format without a type', { response_format: {} }, /`response_format.type` must be one of .*got null/, 'response_format.type');
+  P('json_schema without json_schema', { response_format: { type: 'json_schema' } }, /`response_format.json_schema` is required/, 'response_format.json_schema');
+  P('json_schema without a name', { response_format: { type: 'json_schema', json_schema: { schema: {} } } }, /`response_format.json_schema.name` must be a non-empty string/, 'response_format.json_schema.name');
+  P('json_schema with a name of spaces', { response_format: { type: 'json_schema', json_schema: { name: 'a b', schema: {} } } }, /1 to 64 characters/, 'response_format.json_schema.name');
+  P('json_schema without a schema', { response_format: { type: 'json_schema', json_schema: { name: 'x' } } }, /`response_format.json_schema.schema` must be a JSON schema object/, 'response_format.json_schema.schema');
+  P('json_schema with a string schema', { response_format: { type: 'json_schema', json_schema: { name: 'x', schema: '{}' } } }, /`response_format.json_schema.schema` must be a JSON schema object/, 'response_format.json_schema.schema');
+  P('json_schema with strict a string', { response_format: { type: 'json_schema', json_schema: { name: 'x', schema: {}, strict: 'yes' } } }, /`response_format.json_schema.strict` must be a boolean/, 'response_format.json_schema.strict');
+  P('guided_json a number', { guided_json: 5 }, /`guided_json` must be a JSON schema/, 'guided_json');
+  P('guided_json a string that is not JSON', { guided_json: '{type' }, /the string is not JSON/, 'guided_json');
+  P('guided_json a JSON array string', { guided_json: '[1]' }, /`guided_json` must be a JSON schema/, 'guided_json');
+  P('guided_regex a number', { guided_regex: 5 }, /`guided_regex` must be a string/, 'guided_regex');
+  P('guided_regex empty', { guided_regex: '' }, /`guided_regex` must not be empty/, 'guided_regex');
+  P('guided_grammar a boolean', { guided_grammar: true }, /`guided_grammar` must be a string/, 'guided_grammar');
+  P('guided_grammar empty', { guided_grammar: '' }, /`guided_grammar` must not be empty/, 'guided_grammar');
+  P('guided_choice a string', { guided_choice: 'a' }, /`guided_choice` must be an array of strings/, 'guided_choice');
+  P('guided_choice empty', { guided_choice: [] }, /`guided_choice` must not be empty/, 'guided_choice');
+  P('guided_choice with a number', { guided_choice: ['a', 1] }, /`guided_choice\[1\]` must be a string/, 'guided_choice');
+  P('two constraints (guided_json and guided_regex)', { guided_json: {}, guided_regex: 'a' }, /only one structured output constraint .*`guided_json` and `guided_regex`/, 'guided_regex');
+  P('two constraints (response_format and guided_choice)', { response_format: { type: 'json_object' }, guided_choice: ['a'] }, /only one structured output constraint .*`response_format` and `guided_choice`/, 'guided_choice');
+  P('return_tokens_as_token_ids a string', { return_tokens_as_token_ids: 'yes' }, /`return_tokens_as_token_ids` must be a boolean/, 'return_tokens_as_token_ids');
+  P('detokenize a number', { detokenize: 0 }, /`detokenize` must be a boolean/, 'detokenize');
+  P('detokenize false with stop strings', { detokenize: false, stop: ['x'] }, /stop strings \(`stop`\) need `detokenize` to be true/, 'detokenize');
+  P('allowed_token_ids a string', { allowed_token_ids: '1' }, /`allowed_token_ids` must be an array of non-negative integer token ids/, 'allowed_token_ids');
+  P('allowed_token_ids with a negative id', { allowed_token_ids: [1, -2] }, /`allowed_token_ids` must be an array of non-negative integer token ids/, 'allowed_token_ids');
+  P('allowed_token_ids empty', { allowed_token_ids: [] }, /`allowed_token_ids` must not be empty/, 'allowed_token_ids');
+  P('allowed_token_ids (no engine field carries it)', { allowed_token_ids: [1, 2] }, /`allowed_token_ids` cannot be delivered: neither engine protocol/, 'allowed_token_ids');
+  P('bad_words_token_ids flat', { bad_words_token_ids: [12, 13] }, /`bad_words_token_ids` must be an array of non-empty arrays/, 'bad_words_token_ids');
+  P('bad_words_token_ids with a string id', { bad_words_token_ids: [['a']] }, /`bad_words_token_ids` must be an array of non-empty arrays/, 'bad_words_token_ids');
+  P('bad_words_token_ids with an empty word', { bad_words_token_ids: [[]] }, /`bad_words_token_ids` must be an array of non-empty arrays/, 'bad_words_token_ids');
+  P('bad_words_token_ids (no engine field carries it)', { bad_words_token_ids: [[12, 13]] }, /`bad_words_token_ids` cannot be delivered: neither engine protocol/, 'bad_words_token_ids');
+}
+
+const CP = (name: string, body: Record<string, unknown>, message: RegExp, param: string) => badParam('/v1/chat/completions', name, { ...CHAT, ...body }, message, param);
+CP('logprobs a number', { logprobs: 1 }, /`logprobs` must be a boolean/, 'logprobs');
+CP('top_logprobs above 20', { logprobs: true, top_logprobs: 21 }, /`top_logprobs` must be at least 0 and at most 20, got 21/, 'top_logprobs');
+CP('top_logprobs negative', { logprobs: true, top_logprobs: -1 }, /`top_logprobs` must be at least 0 and at most 20, got -1/, 'top_logprobs');
+CP('top_logprobs a fraction', { logprobs: true, top_logprobs: 1.5 }, /`top_logprobs` must be an integer/, 'top_logprobs');
+CP('top_logprobs without logprobs', { top_logprobs: 2 }, /`top_logprobs` needs `logprobs` set to true/, 'top_logprobs');
+CP('top_logprobs with logprobs false', { logprobs: false, top_logprobs: 2 }, /`top_logprobs` needs `logprobs` set to true/, 'top_logprobs');
+CP('thinking a string', { thinking: 'on' }, /`thinking` must be an object/, 'thinking');
+CP('thinking of an unknown type', { thinking: { type: 'auto' } }, /`thinking.type` must be "enabled" or "disabled", got "auto"/, 'thinking.type');
+CP('thinking without a type', { thinking: { budget_tokens: 5 } }, /`thinking.type` must be "enabled" or "disabled", got null/, 'thinking.type');
+CP('thinking.budget_tokens a string', { thinking: { type: 'enabled', budget_tokens: '5' } }, /`thinking.budget_tokens` must be a positive integer/, 'thinking.budget_tokens');
+CP('thinking.budget_tokens zero', { thinking: { type: 'enabled', budget_tokens: 0 } }, /`thinking.budget_tokens` must be a positive integer/, 'thinking.budget_tokens');
+CP('thinking with an unknown key', { thinking: { type: 'enabled', effort: 'high' } }, /Unsupported parameter\(s\): `thinking.effort`/, 'thinking.effort');
+CP('reasoning_effort unknown', { reasoning_effort: 'max' }, /`reasoning_effort` must be one of "none", "minimal", "low", "medium", "high", "xhigh", got "max"/, 'reasoning_effort');
+CP('reasoning_effort a number', { reasoning_effort: 1 }, /`reasoning_effort` must be a string/, 'reasoning_effort');
+CP('best_of on chat', { best_of: 2 }, /Unsupported parameter\(s\): `best_of`/, 'best_of');
+
+const KP = (name: string, body: Record<string, unknown>, message: RegExp, param: string) => badParam('/v1/completions', name, { ...COMPLETION, ...body }, message, param);
+KP('logprobs a boolean', { logprobs: true }, /`logprobs` must be an integer/, 'logprobs');
+KP('logprobs above 20', { logprobs: 21 }, /`logprobs` must be at least 0 and at most 20, got 21/, 'logprobs');
+KP('logprobs negative', { logprobs: -1 }, /`logprobs` must be at least 0 and at most 20, got -1/, 'logprobs');
+KP('top_logprobs on completions', { top_logprobs: 2 }, /Unsupported parameter\(s\): `top_logprobs`/, 'top_logprobs');
+KP('best_of below n', { n: 3, temperature: 1, best_of: 2 }, /`best_of` must be greater than or equal to `n` \(3\), got 2/, 'best_of');
+KP('best_of above n', { n: 1, best_of: 3 }, /`best_of` greater than `n` is not supported/, 'best_of');
+KP('best_of above n, streamed', { n: 1, best_of: 2, stream: true }, /`best_of` greater than `n` is not supported/, 'best_of');
+KP('best_of a string', { best_of: '2' }, /`best_of` must be an integer/, 'best_of');
 
 for (const [path, base] of [['/v1/chat/completions', CHAT], ['/v1/completions', COMPLETION]] as const) {
   for (const [field, low, high, kind] of OPENAI_RANGES) {
@@ -174,6 +253,7 @@ for (const c of cases) {
     assert.equal(res.status, c.status, json.error?.message);
     assert.equal(json.error.type, c.type);
     assert.match(json.error.message, c.message);
+    if (c.param !== undefined) assert.equal((json.error as { param?: string }).param, c.param);
     const ok = await fetch(`${server.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: GOOD });
     assert.equal(ok.status, 200, 'the server still serves');
     await ok.text();
