@@ -259,3 +259,40 @@ test('thinking {type: disabled} reaches the Qwen3 template as enable_thinking=fa
   const both = await client.chat.completions.create({ ...base, thinking: { type: 'disabled' }, chat_template_kwargs: { enable_thinking: true } } as OpenAI.ChatCompletionCreateParamsNonStreaming);
   assert.equal(both.choices[0].message.content, on.choices[0].message.content);
 });
+
+// ---- the passthrough allowlist: null = omitted; type-checked even when ignoring ----
+
+async function post(server: Proc, body: Record<string, unknown>): Promise<{ status: number; json: any }> {
+  const res = await fetch(`${server.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'Hi' }], max_tokens: 2, ...body }),
+  });
+  return { status: res.status, json: await res.json() };
+}
+
+test('null means omitted for the new options; [] bad words is no constraint', async () => {
+  const server = servers.get('vllm')!;
+  for (const body of [{ allowed_token_ids: null }, { bad_words_token_ids: null }, { bad_words_token_ids: [] }, { logit_bias: null }, { response_format: null }, { guided_json: null }, { logprobs: null, top_logprobs: null }, { thinking: null, reasoning_effort: null }, { detokenize: null }]) {
+    const r = await post(server, body);
+    assert.equal(r.status, 200, `${JSON.stringify(body)}: ${JSON.stringify(r.json)}`);
+    assert.equal(r.json.choices[0].logprobs, null);
+  }
+});
+
+test('PORTICO_IGNORE_UNSUPPORTED_FIELDS=1: allowed_token_ids / bad_words_token_ids are still type-checked, then dropped', async () => {
+  const engine = engines.get('sglang')!;
+  const server = await startPortico(['serve', '--http-port', '0', '--host', '127.0.0.1', '--model-path', QWEN3, '--model-name', MODEL, '--worker', engine.url], { PORTICO_IGNORE_UNSUPPORTED_FIELDS: '1' });
+  try {
+    const bad = await post(server, { allowed_token_ids: 'x' });
+    assert.equal(bad.status, 400);
+    assert.match(bad.json.error.message, /`allowed_token_ids` must be an array of non-negative integer token ids/);
+    const badWords = await post(server, { bad_words_token_ids: [1] });
+    assert.equal(badWords.status, 400);
+    assert.equal(badWords.json.error.param, 'bad_words_token_ids');
+    const dropped = await post(server, { allowed_token_ids: [1, 2], bad_words_token_ids: [[3]], bogus: 1 });
+    assert.equal(dropped.status, 200, JSON.stringify(dropped.json));
+  } finally {
+    await server.stop();
+  }
+});
