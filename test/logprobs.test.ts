@@ -1,0 +1,88 @@
+// Unit tests of the logprob path: the tap that takes logprobs off engine events and hands
+// each writer delta its own tokens, and the two OpenAI projections.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+
+import type { EngineEvent } from '../src/engine/types.js';
+import type { Generation } from '../src/pipeline/generate.js';
+import { tapLogprobs } from '../src/pipeline/logprobs.js';
+import { chatLogprobContent, completionLogprobs, tokenNamer } from '../src/protocol/logprobs-response.js';
+import { escapeRegex } from '../src/protocol/constraint.js';
+import { thinkingEnabled } from '../src/protocol/thinking.js';
+
+const usage = { promptTokens: 3, completionTokens: 0, cachedTokens: 0 };
+
+function fakeGen(events: EngineEvent[]): Generation {
+  return {
+    worker: undefined as never,
+    dispatchedAt: 0,
+    overlapBlocks: 0,
+    events: (async function* () {
+      yield* events;
+    })(),
+  };
+}
+
+test('the tap records per choice and take() drains only what arrived so far', async () => {
+  const tap = tapLogprobs(fakeGen([
+    { kind: 'chunk', chunk: { ...usage, index: 0, tokenIds: [5, 6], logprobs: { logprobs: [-1, -2], top: [{ tokenIds: [5, 9], logprobs: [-1, -3] }, { tokenIds: [6], logprobs: [-2] }] } } },
+    { kind: 'chunk', chunk: { ...usage, index: 1, tokenIds: [7], logprobs: { logprobs: [-0.5] } } },
+    { kind: 'chunk', chunk: { ...usage, index: 0, tokenIds: [8] } },
+  ]));
+  const it = tap.gen.events[Symbol.asyncIterator]();
+  await it.next();
+  assert.deepEqual(tap.take(0), [
+    { id: 5, logprob: -1, top: [{ id: 5, logprob: -1 }, { id: 9, logprob: -3 }] },
+    { id: 6, logprob: -2, top: [{ id: 6, logprob: -2 }] },
+  ]);
+  assert.deepEqual(tap.take(0), [], 'drained');
+  assert.deepEqual(tap.take(1), [], 'choice 1 has not arrived yet');
+  await it.next();
+  assert.deepEqual(tap.take(1), [{ id: 7, logprob: -0.5, top: [] }]);
+  await it.next();
+  // An engine that sent no logprobs for a token: -9999, vLLM's stand-in for -inf.
+  assert.deepEqual(tap.take(0), [{ id: 8, logprob: -9999, top: [] }]);
+  assert.equal((await it.next()).done, true);
+});
+
+test('non-stream done events carry their logprobs for every output id', async () => {
+  const tap = tapLogprobs(fakeGen([
+    { kind: 'done', done: { ...usage, index: 0, finishReason: 'stop', outputIds: [1, 2], logprobs: { logprobs: [-1, -2] } } },
+  ]));
+  for await (const _ of tap.gen.events);
+  assert.deepEqual(tap.take(0).map((t) => t.logprob), [-1, -2]);
+});
+
+test('chat projection: token text, bytes, top_logprobs cut to k, -inf as -9999', () => {
+  const names: Record<number, string> = { 1: 'é', 2: ' b', 3: 'c' };
+  const name = tokenNamer((id) => names[id], false);
+  const out = chatLogprobContent([{ id: 1, logprob: -Infinity, top: [{ id: 1, logprob: -1 }, { id: 2, logprob: -2 }, { id: 3, logprob: -3 }] }], name, 2);
+  assert.deepEqual(out, [{
+    token: 'é', logprob: -9999, bytes: [0xc3, 0xa9],
+    top_logprobs: [{ token: 'é', logprob: -1, bytes: [0xc3, 0xa9] }, { token: ' b', logprob: -2, bytes: [0x20, 0x62] }],
+  }]);
+  const ids = tokenNamer(() => assert.fail('not decoded'), true);
+  assert.equal(chatLogprobContent([{ id: 42, logprob: -1, top: [] }], ids, 0)[0].token, 'token_id:42');
+});
+
+test('completions projection: offsets advance by code points across deltas; the sampled token joins top_logprobs', () => {
+  const names: Record<number, string> = { 1: '😀', 2: 'ab', 3: 'x' };
+  const name = tokenNamer((id) => names[id], false);
+  const offset = { at: 4 };
+  const a = completionLogprobs([{ id: 1, logprob: -1, top: [{ id: 3, logprob: -0.5 }] }], name, 1, offset);
+  const b = completionLogprobs([{ id: 2, logprob: -2, top: [] }], name, 0, offset);
+  assert.deepEqual(a, { tokens: ['😀'], token_logprobs: [-1], top_logprobs: [{ x: -0.5, '😀': -1 }], text_offset: [4] });
+  assert.deepEqual(b, { tokens: ['ab'], token_logprobs: [-2], top_logprobs: [{ ab: -2 }], text_offset: [5] });
+  assert.equal(offset.at, 7);
+});
+
+test('guided_choice escaping: regex metacharacters only', () => {
+  assert.equal(escapeRegex('a.b(c)[d]{e}|f*g+h?i^j$k\\l'), 'a\\.b\\(c\\)\\[d\\]\\{e\\}\\|f\\*g\\+h\\?i\\^j\\$k\\\\l');
+  assert.equal(escapeRegex('plain text-1'), 'plain text-1');
+});
+
+test('spec 003 truthiness of thinking arguments', () => {
+  for (const v of [true, 'true', ' TRUE ', '1', 'yes', 'on', 1, -2, 0.5]) assert.equal(thinkingEnabled(v), true, JSON.stringify(v));
+  for (const v of [false, 'false', '0', 'no', 'off', '', 0, null, {}, []]) assert.equal(thinkingEnabled(v), false, JSON.stringify(v));
+});
