@@ -152,3 +152,58 @@ for (const [name, body, message] of BAD) {
     assert.equal(ok.content.length, 2);
   });
 }
+
+test('a previous answer sent back as history (thinking with signature, tool_use, then tool_result) renders like the chat messages it stands for', async () => {
+  const first = await client.messages.create(params(OUTPUT));
+  const calls = first.content.filter((b) => b.type === 'tool_use') as Anthropic.ToolUseBlock[];
+  const history: Anthropic.MessageParam[] = [
+    { role: 'user', content: 'Weather in Paris and Rome?' },
+    { role: 'assistant', content: first.content },
+    { role: 'user', content: [...calls.map((c, i) => ({ type: 'tool_result' as const, tool_use_id: c.id, content: i === 0 ? '21°C' : '25°C' })), { type: 'text', text: 'Thanks!' }] },
+  ];
+  const counted = await client.messages.countTokens({ model: 'm', tools: TOOLS, messages: history });
+  const res = await fetch(`${server.url}/tokenize`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      model: 'm',
+      tools: [{ type: 'function', function: { name: 'get_weather', description: 'Weather for a city', parameters: TOOLS[0].input_schema } }],
+      messages: [
+        { role: 'user', content: 'Weather in Paris and Rome?' },
+        { role: 'assistant', content: 'Let me check.', reasoning_content: REASONING, tool_calls: calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.input) } })) },
+        { role: 'tool', tool_call_id: calls[0].id, content: '21°C' },
+        { role: 'tool', tool_call_id: calls[1].id, content: '25°C' },
+        { role: 'user', content: 'Thanks!' },
+      ],
+    }),
+  });
+  assert.equal(res.status, 200);
+  assert.equal(counted.input_tokens, ((await res.json()) as { count: number }).count);
+});
+
+test('the thinking parameter reaches the template (Qwen3 renders an empty think block when it is disabled)', async () => {
+  const base = { model: 'm', messages: [{ role: 'user' as const, content: 'Hi' }] };
+  const on = await client.messages.countTokens({ ...base, thinking: { type: 'enabled', budget_tokens: 1024 } });
+  const off = await client.messages.countTokens({ ...base, thinking: { type: 'disabled' } });
+  const omitted = await client.messages.countTokens(base);
+  assert.equal(on.input_tokens, omitted.input_tokens);
+  assert.ok(off.input_tokens > on.input_tokens, `disabled ${off.input_tokens} > enabled ${on.input_tokens}`);
+});
+
+test('thinking disabled turns a gated reasoning parser off (PRE.2): no thinking block', async (t) => {
+  // deepseek_r1 starts inside reasoning (forced) and is gated by thinking=false.
+  const s = await startPortico(['serve', '--http-port', '0', '--host', '127.0.0.1', '--model-path', QWEN3, '--model-name', 'm', '--mock', 'echo', '--mock-workers', '1', '--reasoning-parser', 'deepseek_r1']);
+  t.after(() => s.stop());
+  const c = new Anthropic({ baseURL: s.url, apiKey: 'unused', maxRetries: 0 });
+  const body = (extra: object) => ({ model: 'm', max_tokens: 100, messages: [{ role: 'user', content: 'pondering</think>answer' }], nvext: { use_raw_prompt: true }, ...extra }) as Anthropic.MessageCreateParamsNonStreaming;
+  const on = await c.messages.create(body({ thinking: { type: 'enabled', budget_tokens: 1024 } }));
+  assert.deepEqual(on.content.map((b) => b.type), ['thinking', 'text']);
+  assert.equal((on.content[0] as Anthropic.ThinkingBlock).thinking, 'pondering');
+  const off = await c.messages.create(body({ thinking: { type: 'disabled' } }));
+  assert.deepEqual(off.content, [{ type: 'text', text: 'pondering</think>answer' }]);
+  const bad = await fetch(`${s.url}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body({ thinking: { type: 'sometimes' } })) });
+  assert.equal(bad.status, 400);
+  const err = (await bad.json()) as { type: string; error: { type: string; message: string } };
+  assert.equal(err.error.type, 'invalid_request_error');
+  assert.match(err.error.message, /`thinking.type` must be "enabled" or "disabled", got "sometimes"/);
+});

@@ -12,9 +12,10 @@ import { templateBody, type TemplateBody } from './template-body.js';
 import { readNvext, type NvExt } from './nvext.js';
 import type { ToolChoice } from './tools.js';
 import { readAnthropicToolChoice } from './anthropic-tool-choice.js';
+import { templateKwargsWithThinking } from './thinking.js';
 
-const MESSAGES_FIELDS = ['model', 'messages', 'system', 'max_tokens', 'stop_sequences', 'stream', 'temperature', 'top_p', 'top_k', 'tools', 'tool_choice', 'metadata', 'nvext'] as const;
-const COUNT_FIELDS = ['model', 'messages', 'system', 'tools'] as const;
+const MESSAGES_FIELDS = ['model', 'messages', 'system', 'max_tokens', 'stop_sequences', 'stream', 'temperature', 'top_p', 'top_k', 'tools', 'tool_choice', 'thinking', 'metadata', 'nvext'] as const;
+const COUNT_FIELDS = ['model', 'messages', 'system', 'tools', 'thinking'] as const;
 
 let messagesTable: FieldTable<(typeof MESSAGES_FIELDS)[number]> | null = null;
 let countTable: FieldTable<(typeof COUNT_FIELDS)[number]> | null = null;
@@ -92,7 +93,12 @@ export function readCountTokensRequest(body: Buffer, ignoreUnsupported: boolean)
   return { model: modelOf(f), prompt: reshape(f, body) };
 }
 
-type ShapeReader = Pick<Fields<'messages' | 'system' | 'tools'>, 'array' | 'type' | 'raw' | 'string'>;
+type ShapeReader = Pick<Fields<'messages' | 'system' | 'tools' | 'thinking'>, 'array' | 'type' | 'raw' | 'string'>;
+
+/** `thinking` ({type: enabled|disabled, budget_tokens}) as template kwargs, normalised as on chat (thinking.ts). */
+function thinkingKwargs(f: ShapeReader): string | null {
+  return templateKwargsWithThinking({ type: () => f.type('thinking'), raw: () => f.raw('thinking'), string: () => undefined }, null);
+}
 
 function reshape(f: ShapeReader, body: Buffer): AnthropicPrompt {
   const span = f.array('messages');
@@ -105,7 +111,7 @@ function reshape(f: ShapeReader, body: Buffer): AnthropicPrompt {
   messages.forEach((m, i) => out.push(...reshapeMessage(m, i)));
   const tools = f.array('tools') ? reshapeTools(JSON.parse(f.raw('tools')!) as Json[]) : null;
 
-  return templateBody(out, tools);
+  return templateBody(out, tools, thinkingKwargs(f));
 }
 
 function systemText(f: ShapeReader): string | null {
