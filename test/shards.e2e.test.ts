@@ -158,3 +158,27 @@ test('SIGTERM drains both shards: both say shutting_down, in-flight streams fini
   assert.equal(code, 0);
   assert.match(s.output(), /serving on 2 shards/);
 });
+
+test('the router queue bound counts the requests waiting in every shard', async (t) => {
+  // A worker is busy past 0 active prefill tokens: every request waits; the queue holds one.
+  const s = await startPortico([...BASE, '--mock', 'echo', '--mock-workers', '1', '--active-prefill-tokens-threshold', '0', '--router-queue-max-size', '1', '--router-queue-timeout-secs', '60']);
+  t.after(() => s.stop());
+  const body = JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'wait' }], max_tokens: 1 });
+  const abort = new AbortController();
+  const waiting = fetch(`${s.url}/v1/chat/completions`, { method: 'POST', body, headers: { 'content-type': 'application/json', connection: 'close' }, signal: abort.signal }).catch(() => null);
+  let queued = 0;
+  for (let i = 0; i < 200 && queued === 0; i++) {
+    queued = metric(await (await fetch(`${s.url}/metrics`, { headers: { connection: 'close' } })).text(), /^portico_frontend_queued_requests\{model="m"\} (\d+)$/m);
+  }
+  assert.equal(queued, 1, 'the first request waits in its shard\'s queue');
+  // Whichever shard gets them, the queue (of both shards together) is full.
+  // (Each on its own connection: without the shared count, the other shard would queue one.)
+  for (let i = 0; i < 12; i++) {
+    const r = await fresh(s.url, '/v1/chat/completions', { method: 'POST', body });
+    assert.equal(r.status, 529);
+    assert.equal(r.json.error.code, 'router_queue_full');
+  }
+  abort.abort();
+  await waiting;
+  assert.equal((await fresh(s.url, '/live')).status, 200, 'still serving');
+});

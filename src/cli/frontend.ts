@@ -36,12 +36,19 @@ function modelName(o: ServeOptions): string {
   return o.modelName ?? basename(resolve(o.modelPath));
 }
 
+/** One model's router state shared by every shard: the load table and the number of queued requests. */
+export interface SharedRouterState {
+  load: SharedArrayBuffer;
+  /** One Int32. */
+  queueDepth: SharedArrayBuffer;
+}
+
 /** What a shard shares with the others (absent when serving alone). */
 export interface ShardContext {
   link: ShardLink;
   control: ControlPlane;
-  /** The router's load table, one per model (models in serving order). */
-  loadBuffers: SharedArrayBuffer[];
+  /** What the shards' routers share, one per model (models in serving order). */
+  models: SharedRouterState[];
 }
 
 export interface Frontend extends Running {
@@ -58,7 +65,7 @@ export async function startFrontend(o: ServeOptions, workerUrls: string[], nativ
   const metrics = new FrontendMetrics(o.metricsPrefix, shard?.link.id);
   const model = new ServedModel(name, native, pool, modelStats(metrics, name), { tool: o.toolCallParser ?? null, reasoning: o.reasoningParser ?? null });
   const queued = metrics.queued.labels(name);
-  const router = new ModelRouter(pool, o.router, { onQueueLength: (n) => queued.set(n), loadBuffer: shard?.loadBuffers[0] });
+  const router = new ModelRouter(pool, o.router, { onQueueLength: (n) => queued.set(n), loadBuffer: shard?.models[0]!.load, queueDepth: shard ? new Int32Array(shard.models[0]!.queueDepth) : undefined });
   attachRouter(pool, router);
   const lifecycle = { draining: false };
   const ctx: AppContext = { models: new Map([[name, model]]), ignoreUnsupportedFields: ignoreUnsupportedFields(), lifecycle, metrics, control: shard?.control, shards: shard?.link };

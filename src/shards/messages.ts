@@ -8,14 +8,15 @@
 import type { ControlChange, ControlReply } from '../api/control.js';
 import type { FamilySnapshot } from '../metrics/snapshot.js';
 import type { ServeOptions } from '../cli/serve.js';
+import type { SharedRouterState } from '../cli/frontend.js';
 
 /** A shard thread's workerData. */
 export interface ShardData {
   shard: number;
   /** Workers are the real ones plus the main thread's mock engines; no --mock here. */
   options: ServeOptions;
-  /** One load table per model, shared by every shard. */
-  loadBuffers: SharedArrayBuffer[];
+  /** Per model, the router state every shard shares. */
+  models: SharedRouterState[];
 }
 
 export type ToMain =

@@ -48,7 +48,7 @@ process.on('uncaughtException', (err) => {
 
 let fe: Frontend;
 try {
-  fe = await startFrontend(o, o.workers, Model.load(resolve(o.modelPath)), { link, control, loadBuffers: data.loadBuffers });
+  fe = await startFrontend(o, o.workers, Model.load(resolve(o.modelPath)), { link, control, models: data.models });
 } catch (err) {
   post({ t: 'failed', error: (err as Error).message });
   port.close();
