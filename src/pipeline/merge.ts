@@ -21,15 +21,20 @@ export async function* mergeOutputs(streams: AsyncIterable<OutputEvent>[], n: nu
         pending.delete(k);
         continue;
       }
-      pull(k);
       const ev = r.value;
       if (ev.kind === 'end') {
+        pull(k);
         total.promptTokens += ev.usage.promptTokens;
         total.completionTokens += ev.usage.completionTokens;
         total.cachedTokens += ev.usage.cachedTokens;
         continue;
       }
-      yield { ...ev, index: k * n + ev.index };
+      // A text event's usage is read on demand, as of that event: take it before pulling
+      // the next one (a spread would not copy it).
+      const out: OutputEvent =
+        ev.kind === 'text' ? { kind: 'text', index: k * n + ev.index, text: ev.text, tokenIds: ev.tokenIds, usage: ev.usage } : { ...ev, index: k * n + ev.index };
+      pull(k);
+      yield out;
     }
   } finally {
     // A consumer that stops early (client gone, error) closes every generation.

@@ -29,9 +29,28 @@ export interface TokenCounts {
 }
 
 export type OutputEvent =
-  | { kind: 'text'; index: number; text: string; tokenIds: readonly number[]; usage: TokenCounts }
+  | { kind: 'text'; index: number; text: string; tokenIds: readonly number[]; readonly usage: TokenCounts }
   | { kind: 'finish'; index: number; reason: FinishReason; completionTokens: number; matchedStop: string | number | null; usage: TokenCounts; tokenIds: number[] | null }
   | { kind: 'end'; usage: TokenCounts };
+
+/**
+ * A text event. Its usage (a native call per choice) is computed only when read: most
+ * requests never ask for it (only stream_options.continuous_usage_stats does). Read before
+ * the next event is pulled, it is the usage as of this event, as the generator is paused.
+ */
+class TextOutput {
+  readonly kind = 'text' as const;
+  constructor(
+    readonly index: number,
+    readonly text: string,
+    readonly tokenIds: readonly number[],
+    private readonly counts: () => TokenCounts,
+  ) {}
+
+  get usage(): TokenCounts {
+    return this.counts();
+  }
+}
 
 export async function* decodeOutputs(model: ServedModel, gen: Generation, opts: OutputOptions): AsyncGenerator<OutputEvent> {
   const decoders: ChoiceDecoder[] = [];
@@ -57,7 +76,7 @@ export async function* decodeOutputs(model: ServedModel, gen: Generation, opts: 
   async function* close(index: number, reason: FinishReason, matchedStop: string | number | null): AsyncGenerator<OutputEvent> {
     const dec = decoder(index);
     const tail = dec.finish();
-    if (tail) yield { kind: 'text', index, text: tail, tokenIds: [], usage: counts() };
+    if (tail) yield new TextOutput(index, tail, NO_IDS, counts);
     finished[index] = true;
     remaining--;
     yield { kind: 'finish', index, reason, completionTokens: dec.completionTokens, matchedStop, usage: counts(), tokenIds: ids ? ids[index] : null };
@@ -69,53 +88,92 @@ export async function* decodeOutputs(model: ServedModel, gen: Generation, opts: 
     stats.cachedTokens.observe(usage.cachedTokens);
     return { kind: 'end', usage };
   };
-  for await (const ev of gen.events) {
-    const now = performance.now();
-    const fresh = ev.kind === 'chunk' ? ev.chunk.tokenIds.length : ev.done.outputIds.length;
-    if (fresh > 0) {
-      if (last < 0) {
-        if (opts.arrived !== undefined) stats.ttft.observe((now - opts.arrived) / 1000);
-      } else {
-        const perToken = (now - last) / 1000 / fresh;
-        for (let k = 0; k < fresh; k++) stats.itl.observe(perToken);
+  // Whether every choice that Portico ended before the engine did (a stop, the token limit)
+  // ended on a limit the engine was given too: then the engine ends the request itself.
+  let engineEndsItself = true;
+  const enforcedByEngine = (dec: ChoiceDecoder): boolean =>
+    dec.finishReason === 'length' || (typeof dec.matchedStop === 'number' && (opts.stopTokenIds?.includes(dec.matchedStop) ?? false));
+  const it = gen.events[Symbol.asyncIterator]();
+  // The engine stream is open and not failing: leaving must either abort it or read it out.
+  let open = false;
+  try {
+    for (;;) {
+      open = false;
+      const step = await it.next();
+      if (step.done) break;
+      open = true;
+      const ev = step.value;
+      const now = performance.now();
+      const fresh = ev.kind === 'chunk' ? ev.chunk.tokenIds.length : ev.done.outputIds.length;
+      if (fresh > 0) {
+        if (last < 0) {
+          if (opts.arrived !== undefined) stats.ttft.observe((now - opts.arrived) / 1000);
+        } else {
+          const perToken = (now - last) / 1000 / fresh;
+          for (let k = 0; k < fresh; k++) stats.itl.observe(perToken);
+        }
+        last = now;
       }
-      last = now;
-    }
-    if (ev.kind === 'chunk') {
-      const c = ev.chunk;
-      promptTokens = c.promptTokens;
-      cachedTokens = Math.max(cachedTokens, c.cachedTokens);
-      const dec = decoder(c.index);
-      if (finished[c.index]) continue; // a stop already ended this choice here
-      const text = dec.push(c.tokenIds);
-      if (ids) ids[c.index].push(...c.tokenIds);
-      if (text) yield { kind: 'text', index: c.index, text, tokenIds: c.tokenIds, usage: counts() };
-      if (!dec.finished) continue;
-      // A stop string, stop token or the token limit ended the choice before the engine
-      // did: finish it now; once every choice is over, leaving the loop aborts the request.
-      yield* close(c.index, dec.finishReason ?? 'stop', dec.matchedStop);
+      if (ev.kind === 'chunk') {
+        const c = ev.chunk;
+        promptTokens = c.promptTokens;
+        cachedTokens = Math.max(cachedTokens, c.cachedTokens);
+        const dec = decoder(c.index);
+        if (finished[c.index]) continue; // a stop already ended this choice here
+        const text = dec.push(c.tokenIds);
+        if (ids) ids[c.index].push(...c.tokenIds);
+        if (text) yield new TextOutput(c.index, text, c.tokenIds, counts);
+        if (!dec.finished) continue;
+        // A stop string, stop token or the token limit ended the choice before the engine
+        // did: finish it now; once every choice is over, leaving the loop aborts the request
+        // unless the engine is about to end it too (see the finally below).
+        engineEndsItself &&= enforcedByEngine(dec);
+        yield* close(c.index, dec.finishReason ?? 'stop', dec.matchedStop);
+        if (remaining === 0) {
+          yield end();
+          return;
+        }
+        continue;
+      }
+      const d = ev.done;
+      promptTokens = d.promptTokens;
+      cachedTokens = Math.max(cachedTokens, d.cachedTokens);
+      if (finished[d.index]) continue;
+      const dec = decoder(d.index);
+      if (d.outputIds.length > 0) {
+        if (ids) ids[d.index].push(...d.outputIds);
+        const text = dec.push(d.outputIds);
+        if (text) yield new TextOutput(d.index, text, d.outputIds, counts);
+      }
+      const reason = dec.finishReason ?? finishReasonOf(d.finishReason);
+      yield* close(d.index, reason, dec.matchedStop ?? d.matchedStopStr ?? null);
       if (remaining === 0) {
         yield end();
         return;
       }
-      continue;
     }
-    const d = ev.done;
-    promptTokens = d.promptTokens;
-    cachedTokens = Math.max(cachedTokens, d.cachedTokens);
-    if (finished[d.index]) continue;
-    const dec = decoder(d.index);
-    if (d.outputIds.length > 0) {
-      if (ids) ids[d.index].push(...d.outputIds);
-      const text = dec.push(d.outputIds);
-      if (text) yield { kind: 'text', index: d.index, text, tokenIds: d.outputIds, usage: counts() };
-    }
-    const reason = dec.finishReason ?? finishReasonOf(d.finishReason);
-    yield* close(d.index, reason, dec.matchedStop ?? d.matchedStopStr ?? null);
-    if (remaining === 0) {
-      yield end();
-      return;
+  } finally {
+    // Every choice is answered, or the consumer stopped reading. When the engine ends the
+    // request by itself right after (max_tokens, a stop token id it was given), read its
+    // stream out in the background: aborting would cost an Abort rpc and a stream reset
+    // per request (the usual case for short max_tokens). Otherwise abort it.
+    if (open) {
+      if (remaining === 0 && engineEndsItself) drain(it);
+      else await it.return?.();
     }
   }
   throw new ApiError(502, 'the engine ended the stream before every choice finished', { code: 'engine_error' });
 }
+
+/** Read an engine stream that is ending by itself to its end, discarding what comes. */
+function drain(it: AsyncIterator<unknown>): void {
+  void (async () => {
+    try {
+      while (!(await it.next()).done);
+    } catch {
+      // Its outcome no longer reaches anyone; engine failures are handled where they occur.
+    }
+  })();
+}
+
+const NO_IDS: readonly number[] = Object.freeze([]);
