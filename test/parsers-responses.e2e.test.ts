@@ -184,3 +184,31 @@ for (const [name, body, code, message] of BAD) {
     assert.deepEqual(shape(ok.output).map((i) => (i as { type: string }).type), ['reasoning', 'message']);
   });
 }
+
+test('a previous response sent back as input (reasoning, message, function_call items) renders like the chat messages it stands for', async () => {
+  const first = await client.responses.create(params(OUTPUT));
+  const calls = first.output.filter((i) => i.type === 'function_call') as OpenAI.Responses.ResponseFunctionToolCall[];
+  const next = await client.responses.create({
+    model: 'm',
+    tools: TOOLS,
+    max_output_tokens: 1,
+    input: [
+      { role: 'user', content: 'Weather in Paris and Rome?' },
+      ...(first.output as OpenAI.Responses.ResponseInputItem[]),
+      ...calls.map((c, i) => ({ type: 'function_call_output' as const, call_id: c.call_id, output: i === 0 ? '21°C' : '25°C' })),
+    ],
+  });
+  const chat = await client.chat.completions.create({
+    model: 'm',
+    tools: [{ type: 'function', function: { name: 'get_weather', parameters: TOOLS[0].parameters } }],
+    max_tokens: 1,
+    messages: [
+      { role: 'user', content: 'Weather in Paris and Rome?' },
+      { role: 'assistant', content: 'Let me check.', reasoning_content: REASONING, tool_calls: calls.map((c) => ({ id: c.call_id, type: 'function', function: { name: c.name, arguments: c.arguments } })) },
+      { role: 'tool', tool_call_id: calls[0].call_id, content: '21°C' },
+      { role: 'tool', tool_call_id: calls[1].call_id, content: '25°C' },
+    ],
+  } as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming);
+  assert.equal(next.status, 'incomplete');
+  assert.equal(next.usage!.input_tokens, chat.usage!.prompt_tokens);
+});
