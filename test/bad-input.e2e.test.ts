@@ -211,6 +211,17 @@ R('top_p negative', { ...RESPONSES, top_p: -0.5 }, /`top_p`/);
 R('a tool without a name', { ...RESPONSES, tools: [{ type: 'function' }] }, /`tools\[0\]\.name` is required/);
 R('instructions a number', { ...RESPONSES, instructions: 5 }, /`instructions` must be a string/);
 R('an unknown field', { ...RESPONSES, bogus: true }, /Unsupported parameter\(s\): `bogus`/);
+const RP = (name: string, body: Record<string, unknown>, message: RegExp, param: string) => badParam('/v1/responses', name, { ...RESPONSES, ...body }, message, param);
+RP('text a string', { text: 'json' }, /`text` must be an object/, 'text');
+RP('text with an unknown key', { text: { format: { type: 'text' }, bogus: 1 } }, /Unsupported parameter\(s\): `text.bogus`/, 'text.bogus');
+RP('text.format of an unknown type', { text: { format: { type: 'xml' } } }, /`text.format.type` must be one of .*got "xml"/, 'text.format.type');
+RP('text.format json_schema without a name', { text: { format: { type: 'json_schema', schema: {} } } }, /`text.format.name` must be 1 to 64 characters/, 'text.format.name');
+RP('text.format json_schema without a schema', { text: { format: { type: 'json_schema', name: 'x' } } }, /`text.format.schema` must be a JSON schema object/, 'text.format.schema');
+RP('text.format.strict a string', { text: { format: { type: 'json_schema', name: 'x', schema: {}, strict: 'yes' } } }, /`text.format.strict` must be a boolean/, 'text.format.strict');
+RP('reasoning a string', { reasoning: 'high' }, /`reasoning` must be an object/, 'reasoning');
+RP('reasoning.effort unknown', { reasoning: { effort: 'max' } }, /`reasoning.effort` must be one of .*got "max"/, 'reasoning.effort');
+RP('reasoning.summary unknown', { reasoning: { summary: 'long' } }, /`reasoning.summary` must be one of "auto", "concise", "detailed", got "long"/, 'reasoning.summary');
+RP('reasoning with an unknown key', { reasoning: { budget: 5 } }, /Unsupported parameter\(s\): `reasoning.budget`/, 'reasoning.budget');
 
 bad('/tokenize', 'tokenize with prompt a number', { model: 'm', prompt: 5 }, /`prompt` must be a string/);
 bad('/tokenize', 'tokenize with messages empty', { model: 'm', messages: [] }, /`messages` must not be empty/);

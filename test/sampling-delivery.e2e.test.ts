@@ -296,3 +296,24 @@ test('PORTICO_IGNORE_UNSUPPORTED_FIELDS=1: allowed_token_ids / bad_words_token_i
     await server.stop();
   }
 });
+
+// ---- Responses API: text.format and reasoning.effort ----
+
+test('responses: text.format json_schema / json_object reach the engine as constraints and are echoed', async () => {
+  for (const protocol of PROTOCOLS) {
+    const client = clients.get(protocol)!;
+    const id = nextId(`${protocol}-resp`);
+    const format = { type: 'json_schema' as const, name: 'city', schema: SCHEMA, strict: true };
+    const r = await client.responses.create({ model: MODEL, input: 'Hi', max_output_tokens: 3, text: { format }, reasoning: { effort: 'low' } }, { headers: { 'x-request-id': id } });
+    assert.deepEqual(r.text?.format, format);
+    assert.equal(r.reasoning?.effort, 'low');
+    assert.equal(at(received(protocol, id), 'sampling_params.json_schema'), JSON.stringify(SCHEMA));
+
+    const id2 = nextId(`${protocol}-resp`);
+    const r2 = await client.responses.create({ model: MODEL, input: 'Hi', max_output_tokens: 3, text: { format: { type: 'json_object' } } }, { headers: { 'x-request-id': id2 } });
+    assert.deepEqual(r2.text?.format, { type: 'json_object' });
+    const sp = received(protocol, id2).sampling_params;
+    if (protocol === 'sglang') assert.equal(sp.json_schema, '{"type":"object"}');
+    else assert.equal(sp.json_object, true);
+  }
+});

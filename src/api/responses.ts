@@ -27,7 +27,7 @@ export function responses(ctx: AppContext) {
     const prompt = req.nvext.useRawPrompt ? { ...req.prompt, useRawPrompt: true } : req.prompt;
     const promptIds = await tokenizeChat(model, prompt.body, prompt);
     const maxTokens = completionBudget(model, promptIds.length, req.maxOutputTokens);
-    const gen = generate(model, promptIds, { n: 1, maxTokens, temperature: req.temperature, topP: req.topP }, ex.requestId, ex.signal, route);
+    const gen = generate(model, promptIds, { n: 1, maxTokens, temperature: req.temperature, topP: req.topP, constraint: req.constraint }, ex.requestId, ex.signal, route);
     const decoded = decodeOutputs(model, gen, { n: 1, skipSpecialTokens: skipSpecialTokensFor(model, undefined), arrived, maxTokens });
     const tools = req.prompt.tools;
     const plan = planParsing(model, {

@@ -13,6 +13,8 @@ import { templateBody, type TemplateBody } from './template-body.js';
 import { readNvext, type NvExt } from './nvext.js';
 import type { ToolChoice } from './tools.js';
 import { readResponsesToolChoice } from './responses-tool-choice.js';
+import { readResponsesReasoning, readResponsesText } from './responses-format.js';
+import type { GenerateConstraint } from '../engine/types.js';
 
 const RESPONSES_FIELDS = [
   'model',
@@ -30,6 +32,8 @@ const RESPONSES_FIELDS = [
   'user',
   'previous_response_id',
   'nvext',
+  'text',
+  'reasoning',
 ] as const;
 
 let table: FieldTable<(typeof RESPONSES_FIELDS)[number]> | null = null;
@@ -51,6 +55,11 @@ export interface ResponsesRequest {
   metadata: Record<string, unknown>;
   /** Routing extensions (nvext and the routing headers), as on chat completions. */
   nvext: NvExt;
+  /** text.format as a constraint (json_object / json_schema). */
+  constraint?: GenerateConstraint;
+  /** `text` and `reasoning` as the response object echoes them. */
+  text: { format: Record<string, unknown> };
+  reasoning: { effort: string | null; summary: string | null };
 }
 
 function bad(message: string, param: string | null = null): ApiError {
@@ -98,9 +107,15 @@ export function readResponsesRequest(body: Buffer, ignoreUnsupported: boolean, h
   });
   const toolChoice = f.given('tool_choice') ? (JSON.parse(f.raw('tool_choice')!) as Json) : 'auto';
   const toolMode = readResponsesToolChoice(toolChoice, chatTools.map((t) => t.function.name as string));
+  const text = readResponsesText(f.given('text') ? (JSON.parse(f.raw('text')!) as Json) : undefined);
+  const reasoning = readResponsesReasoning(f.given('reasoning') ? (JSON.parse(f.raw('reasoning')!) as Json) : undefined);
   return {
     model,
-    prompt: templateBody(messages, chatTools),
+    // reasoning.effort reaches the template as on chat completions (reasoning_effort).
+    prompt: templateBody(messages, chatTools, reasoning.effort === null ? null : JSON.stringify({ reasoning_effort: reasoning.effort })),
+    constraint: text.constraint,
+    text: text.echo,
+    reasoning,
     instructions,
     maxOutputTokens,
     temperature,
