@@ -6,6 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { blockKeys, rootLanes } from '../src/router/hash.js';
 import { KvIndex } from '../src/router/kv-index.js';
+import { holderOf, MAX_DP_RANKS } from '../src/router/holders.js';
 import { WorkerKvIngest } from '../src/router/kv-ingest.js';
 import { PredictedBlocks } from '../src/router/predicted.js';
 import { kvCost, lowest, softmaxPick } from '../src/router/cost.js';
@@ -13,7 +14,7 @@ import { PendingQueue, policyKey, type QueuePolicy, type Queued } from '../src/r
 import { LoadField, LoadTable } from '../src/router/load-table.js';
 import { isBusy } from '../src/router/thresholds.js';
 import { ModelRouter } from '../src/router/router.js';
-import { QueueRejectedError, DirectRouteError } from '../src/router/errors.js';
+import { QueueRejectedError, DirectRouteError, DpRankError } from '../src/router/errors.js';
 import { WorkerPool, UnknownWorkerError } from '../src/router/worker-pool.js';
 import type { EngineClient } from '../src/engine/types.js';
 import type { KvEvent } from '../src/engine/kv-events/index.js';
@@ -445,19 +446,104 @@ test('in-flight blocks: indexed at once, gone after their TTL, dropped with thei
   const idx = new KvIndex();
   const f = new InflightBlocks(idx, 2000, () => now);
   const k = blockKeys(seq(16), BS, root);
-  f.insert(1, k);
+  // Inserts name a holder (worker slot, DP rank); drop names a worker slot (every rank).
+  f.insert(holderOf(1, 0), k);
   now = 1000;
-  f.insert(2, k.subarray(0, 2));
-  const ov = new Uint32Array(3);
+  f.insert(holderOf(2, 1), k.subarray(0, 2));
+  const ov = new Uint32Array(3 * MAX_DP_RANKS);
+  const seen = () => [holderOf(0, 0), holderOf(1, 0), holderOf(2, 1)].map((h) => ov[h]);
   idx.match(k, ov);
-  assert.deepEqual([...ov], [0, 4, 2]);
+  assert.deepEqual(seen(), [0, 4, 2]);
   now = 2500;
   f.sweep();
   idx.match(k, ov);
-  assert.deepEqual([...ov], [0, 0, 2]);
+  assert.deepEqual(seen(), [0, 0, 2]);
   f.drop(2);
   assert.equal(idx.size, 0);
   now = 5000;
   f.sweep();
   assert.equal(f.pending, 0);
+});
+
+function dpPool(n: number, dpSize: number): WorkerPool {
+  const clients = Array.from({ length: n }, (_, i) => ({
+    url: `grpc://fake-dp-${i}:1`,
+    health: async () => true,
+    serverInfo: async () => ({ maxTotalNumTokens: 1600, serverArgs: { dp_size: dpSize } }),
+    close() {},
+  }) as unknown as EngineClient);
+  const p = new WorkerPool(clients, { model: 'm' });
+  for (const w of p.workers) w.healthy = true;
+  return p;
+}
+
+test('index per DP rank: a rank\'s events index under (worker, rank); another rank of the same worker does not match; bad ranks are dropped', () => {
+  const idx = new KvIndex();
+  const ing = new WorkerKvIngest(idx, 1, BS);
+  const prompt = seq(12);
+  ing.apply(stored(undefined, [[1n, [1, 2, 3, 4]], [2n, [5, 6, 7, 8]]], 1));
+  ing.apply(stored(undefined, [[9n, [1, 2, 3, 4]]], 0));
+  const ov = new Uint32Array(2 * MAX_DP_RANKS);
+  idx.match(blockKeys(prompt, BS, root), ov);
+  assert.equal(ov[holderOf(1, 1)], 2, 'rank 1 holds two blocks');
+  assert.equal(ov[holderOf(1, 0)], 1, 'rank 0 holds one');
+  assert.equal(ov[holderOf(0, 1)], 0);
+  assert.equal(ing.rankCount, 2);
+  ing.apply({ kind: 'cleared', worker: 'w', dpRank: 1 });
+  idx.match(blockKeys(prompt, BS, root), ov);
+  assert.deepEqual([ov[holderOf(1, 0)], ov[holderOf(1, 1)]], [1, 0], 'clearing rank 1 leaves rank 0');
+  ing.apply(stored(undefined, [[3n, [1, 2, 3, 4]]], MAX_DP_RANKS));
+  assert.equal(ing.stats.badRank, 1);
+  ing.apply({ kind: 'reset', worker: 'w', reason: 'gap' });
+  assert.equal(idx.size, 0);
+});
+
+test('kv mode with DP ranks: the request is pinned to the rank holding its prefix; dp_rank overrides; out-of-range dp_rank is a 400', async () => {
+  const p = dpPool(2, 4);
+  const sinks: ((e: KvEvent[]) => void)[] = [];
+  const r = new ModelRouter(p, { mode: 'kv', blockSize: BS }, { kvSource: (o) => (sinks.push(o.sink), { worker: o.url, stats: {} as never, start() {}, close() {} }) });
+  await new Promise((res) => setImmediate(res)); // server info (dp_size) arrives
+  const prompt = seq(32);
+  const blocks: [bigint, number[]][] = [];
+  for (let i = 0; i < 6; i++) blocks.push([BigInt(2000 + i), [...prompt.subarray(i * BS, (i + 1) * BS)]]);
+  // Worker 1 holds 6 blocks on rank 2 and 1 block on rank 0.
+  sinks[1]!([stored(undefined, blocks, 2), stored(undefined, blocks.slice(0, 1), 0)]);
+  const d = await routeNow(r, prompt);
+  assert.equal(d.worker.id, 1);
+  assert.equal(d.dpRank, 2);
+  assert.equal(d.overlapBlocks, 6);
+  d.done();
+  // The client names rank 0: pinned there, and the overlap counted is rank 0's.
+  const o = await routeNow(r, prompt, { workerId: 1, dpRank: 0 });
+  assert.equal(o.dpRank, 0);
+  assert.equal(o.overlapBlocks, 1);
+  o.done();
+  assert.throws(() => r.route({ tokens: prompt, hints: { workerId: 1, dpRank: 4 } }), (e: unknown) => e instanceof DpRankError && e.apiStatus === 400 && /worker 1 has 4 data-parallel ranks/.test(e.message));
+  r.close();
+});
+
+test('kv mode with DP ranks and no events: new prefixes spread over the ranks, and each prefix comes back to its rank', async () => {
+  const r = new ModelRouter(dpPool(1, 3), { mode: 'kv', blockSize: BS, kvEvents: false });
+  await new Promise((res) => setImmediate(res));
+  const held: Dispatch[] = [];
+  for (let i = 0; i < 3; i++) held.push(await routeNow(r, seq(16, 100 * (i + 1))));
+  assert.deepEqual(held.map((d) => d.dpRank).sort(), [0, 1, 2], 'ties on overlap go to the rank with fewest pinned requests');
+  for (let i = 0; i < 3; i++) {
+    const again = await routeNow(r, seq(16, 100 * (i + 1)));
+    assert.equal(again.dpRank, held[i]!.dpRank, `prefix ${i} follows its predicted blocks`);
+    assert.equal(again.overlapBlocks, 4);
+    again.done();
+  }
+  for (const d of held) d.done();
+  r.close();
+});
+
+test('embeddings (ephemeral requests) count as load but leave no predicted blocks', async () => {
+  const r = new ModelRouter(pool(2), { mode: 'kv', blockSize: BS, kvEvents: false });
+  const d = await r.route({ tokens: seq(16), hints: {}, ephemeral: true });
+  assert.equal(r.load.get(r.slots.get(d.worker.id)!.slot, LoadField.PrefillTokens), 16);
+  assert.equal(r.index.size, 0);
+  d.done();
+  assert.equal(r.load.get(r.slots.get(d.worker.id)!.slot, LoadField.PrefillTokens), 0);
+  r.close();
 });

@@ -89,7 +89,7 @@ function noteTime(t: Timing): void {
 function extras(r: ChatRun, usage: { promptTokens: number; completionTokens: number }, outcomes: ChoiceOutcome[]): Record<string, unknown> | null {
   // The router may have held the request in its queue: dispatch is when it left.
   if (!Number.isNaN(r.gen.dispatchedAt)) r.timing.dispatched = r.gen.dispatchedAt;
-  return nvextResponse(r.req.nvext.extraFields, r.gen.worker.id, r.req.nvext.dpRank, r.timing, usage.promptTokens, usage.completionTokens, outcomes);
+  return nvextResponse(r.req.nvext.extraFields, r.gen.worker.id, r.gen.dpRank ?? r.req.nvext.dpRank, r.timing, usage.promptTokens, usage.completionTokens, outcomes);
 }
 
 async function unaryChat(r: ChatRun, outputs: AsyncIterable<ParsedEvent>) {

@@ -23,6 +23,8 @@ export interface Generation {
   readonly dispatchedAt: number;
   /** Leading prompt blocks the router believed the worker held. */
   readonly overlapBlocks: number;
+  /** The data-parallel rank the request was pinned to (request's dp_rank or the router's choice), if any. */
+  readonly dpRank?: number;
   readonly events: AsyncIterable<EngineEvent>;
 }
 
@@ -42,6 +44,10 @@ class RoutedGeneration implements Generation {
 
   get overlapBlocks(): number {
     return this.dispatch?.overlapBlocks ?? 0;
+  }
+
+  get dpRank(): number | undefined {
+    return this.dispatch?.dpRank;
   }
 }
 
@@ -86,6 +92,7 @@ async function* run(gen: RoutedGeneration, model: ServedModel, promptIds: Uint32
   const d = routed instanceof Promise ? await routed : routed;
   gen.dispatch = d;
   gen.dispatchedAt = performance.now();
+  if (d.dpRank !== undefined) params.dataParallelRank = d.dpRank;
   const worker = d.worker;
   worker.inflight++;
   let produced = 0;

@@ -21,3 +21,11 @@ export class DirectRouteError extends Error {
     super('the router is in direct mode: name a worker with nvext.backend_instance_id or the x-dynamo-worker-instance-id header');
   }
 }
+
+export class DpRankError extends Error {
+  readonly apiStatus = 400;
+  readonly code = 'invalid_dp_rank';
+  constructor(rank: number, worker: number, ranks: number) {
+    super(`dp_rank ${rank} is out of range: worker ${worker} has ${ranks} data-parallel rank${ranks === 1 ? '' : 's'} (0 to ${ranks - 1})`);
+  }
+}

@@ -6,8 +6,10 @@
 // 128-block suffix).
 
 import type { KvIndex } from './kv-index.js';
+import { slotOf } from './holders.js';
 
 interface Batch {
+  /** Worker slot and DP rank (holders.ts). */
   slot: number;
   keys: Float64Array;
   expires: number;
@@ -47,11 +49,11 @@ export class InflightBlocks {
     }
   }
 
-  /** Forget a worker's batches (it left): their keys leave the index now. */
+  /** Forget a worker's batches, every rank (it left): their keys leave the index now. */
   drop(slot: number): void {
     for (let i = this.head; i < this.fifo.length; i++) {
       const b = this.fifo[i]!;
-      if (b.slot !== slot) continue;
+      if (slotOf(b.slot) !== slot) continue;
       for (let k = 0; k < b.keys.length; k++) this.index.remove(b.keys[k]!, b.slot);
       b.keys = new Float64Array(0);
     }

@@ -1,9 +1,10 @@
 // The prefix index: which workers hold which KV blocks. Block keys are chained
 // hashes (hash.ts), so each key already stands for its whole prefix and the radix
-// tree over block sequences flattens into one table from key to the worker slots
-// holding that node. A slot may appear more than once for one key (the same block
-// known from two sources: a rank's event and a predicted insert); each occurrence
-// is one reference, dropped by one remove.
+// tree over block sequences flattens into one table from key to the holders of that
+// node: (worker slot, data-parallel rank) pairs numbered by holders.ts. A holder may
+// appear more than once for one key (the same block known from two sources: a
+// rank's event and a predicted insert); each occurrence is one reference, dropped
+// by one remove.
 //
 // The table is open addressing with linear probing over typed arrays (the key's
 // low 32 bits pick the bucket; they are already mixed), deletion by backward
@@ -20,6 +21,8 @@ export class KvIndex {
   /** Holders beyond the first, per bucket (most blocks have one). */
   private more: (number[] | undefined)[];
   private count = 0;
+  /** Highest holder id ever added: match() zeroes overlap only up to it. */
+  private maxHolder = 0;
 
   constructor(initialCapacity = 1 << 12) {
     let cap = 16;
@@ -56,12 +59,14 @@ export class KvIndex {
       const h = t[i * 4 + 1]!;
       if (h === 0) break;
       if (h === hi && t[i * 4] === lo) {
+        if (slot > this.maxHolder) this.maxHolder = slot;
         const x = this.more[i];
         if (x) x.push(slot);
         else this.more[i] = [slot];
         return;
       }
     }
+    if (slot > this.maxHolder) this.maxHolder = slot;
     t[i * 4] = lo;
     t[i * 4 + 1] = hi;
     t[i * 4 + 2] = slot;
@@ -95,12 +100,12 @@ export class KvIndex {
   }
 
   /**
-   * Overlap per slot: how many leading blocks of `keys` each slot holds, written
-   * into `overlap` (zeroed first). Stops at the first block no candidate still
+   * Overlap per holder: how many leading blocks of `keys` each holder holds, written
+   * into `overlap` (zeroed first, up to the highest holder ever added). Stops at the first block no candidate still
    * matching holds. Returns the deepest overlap.
    */
   match(keys: Float64Array, overlap: Uint32Array): number {
-    overlap.fill(0);
+    overlap.fill(0, 0, Math.min(overlap.length, this.maxHolder + 1));
     let depth = 0;
     const t = this.tab;
     for (let i = 0; i < keys.length; i++) {

@@ -3,11 +3,13 @@
 // block is re-hashed with Portico's chain (hash.ts) from its token ids and its
 // parent's Portico hash, and the engine hash is remembered only to resolve later
 // parents and removals. Events name no salt or adapter here, so they index into
-// the unsalted namespace.
+// the unsalted namespace. Each data-parallel rank's blocks are indexed under their
+// own holder (holders.ts): a prefix on rank 1 is not a prefix on rank 0.
 
 import type { KvEvent } from '../engine/kv-events/index.js';
 import { chainBlock, keyOf, rootLanes, type Lanes } from './hash.js';
 import type { KvIndex } from './kv-index.js';
+import { holderOf, MAX_DP_RANKS } from './holders.js';
 
 interface Known {
   key: number;
@@ -22,12 +24,16 @@ export interface IngestStats {
   orphans: number;
   /** Blocks skipped because their size is not the router's block size. */
   badSize: number;
+  /** Events of a rank at or past MAX_DP_RANKS (not indexed). */
+  badRank: number;
 }
 
 export class WorkerKvIngest {
   /** Per data-parallel rank: engine hash → Portico block. */
   private readonly ranks = new Map<number, Map<bigint, Known>>();
-  readonly stats: IngestStats = { stored: 0, removed: 0, orphans: 0, badSize: 0 };
+  readonly stats: IngestStats = { stored: 0, removed: 0, orphans: 0, badSize: 0, badRank: 0 };
+  /** One past the highest rank an event came from (0 before any event). */
+  rankCount = 0;
   private readonly root: Lanes;
 
   constructor(
@@ -47,6 +53,13 @@ export class WorkerKvIngest {
   }
 
   apply(e: KvEvent): void {
+    if (e.kind !== 'reset') {
+      if (e.dpRank < 0 || e.dpRank >= MAX_DP_RANKS) {
+        this.stats.badRank++;
+        return;
+      }
+      if (e.dpRank >= this.rankCount) this.rankCount = e.dpRank + 1;
+    }
     switch (e.kind) {
       case 'stored':
         this.store(e.dpRank, e.parentHash, e.blocks);
@@ -58,7 +71,7 @@ export class WorkerKvIngest {
           const k = m.get(h);
           if (!k) continue;
           m.delete(h);
-          this.index.remove(k.key, this.slot);
+          this.index.remove(k.key, holderOf(this.slot, e.dpRank));
           this.stats.removed++;
         }
         break;
@@ -80,7 +93,8 @@ export class WorkerKvIngest {
   private dropRank(rank: number): void {
     const m = this.ranks.get(rank);
     if (!m) return;
-    for (const k of m.values()) this.index.remove(k.key, this.slot);
+    const holder = holderOf(this.slot, rank);
+    for (const k of m.values()) this.index.remove(k.key, holder);
     this.ranks.delete(rank);
   }
 
@@ -98,6 +112,7 @@ export class WorkerKvIngest {
       parent = p;
     }
     const bs = this.blockSize;
+    const holder = holderOf(this.slot, rank);
     for (const blk of blocks) {
       if (blk.tokenIds.length !== bs) {
         this.stats.badSize++;
@@ -107,9 +122,9 @@ export class WorkerKvIngest {
       chainBlock(parent, blk.tokenIds, 0, bs, cur);
       const known: Known = { key: keyOf(cur.a, cur.b), a: cur.a, b: cur.b };
       const prev = m.get(blk.hash);
-      if (prev) this.index.remove(prev.key, this.slot);
+      if (prev) this.index.remove(prev.key, holder);
       m.set(blk.hash, known);
-      this.index.add(known.key, this.slot);
+      this.index.add(known.key, holder);
       this.stats.stored++;
       parent = known;
     }

@@ -5,9 +5,10 @@
 // do publish events get a short-lived insert instead: inflight.ts.)
 
 import type { KvIndex } from './kv-index.js';
+import { slotOf } from './holders.js';
 
 export class PredictedBlocks {
-  /** Per slot: key → expiry (ms, monotonic). */
+  /** Per holder (worker slot and DP rank, holders.ts): key → expiry (ms, monotonic). */
   private readonly slots = new Map<number, Map<number, number>>();
   private lastSweep = 0;
 
@@ -45,14 +46,16 @@ export class PredictedBlocks {
     }
   }
 
+  /** Forget every block predicted on a worker (any rank): it left. */
   drop(slot: number): void {
-    const m = this.slots.get(slot);
-    if (!m) return;
-    for (const k of m.keys()) this.index.remove(k, slot);
-    this.slots.delete(slot);
+    for (const [holder, m] of this.slots) {
+      if (slotOf(holder) !== slot) continue;
+      for (const k of m.keys()) this.index.remove(k, holder);
+      this.slots.delete(holder);
+    }
   }
 
-  count(slot: number): number {
-    return this.slots.get(slot)?.size ?? 0;
+  count(holder: number): number {
+    return this.slots.get(holder)?.size ?? 0;
   }
 }

@@ -5,7 +5,8 @@
 import { createKvEventSource } from '../engine/kv-events/index.js';
 import { blockKeys, rootLanes } from './hash.js';
 import { kvCost, softmaxPick } from './cost.js';
-import { DirectRouteError, QueueRejectedError } from './errors.js';
+import { DirectRouteError, DpRankError, QueueRejectedError } from './errors.js';
+import { holderOf, MAX_DP_RANKS } from './holders.js';
 import { KvIndex } from './kv-index.js';
 import { LoadField, LoadTable } from './load-table.js';
 import { DEFAULT_ROUTER_OPTIONS, type RouterOptions } from './options.js';
@@ -17,7 +18,7 @@ import { SessionAffinity } from './session-affinity.js';
 import { isBusy, type BusyThresholds } from './thresholds.js';
 import type { Dispatch, RouteRequest, Router } from './types.js';
 import { NoWorkerError, type WorkerPool } from './worker-pool.js';
-import { WorkerSlots, type KvSourceFactory, type Tracked } from './worker-slots.js';
+import { ranksOf, WorkerSlots, type KvSourceFactory, type Tracked } from './worker-slots.js';
 
 export interface RouterDeps {
   /** Called with the queue length whenever it changes (the queued_requests gauge). */
@@ -55,7 +56,12 @@ export class ModelRouter implements Router {
   readonly thresholds: BusyThresholds;
   private readonly affinity: SessionAffinity | null;
   private readonly queue = new PendingQueue<Waiting>();
+  /** Per holder (worker slot × DP rank): the last match's overlap. */
   private readonly overlap: Uint32Array;
+  /** Per holder: requests this router has pinned to that rank and not yet finished. */
+  private readonly rankInflight: Int32Array;
+  /** Per worker slot: where the next tie among its ranks starts (spreads new prefixes). */
+  private readonly rankTurn: Uint32Array;
   private readonly costs: Float64Array;
   private readonly rand: () => number;
   private readonly now: () => number;
@@ -75,7 +81,9 @@ export class ModelRouter implements Router {
     this.load = new LoadTable(o.maxWorkers, deps.loadBuffer);
     this.predicted = new PredictedBlocks(this.index, o.predictedTtlSecs * 1000, this.now);
     this.inflight = new InflightBlocks(this.index, Math.min(o.predictedTtlSecs, o.inflightTtlSecs) * 1000, this.now);
-    this.overlap = new Uint32Array(o.maxWorkers);
+    this.overlap = new Uint32Array(o.maxWorkers * MAX_DP_RANKS);
+    this.rankInflight = new Int32Array(o.maxWorkers * MAX_DP_RANKS);
+    this.rankTurn = new Uint32Array(o.maxWorkers);
     this.costs = new Float64Array(o.maxWorkers);
     this.affinity = o.sessionAffinityTtlSecs > 0 ? new SessionAffinity(o.sessionAffinityTtlSecs * 1000, this.now) : null;
     this.thresholds = {
@@ -132,14 +140,14 @@ export class ModelRouter implements Router {
       const w = this.pool.pickById(h.workerId);
       const t = this.slots.get(w.id)!;
       const keys = kv ? this.keysOf(req) : null;
-      return this.dispatch(t, req, keys, keys ? this.overlapOn(t, keys) : 0, 0);
+      return this.dispatch(t, req, keys, keys ? this.overlapOn(t, keys, h.dpRank) : 0, 0);
     }
     if (this.opts.mode === 'direct') throw new DirectRouteError();
     const keys = kv ? this.keysOf(req) : null;
     if (this.affinity && h.sessionId) {
       const id = this.affinity.lookup(h.sessionId);
       const t = id === undefined ? undefined : this.slots.get(id);
-      if (t && t.worker.healthy) return this.dispatch(t, req, keys, keys ? this.overlapOn(t, keys) : 0, 0);
+      if (t && t.worker.healthy) return this.dispatch(t, req, keys, keys ? this.overlapOn(t, keys, h.dpRank) : 0, 0);
     }
     const cands = this.candidates(false);
     if (cands.length === 0) {
@@ -173,9 +181,45 @@ export class ModelRouter implements Router {
     return out;
   }
 
-  private overlapOn(t: Tracked, keys: Float64Array): number {
+  private overlapOn(t: Tracked, keys: Float64Array, rank: number | undefined): number {
     this.index.match(keys, this.overlap);
-    return this.overlap[t.slot]!;
+    return this.workerOverlap(t, rank);
+  }
+
+  /**
+   * A worker's overlap after match(): on the pinned rank, else on its best rank (a
+   * request the router pins follows its prefix to that rank).
+   */
+  private workerOverlap(t: Tracked, rank: number | undefined): number {
+    if (rank !== undefined) return rank < MAX_DP_RANKS ? this.overlap[holderOf(t.slot, rank)]! : 0;
+    const n = Math.min(ranksOf(t), MAX_DP_RANKS);
+    let best = this.overlap[holderOf(t.slot, 0)]!;
+    for (let r = 1; r < n; r++) best = Math.max(best, this.overlap[holderOf(t.slot, r)]!);
+    return best;
+  }
+
+  /**
+   * After match(): the rank holding most of the prompt; ties go to the rank with fewer
+   * requests pinned by this router, then to the ranks in turn.
+   */
+  private bestRank(t: Tracked): number {
+    const n = Math.min(ranksOf(t), MAX_DP_RANKS);
+    const start = this.rankTurn[t.slot]!++ % n;
+    let best = 0;
+    let bestOverlap = -1;
+    let bestLoad = Infinity;
+    for (let i = 0; i < n; i++) {
+      const r = (start + i) % n;
+      const hd = holderOf(t.slot, r);
+      const ov = this.overlap[hd]!;
+      const load = this.rankInflight[hd]!;
+      if (ov > bestOverlap || (ov === bestOverlap && load < bestLoad)) {
+        best = r;
+        bestOverlap = ov;
+        bestLoad = load;
+      }
+    }
+    return best;
   }
 
   /** The worker for a request among `cands`, and its overlap in blocks. */
@@ -185,16 +229,17 @@ export class ModelRouter implements Router {
       case 'kv': {
         this.index.match(keys!, this.overlap);
         const o = this.opts;
+        const pinned = req.hints.dpRank;
         for (let i = 0; i < n; i++) {
           const s = cands[i]!.slot;
           this.costs[i] = kvCost(req.tokens.length, o.blockSize, o.prefillWeight, {
-            overlapBlocks: this.overlap[s]!,
+            overlapBlocks: this.workerOverlap(cands[i]!, pinned),
             activePrefillTokens: this.load.get(s, LoadField.PrefillTokens),
             activeDecodeBlocks: this.load.get(s, LoadField.DecodeBlocks),
           });
         }
         const t = cands[softmaxPick(this.costs, n, o.temperature, this.rand)]!;
-        return [t, this.overlap[t.slot]!];
+        return [t, this.workerOverlap(t, pinned)];
       }
       case 'random':
         return [cands[pickRandom(n, this.rand)]!, 0];
@@ -216,6 +261,12 @@ export class ModelRouter implements Router {
     const h = req.hints;
     const bs = o.blockSize;
     const slot = t.slot;
+    const ranks = ranksOf(t);
+    if (h.dpRank !== undefined && t.dpSize > 0 && h.dpRank >= ranks) throw new DpRankError(h.dpRank, t.worker.id, ranks);
+    // A worker with several DP ranks: pin the request to the rank holding its prefix
+    // (kv mode; match() has just filled this.overlap for these keys), unless it names one.
+    const rank = h.dpRank ?? (keys && ranks > 1 ? this.bestRank(t) : undefined);
+    const holder = rank !== undefined && rank < MAX_DP_RANKS ? holderOf(slot, rank) : rank === undefined ? holderOf(slot, 0) : -1;
     // KV the request adds: its blocks not already held there (see cost.ts).
     const promptBlocks = Math.max(Math.ceil(req.tokens.length / bs) - overlapBlocks, 0);
     const oslBlocks = o.trackOutputBlocks && h.osl ? Math.ceil(h.osl / bs) : 0;
@@ -224,18 +275,20 @@ export class ModelRouter implements Router {
     this.load.add(slot, LoadField.PrefillTokens, prefill);
     this.load.add(slot, LoadField.DecodeBlocks, promptBlocks + outBlocks);
     this.load.add(slot, LoadField.Requests, 1);
-    if (keys && keys.length > 0 && !req.ephemeral) {
+    if (keys && keys.length > 0 && !req.ephemeral && holder >= 0) {
       const predictedOnly = !t.eventsSeen || h.cacheSalt || h.lora;
-      if (predictedOnly) this.predicted.insert(slot, keys);
-      else if (overlapBlocks < keys.length) this.inflight.insert(slot, keys.subarray(overlapBlocks));
+      if (predictedOnly) this.predicted.insert(holder, keys);
+      else if (overlapBlocks < keys.length) this.inflight.insert(holder, keys.subarray(overlapBlocks));
     }
+    const pinnedHolder = rank !== undefined ? holder : -1;
+    if (pinnedHolder >= 0) this.rankInflight[pinnedHolder]!++;
     if (this.affinity && h.sessionId) this.affinity.pin(h.sessionId, t.worker.id);
     let finished = false;
     return {
       worker: t.worker,
       overlapBlocks,
       queuedMs,
-      dpRank: h.dpRank,
+      dpRank: rank,
       firstToken: () => {
         if (prefill === 0) return;
         this.load.add(slot, LoadField.PrefillTokens, -prefill);
@@ -257,6 +310,7 @@ export class ModelRouter implements Router {
         prefill = 0;
         this.load.add(slot, LoadField.DecodeBlocks, -(promptBlocks + outBlocks));
         this.load.add(slot, LoadField.Requests, -1);
+        if (pinnedHolder >= 0) this.rankInflight[pinnedHolder]!--;
         if (this.queue.size > 0) this.drain();
       },
     };

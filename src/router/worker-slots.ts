@@ -17,6 +17,18 @@ export interface Tracked {
   source?: KvEventSource;
   /** The worker has published KV events (else its blocks are predicted). */
   eventsSeen: boolean;
+  /** Data-parallel ranks, from the engine's server info (dp_size / data_parallel_size); 0 while unknown. */
+  dpSize: number;
+}
+
+/** Ranks the router knows a worker has: its reported DP size, or more if its KV events name more. */
+export function ranksOf(t: Tracked): number {
+  return Math.max(t.dpSize, t.ingest.rankCount, 1);
+}
+
+function dpSizeOf(args: Record<string, unknown>): number {
+  const v = args['dp_size'] ?? args['data_parallel_size'];
+  return typeof v === 'number' && Number.isInteger(v) && v >= 1 ? v : 0;
 }
 
 export type KvSourceFactory = (o: { url: string; sink: KvEventSink; onLoad?: (l: WorkerLoad) => void; onError?: (err: unknown) => void }) => KvEventSource;
@@ -88,7 +100,7 @@ export class WorkerSlots {
   private track(w: Worker): Tracked {
     const slot = this.allocSlot();
     if (!this.o.sharedLoad) this.load.clear(slot);
-    const t: Tracked = { worker: w, slot, ingest: new WorkerKvIngest(this.index, slot, this.o.blockSize, this.o.hashSeed), eventsSeen: false };
+    const t: Tracked = { worker: w, slot, ingest: new WorkerKvIngest(this.index, slot, this.o.blockSize, this.o.hashSeed), eventsSeen: false, dpSize: 0 };
     if (this.o.kvSource) {
       const sink = (events: KvEvent[]) => {
         if (events.length > 0) t.eventsSeen = true;
@@ -105,6 +117,7 @@ export class WorkerSlots {
       .serverInfo()
       .then((i) => {
         if (i.maxTotalNumTokens > 0) this.load.set(slot, LoadField.CapacityBlocks, Math.floor(i.maxTotalNumTokens / this.o.blockSize));
+        t.dpSize = dpSizeOf(i.serverArgs);
       })
       .catch(() => {});
     return t;
