@@ -8,10 +8,15 @@
 //! browser/python tools) → reasoning. Output that does not start like a header
 //! (markers stripped, plain text) is content. Header markup never reaches the output.
 //!
-//! End of stream: an unclosed tool body is a call when it is one complete JSON value;
-//! otherwise it is content.
+//! A tool body that starts with `{` streams: the call (id, name) goes out at that byte and
+//! the arguments bytes follow as the incremental JSON reader accepts them (see
+//! `tool::stream`); a committed call stays a call, truncated or not.
+//!
+//! End of stream: an unclosed tool body that did not stream is a call when it is one
+//! complete JSON value; otherwise it is content.
 
 use super::json;
+use super::json_stream::{Feed, JsonStream};
 use super::scan::{Hit, Markers};
 use super::tool::IdGen;
 use super::{Delta, Sink};
@@ -38,6 +43,17 @@ pub struct Harmony {
     tool_body: String,
     next_index: u32,
     body_ends: Markers,
+    /// Streaming of the current tool body.
+    ts: ToolStream,
+}
+
+enum ToolStream {
+    /// Waiting for the body's first non-whitespace byte.
+    Pending,
+    /// Committed as call `index`; `fed` bytes of the body were read.
+    Args { jv: JsonStream, index: u32, fed: usize, open: bool },
+    /// Not an object: the body is parsed when the message ends.
+    No,
 }
 
 const MESSAGE: &str = "<|message|>";
@@ -55,6 +71,7 @@ impl Harmony {
             next_index: 0,
             // first three end the message; the last two begin the next header
             body_ends: Markers::new(&["<|end|>", "<|call|>", "<|return|>", "<|start|>", "<|channel|>"]),
+            ts: ToolStream::Pending,
         }
     }
 
@@ -90,11 +107,51 @@ impl Harmony {
         match kind {
             Kind::Reasoning => sink.reasoning(s),
             Kind::Content => sink.content(s),
-            Kind::Tool(_) => self.tool_body.push_str(s),
+            Kind::Tool(name) => {
+                self.tool_body.push_str(s);
+                self.stream_tool(name, sink);
+            }
+        }
+    }
+
+    fn stream_tool(&mut self, name: &str, sink: &mut Sink) {
+        if let ToolStream::Pending = self.ts {
+            let b = self.tool_body.as_bytes();
+            let i = b.iter().position(|c| !c.is_ascii_whitespace());
+            match i {
+                None => return,
+                Some(i) if b[i] == b'{' => {
+                    let index = self.next_index;
+                    self.next_index += 1;
+                    let id = self.ids.next_id();
+                    sink.out.push(Delta::ToolStart { index, id, name: name.to_string() });
+                    self.ts = ToolStream::Args { jv: JsonStream::new(), index, fed: i, open: true };
+                }
+                Some(_) => self.ts = ToolStream::No,
+            }
+        }
+        if let ToolStream::Args { jv, index, fed, open } = &mut self.ts {
+            if !*open {
+                return;
+            }
+            let b = self.tool_body.as_bytes();
+            let end = match jv.feed(b, *fed) {
+                Feed::More => b.len(),
+                Feed::Complete(e) | Feed::Bad(e) => {
+                    *open = false;
+                    e
+                }
+            };
+            sink.args(*index, &self.tool_body[*fed..end]);
+            *fed = end;
         }
     }
 
     fn close_tool(&mut self, name: &str, eof: bool, sink: &mut Sink) {
+        if let ToolStream::Args { .. } = std::mem::replace(&mut self.ts, ToolStream::Pending) {
+            self.tool_body.clear();
+            return;
+        }
         let body = std::mem::take(&mut self.tool_body);
         let args = body.trim();
         let args = if args.is_empty() { "{}" } else { args };

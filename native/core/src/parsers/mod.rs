@@ -15,6 +15,7 @@
 pub mod decisions;
 mod harmony;
 pub(crate) mod json;
+pub(crate) mod json_stream;
 pub mod reasoning;
 pub mod registry;
 pub(crate) mod scan;

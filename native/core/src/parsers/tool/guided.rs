@@ -2,11 +2,15 @@
 //! bare array `[{"name": .., "parameters": {..}}, ..]` (a single object is accepted too).
 //! The named-function case streams the arguments object directly (see `ToolEngine`).
 
+use super::json_family::list_head;
+use super::stream::Head;
 use super::{after_balanced, Ctx, Format, RegionEnd};
 use crate::parsers::json::{calls_from_json, NAME};
 use crate::parsers::Call;
 
 pub struct RequiredArray;
+
+const GUIDED_ARGS: &[&str] = &["parameters", "arguments"];
 
 impl Format for RequiredArray {
     fn starts(&self) -> &'static [&'static str] {
@@ -19,6 +23,12 @@ impl Format for RequiredArray {
         after_balanced(buf, 0, false)
     }
     fn parse(&self, region: &str, _m: Option<usize>, _eof: bool, _cx: &Ctx) -> Option<Vec<Call>> {
-        calls_from_json(region, NAME, &["parameters", "arguments"])
+        calls_from_json(region, NAME, GUIDED_ARGS)
+    }
+    fn streams(&self) -> bool {
+        true
+    }
+    fn stream_head(&self, region: &str, _m: Option<usize>) -> Head {
+        list_head(region, 0, NAME, GUIDED_ARGS)
     }
 }

@@ -13,7 +13,9 @@
 //! End of stream: a region without its end marker is a call when its body is one complete
 //! JSON call value; otherwise it is content.
 
+use super::stream::Head;
 use super::{after_balanced, until_marker_json, Ctx, Format, RegionEnd};
+use crate::parsers::scan::skip_ws;
 use crate::parsers::json::{self, calls_from_json, ARGS, NAME};
 use crate::parsers::Call;
 
@@ -133,6 +135,32 @@ impl Format for JsonFamily {
     fn parse(&self, region: &str, marker: Option<usize>, _eof: bool, _cx: &Ctx) -> Option<Vec<Call>> {
         calls_from_json(unfence(self.body(region, marker)), self.names, self.args)
     }
+    fn streams(&self) -> bool {
+        true
+    }
+    fn stream_head(&self, region: &str, marker: Option<usize>) -> Head {
+        list_head(region, marker.map_or(0, |i| self.starts[i].len()), self.names, self.args)
+    }
+}
+
+/// A JSON call object or array right after `skip` (a fence or anything else: not streamed).
+pub fn list_head(region: &str, skip: usize, names: &'static [&'static str], args: &'static [&'static str]) -> Head {
+    let i = skip_ws(region, skip);
+    match region.as_bytes().get(i) {
+        None => Head::NeedMore,
+        Some(b'[') | Some(b'{') => Head::List { at: i, names, args },
+        Some(_) => Head::No,
+    }
+}
+
+/// Mistral v11 call head `name[ARGS]`, `name[CALL_ID]id[ARGS]` or `name`: the name, if valid.
+fn mistral_name(head: &str) -> Option<&str> {
+    let head = head.strip_suffix("[ARGS]").unwrap_or(head);
+    let name = head.split("[CALL_ID]").next().unwrap_or("").trim();
+    if name.is_empty() || name.contains(|c: char| c.is_whitespace() || c == '[' || c == ']') {
+        return None;
+    }
+    Some(name)
 }
 
 /// Mistral: `[TOOL_CALLS]` followed by a JSON array (v0.3) or `name[ARGS]{..}` (v11+,
@@ -168,11 +196,24 @@ impl Format for Mistral {
         if !json::is_value(args) {
             return None;
         }
-        let head = head.strip_suffix("[ARGS]").unwrap_or(head);
-        let name = head.split("[CALL_ID]").next().unwrap_or("").trim();
-        if name.is_empty() || name.contains(|c: char| c.is_whitespace() || c == '[' || c == ']') {
-            return None;
-        }
+        let name = mistral_name(head)?;
         Some(vec![Call { name: name.to_string(), args: args.to_string(), id: None }])
+    }
+    fn streams(&self) -> bool {
+        true
+    }
+    fn stream_head(&self, region: &str, _m: Option<usize>) -> Head {
+        let i = skip_ws(region, TOOL_CALLS.len());
+        match region.as_bytes().get(i) {
+            None => Head::NeedMore,
+            Some(b'[') | Some(b'{') => Head::List { at: i, names: NAME, args: ARGS },
+            Some(_) => match region[i..].find('{') {
+                None => Head::NeedMore,
+                Some(p) => match mistral_name(&region[i..i + p]) {
+                    Some(name) => Head::Args { at: i + p, name: name.to_string(), id: None },
+                    None => Head::No,
+                },
+            },
+        }
     }
 }

@@ -7,7 +7,9 @@
 //! End of stream: a call without `<|tool_call_end|>` is recovered when its arguments are
 //! one complete JSON object; otherwise it is content.
 
+use super::stream::Head;
 use super::{until_marker_json, Ctx, Format, RegionEnd};
+use crate::parsers::scan::skip_ws;
 use crate::parsers::json;
 use crate::parsers::Call;
 
@@ -42,14 +44,37 @@ impl Format for Kimi {
         if !args.starts_with('{') || !json::is_value(args) {
             return None;
         }
-        let no_prefix = id.strip_prefix("functions.").unwrap_or(id);
-        let name = match no_prefix.rfind(':') {
-            Some(c) if no_prefix[c + 1..].bytes().all(|b| b.is_ascii_digit()) => &no_prefix[..c],
-            _ => no_prefix,
-        };
-        if name.is_empty() || id.contains(char::is_whitespace) {
-            return None;
-        }
+        let name = name_of(id)?;
         Some(vec![Call { name: name.to_string(), args: args.to_string(), id: Some(id.to_string()) }])
     }
+    fn streams(&self) -> bool {
+        true
+    }
+    fn stream_head(&self, region: &str, _m: Option<usize>) -> Head {
+        let body = &region[BEGIN.len()..];
+        let Some(ap) = body.find(ARG) else {
+            return if body.contains(END) { Head::No } else { Head::NeedMore };
+        };
+        let id = body[..ap].trim();
+        let Some(name) = name_of(id).filter(|_| !id.contains(END)) else { return Head::No };
+        let at = skip_ws(region, BEGIN.len() + ap + ARG.len());
+        match region.as_bytes().get(at) {
+            None => Head::NeedMore,
+            Some(b'{') => Head::Args { at, name: name.to_string(), id: Some(id.to_string()) },
+            Some(_) => Head::No,
+        }
+    }
+}
+
+/// `functions.get_weather:0` → `get_weather` (None when it cannot be an id).
+fn name_of(id: &str) -> Option<&str> {
+    let no_prefix = id.strip_prefix("functions.").unwrap_or(id);
+    let name = match no_prefix.rfind(':') {
+        Some(c) if no_prefix[c + 1..].bytes().all(|b| b.is_ascii_digit()) => &no_prefix[..c],
+        _ => no_prefix,
+    };
+    if name.is_empty() || id.contains(char::is_whitespace) {
+        return None;
+    }
+    Some(name)
 }

@@ -23,6 +23,7 @@ pub mod kimi;
 pub mod minimax;
 pub mod pythonic;
 pub mod step3;
+pub mod stream;
 pub mod xml_function;
 
 use super::scan::{Hit, Markers};
@@ -64,6 +65,14 @@ pub trait Format: Send {
     /// Calls in a region (complete, or unterminated at end of stream when `eof`).
     /// None = not a tool call: the text is given back as content.
     fn parse(&self, region: &str, marker: Option<usize>, eof: bool, cx: &Ctx) -> Option<Vec<Call>>;
+    /// Does this format stream arguments (see `stream`)? False: calls go out when they close.
+    fn streams(&self) -> bool {
+        false
+    }
+    /// How the region read so far starts, for streaming (only asked when `streams()`).
+    fn stream_head(&self, _region: &str, _marker: Option<usize>) -> stream::Head {
+        stream::Head::No
+    }
 }
 
 /// Region ends after the first `end` marker following the opening marker.
@@ -195,6 +204,9 @@ pub struct ToolEngine {
     schemas: ToolSchemas,
     ids: IdGen,
     next_index: u32,
+    streams: bool,
+    /// The open region's streaming reader (formats that stream).
+    stream: Option<stream::RegionStream>,
 }
 
 impl ToolEngine {
@@ -211,6 +223,8 @@ impl ToolEngine {
             n_starts,
             bare: fmt.bare(),
             seps: fmt.separators(),
+            streams: fmt.streams(),
+            stream: None,
             mode: Mode::Format(fmt),
             buf: String::new(),
             region: None,
@@ -244,7 +258,26 @@ impl ToolEngine {
         self.at_start = true;
     }
 
+    /// Reads the open region's bytes `buf[..limit]` with its streaming reader.
+    fn advance_stream(&mut self, marker: Option<usize>, limit: usize, sink: &mut Sink) {
+        if !self.streams {
+            return;
+        }
+        let Mode::Format(f) = &self.mode else { return };
+        let st = self.stream.get_or_insert_with(stream::RegionStream::new);
+        let head = |r: &str| f.stream_head(r, marker);
+        st.advance(&head, &self.buf[..limit], &mut stream::Out { sink, ids: &mut self.ids, next_index: &mut self.next_index });
+    }
+
     fn close_region(&mut self, n: usize, marker: Option<usize>, eof: bool, sink: &mut Sink) {
+        if self.stream.take().is_some_and(|s| s.committed) {
+            // its calls went out while it streamed; the rest of the region is call markup
+            self.after_call = true;
+            self.at_start = true;
+            self.buf.drain(..n);
+            self.region = None;
+            return;
+        }
         let parsed = match &self.mode {
             Mode::Format(f) => f.parse(&self.buf[..n], marker, eof, &Ctx { schemas: &self.schemas }),
             Mode::Named { .. } => None,
@@ -282,6 +315,9 @@ impl ToolEngine {
         let may_close = eof || !in_region_before || text.bytes().any(|b| matches!(b, b'>' | b'}' | b']' | b')' | b'`'));
         self.buf.push_str(text);
         if !may_close {
+            if let Some(marker) = self.region {
+                self.advance_stream(marker, self.buf.len(), sink);
+            }
             return;
         }
         loop {
@@ -294,10 +330,12 @@ impl ToolEngine {
                     RegionEnd::Complete(n) => {
                         let n = n.min(self.buf.len()).max(1);
                         let n = floor_char(&self.buf, n);
+                        self.advance_stream(marker, n, sink);
                         self.close_region(n, marker, false, sink);
                         continue;
                     }
                     RegionEnd::NeedMore => {
+                        self.advance_stream(marker, self.buf.len(), sink);
                         if eof {
                             let n = self.buf.len();
                             self.close_region(n, marker, true, sink);

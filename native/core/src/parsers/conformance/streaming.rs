@@ -1,0 +1,105 @@
+//! Arguments stream as they arrive: for every JSON-argument format, feeding the text one
+//! char at a time, a call's id and name go out as soon as its arguments open, and every
+//! argument byte goes out no later than the byte itself arrives (nothing held back, not
+//! even at the end of the object), while the concatenated fragments equal the batch
+//! result (`check_splits` covers every split point).
+
+use super::fixtures::*;
+use super::*;
+
+/// Feeds `text` one char at a time; returns, per call, the input offset at which its
+/// `ToolStart` went out and, for every arguments byte, the input offset at which it went out.
+fn timeline(tool: &str, o: &ParserOptions, text: &str) -> Vec<(usize, Vec<usize>)> {
+    let mut p = OutputParser::new(Some(tool), None, o).unwrap();
+    let mut calls: Vec<(usize, Vec<usize>)> = Vec::new();
+    let mut fed = 0;
+    let note = |ds: Vec<Delta>, at: usize, calls: &mut Vec<(usize, Vec<usize>)>| {
+        for d in ds {
+            match d {
+                Delta::ToolStart { index, .. } => {
+                    assert_eq!(index as usize, calls.len());
+                    calls.push((at, Vec::new()));
+                }
+                Delta::ToolArgs { index, text } => {
+                    calls[index as usize].1.extend(std::iter::repeat_n(at, text.len()));
+                }
+                _ => {}
+            }
+        }
+    };
+    for ch in text.chars() {
+        fed += ch.len_utf8();
+        let ds = p.push(&text[fed - ch.len_utf8()..fed]);
+        note(ds, fed, &mut calls);
+    }
+    let ds = p.finish();
+    note(ds, usize::MAX, &mut calls);
+    calls
+}
+
+#[test]
+fn arguments_stream_as_they_arrive_for_every_json_format() {
+    let two = [("get_weather", r#"{"location": "Tokyo", "unit": "celsius"}"#), ("get_time", r#"{"tz": [1, {"k": "}"}], "n": 1.0}"#)];
+    let mut checked = 0;
+    for fx in fixtures() {
+        if !fx.streams() {
+            continue;
+        }
+        let text = (fx.render)(&two);
+        let o = opts(None);
+        let want = check_splits(Some(fx.name), None, &o, &text);
+        assert_eq!(want.calls.len(), 2, "{}", fx.name);
+        let tl = timeline(fx.name, &o, &text);
+        // where each call's arguments object sits in the text: the k-th occurrence of its bytes
+        let mut from = 0;
+        for (k, (name, args)) in two.iter().enumerate() {
+            let at = from + text[from..].find(args).unwrap_or_else(|| panic!("{}: args in text", fx.name));
+            let (start_at, bytes) = &tl[k];
+            assert_eq!(want.calls[k].2, *name);
+            assert_eq!(bytes.len(), args.len(), "{}: call {k} args length", fx.name);
+            // id and name go out by the time the `{` opening the arguments arrived
+            assert!(*start_at <= at + 1, "{}: call {k} started at {start_at}, args open at {at}", fx.name);
+            // every byte goes out when it arrives (the char containing it was pushed)
+            for (i, &emitted) in bytes.iter().enumerate() {
+                assert_eq!(emitted, at + i + 1, "{}: call {k} args byte {i} held back", fx.name);
+            }
+            from = at + args.len();
+        }
+        checked += 1;
+    }
+    assert!(checked >= 17, "every JSON-argument format checked, got {checked}");
+}
+
+#[test]
+fn kimi_keeps_native_ids_while_streaming() {
+    let text = "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{\"city\": \"Paris\"}<|tool_call_end|><|tool_calls_section_end|>";
+    let mut p = OutputParser::new(Some("kimi_k2"), None, &opts(None)).unwrap();
+    let cut = text.find("Par").unwrap();
+    let d = p.push(&text[..cut]);
+    assert_eq!(
+        d,
+        vec![
+            Delta::ToolStart { index: 0, id: "functions.get_weather:0".into(), name: "get_weather".into() },
+            Delta::ToolArgs { index: 0, text: "{\"city\": \"".into() },
+        ]
+    );
+}
+
+#[test]
+fn streamed_calls_follow_the_written_rules() {
+    // name after the arguments: cannot stream; read whole when the object closes
+    let m = check_splits(Some("hermes"), None, &opts(None), r#"<tool_call>{"arguments": {"a": 1}, "name": "f"}</tool_call>"#);
+    assert_eq!((m.calls[0].2.as_str(), m.calls[0].3.as_str()), ("f", r#"{"a": 1}"#));
+    // arguments become invalid JSON after the call committed: the call keeps the valid
+    // prefix, the rest of the region is call markup
+    let m = check_splits(Some("hermes"), None, &opts(None), r#"<tool_call>{"name": "f", "arguments": {"a": 1 2}}</tool_call>after"#);
+    assert_eq!((m.calls[0].3.as_str(), m.content.as_str()), (r#"{"a": 1 "#, "after"));
+    // members after the arguments are read, not streamed; a later call in the array streams too
+    let m = check_splits(Some("nemotron_deci"), None, &opts(None), r#"<TOOLCALL>[{"name": "f", "arguments": {}, "id": "x"}, {"name": "g", "parameters": {"b": [true]}}]</TOOLCALL>"#);
+    assert_eq!(m.calls.iter().map(|c| (c.2.as_str(), c.3.as_str())).collect::<Vec<_>>(), vec![("f", "{}"), ("g", r#"{"b": [true]}"#)]);
+    // guided named streams from the first byte; required streams each element
+    let o = ParserOptions { tool_choice: ToolChoice::Required, ..opts(None) };
+    let mut p = OutputParser::new(None, None, &o).unwrap();
+    let d = p.push(r#"[{"name": "f", "parameters": {"lo"#);
+    assert!(matches!(&d[..], [Delta::ToolStart { .. }, Delta::ToolArgs { text, .. }] if text == "{\"lo"), "{d:?}");
+}
