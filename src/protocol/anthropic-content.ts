@@ -32,6 +32,11 @@ function sse(name: string, data: object): string {
   return `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
 }
 
+/** A content_block_delta (per token: written without building an object). */
+function delta(index: number, type: string, field: string, text: string): string {
+  return `event: content_block_delta\ndata: {"type":"content_block_delta","index":${index},"delta":{"type":"${type}","${field}":${JSON.stringify(text)}}}\n\n`;
+}
+
 /** Tool arguments as the `input` object; text that is not a JSON object is kept under `_raw`. */
 function inputOf(json: string): Record<string, unknown> {
   if (json.trim() === '') return {};
@@ -59,14 +64,14 @@ export class AnthropicContent {
   text(text: string): string {
     let out = this.open?.type === 'text' ? '' : this.begin({ type: 'text', text: '' });
     (this.open as { text: string }).text += text;
-    if (this.stream) out += sse('content_block_delta', { type: 'content_block_delta', index: this.blocks.length, delta: { type: 'text_delta', text } });
+    if (this.stream) out += delta(this.blocks.length, 'text_delta', 'text', text);
     return out;
   }
 
   thinking(text: string): string {
     let out = this.open?.type === 'thinking' ? '' : this.begin({ type: 'thinking', thinking: '' });
     (this.open as { thinking: string }).thinking += text;
-    if (this.stream) out += sse('content_block_delta', { type: 'content_block_delta', index: this.blocks.length, delta: { type: 'thinking_delta', thinking: text } });
+    if (this.stream) out += delta(this.blocks.length, 'thinking_delta', 'thinking', text);
     return out;
   }
 
@@ -77,7 +82,7 @@ export class AnthropicContent {
   toolArgs(text: string): string {
     if (this.open?.type !== 'tool_use') return '';
     this.open.json += text;
-    return this.stream ? sse('content_block_delta', { type: 'content_block_delta', index: this.blocks.length, delta: { type: 'input_json_delta', partial_json: text } }) : '';
+    return this.stream ? delta(this.blocks.length, 'input_json_delta', 'partial_json', text) : '';
   }
 
   /** Closes the open block; a message with no content gets one empty text block. */
