@@ -103,6 +103,27 @@ for (const [path, base] of [['/v1/chat/completions', CHAT], ['/v1/completions', 
 }
 
 const CP = (name: string, body: Record<string, unknown>, message: RegExp, param: string) => badParam('/v1/chat/completions', name, { ...CHAT, ...body }, message, param);
+const TOOL_F = [{ type: 'function', function: { name: 'f', parameters: { type: 'object', properties: {} } } }];
+CP('tool_choice required without tools', { tool_choice: 'required' }, /`tool_choice` "required" needs at least one tool in `tools`/, 'tool_choice');
+CP('tool_choice required with an empty tools list', { tools: [], tool_choice: 'required' }, /`tool_choice` "required" needs at least one tool in `tools`/, 'tool_choice');
+CP('tool_choice naming a function not in tools', { tools: TOOL_F, tool_choice: { type: 'function', function: { name: 'g' } } }, /names the function `g`, which is not in `tools`/, 'tool_choice');
+CP('tool_choice naming a function without tools', { tool_choice: { type: 'function', function: { name: 'f' } } }, /names the function `f`, which is not in `tools`/, 'tool_choice');
+CP('tool_choice an object without a function name', { tools: TOOL_F, tool_choice: { type: 'function' } }, /`tool_choice` as an object must be \{"type": "function", "function": \{"name": \.\.\.\}\}/, 'tool_choice');
+CP('tool_choice an unknown string', { tools: TOOL_F, tool_choice: 'always' }, /`tool_choice` must be "none", "auto", "required" or a named function, got "always"/, 'tool_choice');
+CP('tool_choice required with response_format', { tools: TOOL_F, tool_choice: 'required', response_format: { type: 'json_object' } }, /already constrains the output to tool-call JSON; it cannot be combined with `response_format` or `guided_\*`/, 'tool_choice');
+CP('tool_choice named with guided_json', { tools: TOOL_F, tool_choice: { type: 'function', function: { name: 'f' } }, guided_json: {} }, /cannot be combined with `response_format` or `guided_\*`/, 'tool_choice');
+CP(
+  'tool_choice required with tools whose $defs differ',
+  {
+    tools: [
+      { type: 'function', function: { name: 'f', parameters: { type: 'object', $defs: { D: { type: 'string' } } } } },
+      { type: 'function', function: { name: 'g', parameters: { type: 'object', $defs: { D: { type: 'integer' } } } } },
+    ],
+    tool_choice: 'required',
+  },
+  /`\$defs\.D` of `g` differs from another tool's/,
+  'tools',
+);
 CP('logprobs a number', { logprobs: 1 }, /`logprobs` must be a boolean/, 'logprobs');
 CP('top_logprobs above 20', { logprobs: true, top_logprobs: 21 }, /`top_logprobs` must be at least 0 and at most 20, got 21/, 'top_logprobs');
 CP('top_logprobs negative', { logprobs: true, top_logprobs: -1 }, /`top_logprobs` must be at least 0 and at most 20, got -1/, 'top_logprobs');
@@ -125,8 +146,9 @@ KP('logprobs above 20', { logprobs: 21 }, /`logprobs` must be at least 0 and at 
 KP('logprobs negative', { logprobs: -1 }, /`logprobs` must be at least 0 and at most 20, got -1/, 'logprobs');
 KP('top_logprobs on completions', { top_logprobs: 2 }, /Unsupported parameter\(s\): `top_logprobs`/, 'top_logprobs');
 KP('best_of below n', { n: 3, temperature: 1, best_of: 2 }, /`best_of` must be greater than or equal to `n` \(3\), got 2/, 'best_of');
-KP('best_of above n', { n: 1, best_of: 3 }, /`best_of` greater than `n` is not supported/, 'best_of');
-KP('best_of above n, streamed', { n: 1, best_of: 2, stream: true }, /`best_of` greater than `n` is not supported/, 'best_of');
+KP('best_of above n, streamed', { n: 1, best_of: 2, stream: true }, /`best_of` greater than `n` cannot be streamed/, 'best_of');
+KP('best_of above 128', { best_of: 129 }, /`best_of` must be at most 128, got 129/, 'best_of');
+KP('best_of with greedy sampling', { best_of: 2, temperature: 0 }, /`best_of` greater than 1 needs a non-zero `temperature`/, 'best_of');
 KP('best_of a string', { best_of: '2' }, /`best_of` must be an integer/, 'best_of');
 
 for (const [path, base] of [['/v1/chat/completions', CHAT], ['/v1/completions', COMPLETION]] as const) {

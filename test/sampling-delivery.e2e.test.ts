@@ -317,3 +317,35 @@ test('responses: text.format json_schema / json_object reach the engine as const
     else assert.equal(sp.json_object, true);
   }
 });
+
+// ---- best_of: the n candidates with the highest cumulative logprob ----
+
+test('best_of > n returns the n candidates with the highest cumulative logprob (sim engine, vLLM protocol, seeded)', async () => {
+  const info = Model.load(QWEN3).info();
+  const engine = await startMockEngine({ port: 0, mode: 'sim', protocol: 'vllm', eosTokenIds: info.eosTokenIds, vocabSize: info.vocabSize, servedModelName: MODEL, stepMs: 0, prefillMsPerToken: 0 });
+  const server = await startPortico(['serve', '--http-port', '0', '--host', '127.0.0.1', '--model-path', QWEN3, '--model-name', MODEL, '--worker', engine.url]);
+  try {
+    const client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'unused', maxRetries: 0 });
+    const base = { model: MODEL, prompt: 'hello', max_tokens: 6, temperature: 1, seed: 7, ignore_eos: true };
+    // The same seed gives candidate i the same tokens whether it is asked for as n or best_of.
+    const all = await client.completions.create({ ...base, n: 4, logprobs: 0 });
+    const sums = all.choices.map((c) => c.logprobs!.token_logprobs!.reduce((a, b) => a + b, 0));
+    const order = [...sums.keys()].sort((a, b) => sums[b] - sums[a]);
+    assert.notEqual(order[0], 0, `precondition: the best candidate is not the first (${sums})`);
+
+    const one = await client.completions.create({ ...base, best_of: 4 } as OpenAI.CompletionCreateParamsNonStreaming);
+    assert.equal(one.choices.length, 1);
+    assert.equal(one.choices[0].index, 0);
+    assert.equal(one.choices[0].text, all.choices[order[0]].text);
+    assert.equal(one.choices[0].logprobs, null, 'logprobs were not asked for');
+    assert.equal(one.usage!.completion_tokens, 6, 'usage counts the returned choices');
+
+    const two = await client.completions.create({ ...base, n: 2, best_of: 4, logprobs: 0 } as OpenAI.CompletionCreateParamsNonStreaming);
+    assert.deepEqual(two.choices.map((c) => c.index), [0, 1]);
+    assert.deepEqual(two.choices.map((c) => c.text), [all.choices[order[0]].text, all.choices[order[1]].text]);
+    assert.deepEqual(two.choices[0].logprobs, all.choices[order[0]].logprobs);
+  } finally {
+    await server.stop();
+    await engine.close();
+  }
+});

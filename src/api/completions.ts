@@ -10,6 +10,7 @@ import { completionBudget } from '../pipeline/preprocess.js';
 import { generate } from '../pipeline/generate.js';
 import { decodeOutputs, outputRules, type OutputEvent } from '../pipeline/outputs.js';
 import { mergeOutputs } from '../pipeline/merge.js';
+import { selectBest } from '../pipeline/best-of.js';
 import { tapLogprobs, type LogprobTap } from '../pipeline/logprobs.js';
 import { appendCompletionLogprobs, completionLogprobs, tokenNamer, type CompletionLogprobs } from '../protocol/logprobs-response.js';
 import type { ServedModel } from '../pipeline/served-model.js';
@@ -29,15 +30,18 @@ export function completions(ctx: AppContext) {
     const route = routeHints(req.nvext, (h) => ex.header(h));
     const prompts = req.prompts.map((p) => promptIds(model, p, req.addSpecialTokens));
     const budgets = prompts.map((ids) => completionBudget(model, ids.length, req.sampling.maxTokens));
+    // best_of > n: generate best_of candidates per prompt, with logprobs to rank them by.
+    const perPrompt = req.bestOf;
+    const sampling = perPrompt > req.sampling.n ? { ...req.sampling, n: perPrompt, logprobs: true, topLogprobs: req.sampling.topLogprobs ?? 0 } : req.sampling;
     const taps: LogprobTap[] = [];
     const streams = prompts.map((ids, i) => {
-      const gen = generate(model, ids, { ...req.sampling, maxTokens: budgets[i] }, prompts.length > 1 ? `${ex.requestId}-${i}` : ex.requestId, ex.signal, route);
-      const tap = req.sampling.logprobs ? (taps[i] = tapLogprobs(gen)) : null;
-      return decodeOutputs(model, tap?.gen ?? gen, { ...outputRules(req.sampling, budgets[i]), n: req.sampling.n, skipSpecialTokens: req.skipSpecialTokens, arrived });
+      const gen = generate(model, ids, { ...sampling, maxTokens: budgets[i] }, prompts.length > 1 ? `${ex.requestId}-${i}` : ex.requestId, ex.signal, route);
+      const tap = sampling.logprobs ? (taps[i] = tapLogprobs(gen)) : null;
+      return decodeOutputs(model, tap?.gen ?? gen, { ...outputRules(sampling, budgets[i]), n: perPrompt, skipSpecialTokens: req.skipSpecialTokens, arrived });
     });
-    const outputs = mergeOutputs(streams, req.sampling.n);
+    const outputs = mergeOutputs(streams, perPrompt);
     const echoes = req.echo ? prompts.map((ids) => model.native.decode(ids, req.skipSpecialTokens)) : null;
-    const logprobs = req.sampling.logprobs ? completionLogprobsOf(model, req, taps, echoes) : null;
+    const logprobs = sampling.logprobs ? completionLogprobsOf(model, req, taps, echoes, perPrompt) : null;
     const id = `cmpl-${randomUUID().replaceAll('-', '')}`;
     const created = Math.floor(Date.now() / 1000);
     const reply = req.stream ? await streamCompletion(ex, req, outputs, echoes, id, created, logprobs) : await unaryCompletion(ex, req, outputs, echoes, id, created, logprobs);
@@ -58,8 +62,7 @@ function promptIds(model: ServedModel, p: Prompt, addSpecialTokens: boolean): Ui
 /** Logprobs of a merged choice since its last delta (null when there are none). */
 type LogprobSource = (merged: number) => CompletionLogprobs | null;
 
-function completionLogprobsOf(model: ServedModel, req: CompletionRequest, taps: LogprobTap[], echoes: string[] | null): LogprobSource {
-  const n = req.sampling.n;
+function completionLogprobsOf(model: ServedModel, req: CompletionRequest, taps: LogprobTap[], echoes: string[] | null, n: number): LogprobSource {
   const name = tokenNamer((t) => model.native.decode(Uint32Array.of(t), false), req.sampling.returnTokensAsTokenIds ?? false);
   // Offsets count from the start of each choice's text, echoed prompt included.
   const offsets = Array.from({ length: req.prompts.length * n }, (_, i) => ({ at: echoes ? [...echoes[Math.floor(i / n)]].length : 0 }));
@@ -71,31 +74,50 @@ function completionLogprobsOf(model: ServedModel, req: CompletionRequest, taps: 
 
 /** Answers with one completion object; returns choice 0's generated text. */
 async function unaryCompletion(ex: Exchange, req: CompletionRequest, outputs: AsyncIterable<OutputEvent>, echoes: string[] | null, id: string, created: number, logprobs: LogprobSource | null): Promise<string> {
-  let reply = '';
-  const n = req.sampling.n;
-  const choices: CompletionChoice[] = Array.from({ length: req.prompts.length * n }, (_, index) => ({
+  const n = req.bestOf;
+  const ranking = n > req.sampling.n;
+  const choices = Array.from({ length: req.prompts.length * n }, (_, index) => ({
     index,
     text: echoes ? echoes[Math.floor(index / n)] : '',
     finishReason: 'stop',
+    /** The generated part of `text`. */
+    generated: '',
+    completionTokens: 0,
+    cumulativeLogprob: 0,
+    logprobs: undefined as CompletionLogprobs | undefined,
   }));
   const detokenize = req.sampling.detokenize !== false;
   if (logprobs) for (const c of choices) c.logprobs = { tokens: [], token_logprobs: [], top_logprobs: [], text_offset: [] };
   for await (const ev of outputs) {
     if (logprobs && ev.kind !== 'end') {
       const more = logprobs(ev.index);
-      if (more) appendCompletionLogprobs(choices[ev.index].logprobs!, more);
+      if (more) {
+        appendCompletionLogprobs(choices[ev.index].logprobs!, more);
+        for (const v of more.token_logprobs) choices[ev.index].cumulativeLogprob += v;
+      }
     }
     if (ev.kind === 'text') {
       if (!detokenize) continue;
       choices[ev.index].text += ev.text;
-      if (ev.index === 0) reply += ev.text;
-    } else if (ev.kind === 'finish') choices[ev.index].finishReason = ev.reason;
-    else {
+      choices[ev.index].generated += ev.text;
+    } else if (ev.kind === 'finish') {
+      choices[ev.index].finishReason = ev.reason;
+      choices[ev.index].completionTokens = ev.completionTokens;
+    } else {
       const u = ev.usage;
-      ex.sendJson(200, completion(id, req.model, created, choices, usageOf(u.promptTokens, u.completionTokens, u.cachedTokens)));
+      let completionTokens = u.completionTokens;
+      let out: CompletionChoice[] = choices;
+      if (ranking) {
+        const kept = selectBest(choices, n, req.sampling.n);
+        // Usage counts the returned choices, as vLLM's did; logprobs only when asked for.
+        completionTokens = kept.reduce((s, c) => s + c.completionTokens, 0);
+        out = kept.map((c) => ({ index: c.index, text: c.text, finishReason: c.finishReason, logprobs: req.sampling.logprobs ? c.logprobs : undefined }));
+        choices[0].generated = kept[0].generated;
+      }
+      ex.sendJson(200, completion(id, req.model, created, out, usageOf(u.promptTokens, completionTokens, u.cachedTokens)));
     }
   }
-  return reply;
+  return choices[0].generated;
 }
 
 /** Streams the completion; returns choice 0's generated text. */

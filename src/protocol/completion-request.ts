@@ -8,7 +8,7 @@ import { admit } from './admission.js';
 import { Fields, FieldTable, JsonType } from './fields.js';
 import { readStream, type StreamSettings } from './stream-options.js';
 import { readNvext, type NvExt } from './nvext.js';
-import { checkBestOf, readCompletionLogprobs, readSampling, withGreedy, SAMPLING_FIELDS, type SamplingOptions } from './sampling.js';
+import { readBestOf, readCompletionLogprobs, readSampling, withGreedy, SAMPLING_FIELDS, type SamplingOptions } from './sampling.js';
 
 const COMPLETION_FIELDS = [
   'model',
@@ -42,6 +42,8 @@ export interface CompletionRequest extends StreamSettings {
   skipSpecialTokens: boolean;
   nvext: NvExt;
   sampling: SamplingOptions;
+  /** Candidates generated per prompt (≥ n); the n best by cumulative logprob are returned. */
+  bestOf: number;
 }
 
 export function readCompletionRequest(body: Buffer, ignoreUnsupported: boolean, header: (name: string) => string): CompletionRequest {
@@ -56,7 +58,7 @@ export function readCompletionRequest(body: Buffer, ignoreUnsupported: boolean, 
   const nvext = readNvext(f, header, f.string('cache_salt'));
   if (f.given('user')) f.string('user');
   const sampling = { ...withGreedy(readSampling(f, ignoreUnsupported), nvext), ...readCompletionLogprobs(f) };
-  checkBestOf(f, sampling.n);
+  const bestOf = readBestOf(f, sampling, streamSettings.stream);
   return {
     model,
     prompts,
@@ -66,6 +68,7 @@ export function readCompletionRequest(body: Buffer, ignoreUnsupported: boolean, 
     skipSpecialTokens: f.boolean('skip_special_tokens') ?? true,
     nvext,
     sampling: { ...sampling, maxTokens: sampling.maxTokens ?? DEFAULT_COMPLETION_MAX_TOKENS },
+    bestOf,
   };
 }
 

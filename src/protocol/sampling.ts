@@ -168,19 +168,18 @@ export function readCompletionLogprobs(f: Pick<Fields<'logprobs'>, 'integer'>): 
 }
 
 /**
- * best_of (completions): must be ≥ n. Generating more and returning the best n is refused
- * (vLLM's V1 engine dropped it too), so only best_of = n is accepted.
+ * best_of (completions): candidates generated per prompt, ≥ n, at most 128; the n with the
+ * highest cumulative logprob are returned (as vLLM's V0 engine did). Not with streaming,
+ * and not with greedy sampling (every candidate would be the same). Returns n when absent.
  */
-export function checkBestOf(f: Pick<Fields<'best_of'>, 'integer'>, n: number): void {
+export function readBestOf(f: Pick<Fields<'best_of'>, 'integer'>, s: SamplingOptions, stream: boolean): number {
   const b = f.integer('best_of');
-  if (b === undefined) return;
-  if (b < n) throw ApiError.badRequest(`\`best_of\` must be greater than or equal to \`n\` (${n}), got ${b}`, 'best_of');
-  if (b > n) {
-    throw new ApiError(400, `\`best_of\` greater than \`n\` is not supported (generate n choices instead, or pick among them client-side with logprobs); got best_of ${b}, n ${n}`, {
-      param: 'best_of',
-      code: 'unsupported_parameter',
-    });
-  }
+  if (b === undefined) return s.n;
+  if (b < s.n) throw ApiError.badRequest(`\`best_of\` must be greater than or equal to \`n\` (${s.n}), got ${b}`, 'best_of');
+  if (b > 128) throw ApiError.badRequest(`\`best_of\` must be at most 128, got ${b}`, 'best_of');
+  if (b > s.n && stream) throw ApiError.badRequest(`\`best_of\` greater than \`n\` cannot be streamed (the best choices are known only at the end); got best_of ${b}, n ${s.n}`, 'best_of');
+  if (b > 1 && s.temperature === 0) throw ApiError.badRequest('`best_of` greater than 1 needs a non-zero `temperature` (greedy sampling would give identical candidates)', 'best_of');
+  return b;
 }
 
 /** Checks that need the model: token ids in logit_bias must be inside its vocabulary. */
