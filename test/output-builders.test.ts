@@ -7,6 +7,8 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { AnthropicContent, thinkingSignature } from '../src/protocol/anthropic-content.js';
 import { ResponseOutput } from '../src/protocol/responses-output.js';
+import { ResponsesStreamWriter } from '../src/protocol/responses-response.js';
+import type { ResponsesRequest } from '../src/protocol/responses-request.js';
 
 type Step = ['text' | 'reasoning' | 'args', string] | ['tool', string, string];
 
@@ -105,9 +107,8 @@ test('Anthropic: no output is one empty text block; arguments that are not an ob
 });
 
 function runResponses(stream: boolean, incomplete = false): { o: ResponseOutput; events: { type: string; sequence_number: number; [k: string]: unknown }[] } {
-  let seq = 0;
-  const emit = stream ? (type: string, data: object) => `${JSON.stringify({ type, sequence_number: seq++, ...data })}\n` : null;
-  const o = new ResponseOutput('abc', emit);
+  const w = stream ? new ResponsesStreamWriter({ id: 'resp_abc', hex: 'abc', createdAt: 0, req: {} as ResponsesRequest }) : null;
+  const o = new ResponseOutput('abc', w);
   let out = '';
   for (const s of STEPS) {
     if (s[0] === 'text') out += o.text(s[1]);
@@ -116,7 +117,14 @@ function runResponses(stream: boolean, incomplete = false): { o: ResponseOutput;
     else out += o.toolArgs(s[1]);
   }
   out += o.finish(incomplete);
-  return { o, events: out.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { type: string; sequence_number: number }) };
+  const evs = out.split('\n\n').filter(Boolean).map((block) => {
+    const [name, data] = block.split('\n');
+    const e = JSON.parse(data.slice('data: '.length)) as { type: string; sequence_number: number };
+    assert.equal(name, `event: ${e.type}`);
+    return e;
+  });
+  assert.deepEqual(evs.map((e) => e.sequence_number), evs.map((_, i) => i));
+  return { o, events: evs };
 }
 
 test('Responses: items in arrival order with distinct ids, same with and without streaming', () => {

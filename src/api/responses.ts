@@ -76,7 +76,7 @@ async function unaryResponse(ex: Exchange, s: ResponseState, outputs: AsyncItera
 /** Streams the response events; returns the text. */
 async function streamResponse(ex: Exchange, s: ResponseState, outputs: AsyncIterable<ParsedEvent>): Promise<string> {
   const w = new ResponsesStreamWriter(s);
-  const o = new ResponseOutput(s.hex, w.event);
+  const o = new ResponseOutput(s.hex, w);
   let finish = 'stop';
   await streamEvents(ex, outputs, {
     start: () => w.start(),

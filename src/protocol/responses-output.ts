@@ -25,8 +25,15 @@ export type OutputItem =
   | { id: string; type: 'message'; status: ItemStatus; role: 'assistant'; content: TextPart[] }
   | { id: string; type: 'function_call'; call_id: string; name: string; arguments: string; status: ItemStatus };
 
-/** Writes one numbered stream event (the stream writer's sequence). */
-export type EmitEvent = (type: string, data: object) => string;
+/** Writes numbered stream events (the stream writer's sequence). */
+export interface EventWriter {
+  event(type: string, data: object): string;
+  /**
+   * A per-token delta event, written without building an object:
+   * {type, sequence_number, item_id, output_index, [content_index], delta, [logprobs: []]}.
+   */
+  delta(type: string, itemId: string, outputIndex: number, contentIndex: number | null, delta: string, logprobs: boolean): string;
+}
 
 export function textPart(text: string): TextPart {
   return { type: 'output_text', text, annotations: [], logprobs: [] };
@@ -37,10 +44,10 @@ export class ResponseOutput {
   private open: OutputItem | null = null;
   private readonly counts = { rs: 0, msg: 0, fc: 0 };
 
-  /** `hex`: the response's id suffix, for item ids; `emit`: null when not streaming. */
+  /** `hex`: the response's id suffix, for item ids; `w`: null when not streaming. */
   constructor(
     private readonly hex: string,
-    private readonly emit: EmitEvent | null,
+    private readonly w: EventWriter | null,
   ) {}
 
   get functionCalls(): number {
@@ -51,7 +58,7 @@ export class ResponseOutput {
     let out = this.open?.type === 'message' ? '' : this.begin({ id: this.id('msg'), type: 'message', status: 'in_progress', role: 'assistant', content: [] });
     const m = this.open as Extract<OutputItem, { type: 'message' }>;
     m.content[0].text += delta;
-    if (this.emit) out += this.emit('response.output_text.delta', { ...this.at(), content_index: 0, delta, logprobs: [] });
+    if (this.w) out += this.w.delta('response.output_text.delta', m.id, this.items.length, 0, delta, true);
     return out;
   }
 
@@ -60,7 +67,7 @@ export class ResponseOutput {
       this.open?.type === 'reasoning' ? '' : this.begin({ id: this.id('rs'), type: 'reasoning', summary: [], content: [], encrypted_content: null, status: 'in_progress' });
     const r = this.open as Extract<OutputItem, { type: 'reasoning' }>;
     r.content[0].text += delta;
-    if (this.emit) out += this.emit('response.reasoning_text.delta', { ...this.at(), content_index: 0, delta });
+    if (this.w) out += this.w.delta('response.reasoning_text.delta', r.id, this.items.length, 0, delta, false);
     return out;
   }
 
@@ -71,7 +78,7 @@ export class ResponseOutput {
   toolArgs(delta: string): string {
     if (this.open?.type !== 'function_call') return '';
     this.open.arguments += delta;
-    return this.emit ? this.emit('response.function_call_arguments.delta', { ...this.at(), delta }) : '';
+    return this.w ? this.w.delta('response.function_call_arguments.delta', this.open.id, this.items.length, null, delta, false) : '';
   }
 
   /** Closes the open item; `incomplete` marks it cut short (max_output_tokens). */
@@ -89,21 +96,18 @@ export class ResponseOutput {
     return n === 0 ? `${kind}_${this.hex}` : `${kind}_${this.hex}_${n}`;
   }
 
-  private at(): { item_id: string; output_index: number } {
-    return { item_id: this.open!.id, output_index: this.items.length };
-  }
 
   private begin(item: OutputItem): string {
     let out = this.close('completed');
     this.open = item;
-    const e = this.emit;
+    const e = this.w ? this.w.event : null;
     if (e) out += e('response.output_item.added', { output_index: this.items.length, item: structuredClone(item) });
     if (item.type === 'message') {
       item.content.push(textPart(''));
-      if (e) out += e('response.content_part.added', { ...this.at(), content_index: 0, part: textPart('') });
+      if (e) out += e('response.content_part.added', { item_id: item.id, output_index: this.items.length, content_index: 0, part: textPart('') });
     } else if (item.type === 'reasoning') {
       item.content.push({ type: 'reasoning_text', text: '' });
-      if (e) out += e('response.content_part.added', { ...this.at(), content_index: 0, part: { type: 'reasoning_text', text: '' } });
+      if (e) out += e('response.content_part.added', { item_id: item.id, output_index: this.items.length, content_index: 0, part: { type: 'reasoning_text', text: '' } });
     }
     return out;
   }
@@ -111,20 +115,20 @@ export class ResponseOutput {
   private close(status: ItemStatus): string {
     const item = this.open;
     if (item === null) return '';
-    const e = this.emit;
+    const e = this.w ? this.w.event : null;
     let out = '';
     if (e) {
-      const at = this.at();
+      const at = { item_id: item.id, output_index: this.items.length };
       if (item.type === 'message') {
         const part = item.content[0];
-        out += e('response.output_text.done', { ...at, content_index: 0, text: part.text, logprobs: [] });
-        out += e('response.content_part.done', { ...at, content_index: 0, part });
+        out += e('response.output_text.done', { item_id: at.item_id, output_index: at.output_index, content_index: 0, text: part.text, logprobs: [] });
+        out += e('response.content_part.done', { item_id: at.item_id, output_index: at.output_index, content_index: 0, part });
       } else if (item.type === 'reasoning') {
         const part = item.content[0];
-        out += e('response.reasoning_text.done', { ...at, content_index: 0, text: part.text });
-        out += e('response.content_part.done', { ...at, content_index: 0, part });
+        out += e('response.reasoning_text.done', { item_id: at.item_id, output_index: at.output_index, content_index: 0, text: part.text });
+        out += e('response.content_part.done', { item_id: at.item_id, output_index: at.output_index, content_index: 0, part });
       } else {
-        out += e('response.function_call_arguments.done', { ...at, name: item.name, arguments: item.arguments });
+        out += e('response.function_call_arguments.done', { item_id: at.item_id, output_index: at.output_index, name: item.name, arguments: item.arguments });
       }
     }
     item.status = status;
