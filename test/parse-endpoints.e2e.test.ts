@@ -49,6 +49,13 @@ test('function_call: with the schema, a string parameter stays a string', async 
   assert.deepEqual(JSON.parse(calls[0].parameters), { city: '1234' });
 });
 
+test('function_call: flat Responses-shaped tools type parameters too; a call to a tool not in tools has tool_index -1', async () => {
+  const text = '<tool_call>\n<function=get_weather>\n<parameter=city>\n1234\n</parameter>\n</function>\n</tool_call><tool_call>\n<function=other>\n</function>\n</tool_call>';
+  const r = await post('/parse/function_call', { text, tool_call_parser: 'qwen3_coder', tools: [{ type: 'function', name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } }] });
+  const calls = r.json.calls as { tool_index: number; name: string; parameters: string }[];
+  assert.deepEqual(calls.map((c) => [c.tool_index, c.name, JSON.parse(c.parameters)]), [[0, 'get_weather', { city: '1234' }], [-1, 'other', {}]]);
+});
+
 test('function_call: plain text has no calls', async () => {
   const r = await post('/parse/function_call', { text: 'no tools here', tool_call_parser: 'hermes' });
   assert.deepEqual(r.json, { normal_text: 'no tools here', calls: [] });

@@ -32,15 +32,20 @@ function parserName(body: Record<string, unknown>, field: string, valid: string[
   return v;
 }
 
-/** The names in `tools` (OpenAI chat shape, or the flat {type, name} Responses shape). */
-function toolNames(tools: unknown): string[] {
+interface ChatTool {
+  type: 'function';
+  function: { name: string; parameters?: unknown };
+}
+
+/** `tools` in the OpenAI chat shape (the flat {type, name, parameters} Responses shape is converted). */
+function chatTools(tools: unknown): ChatTool[] {
   if (tools === undefined || tools === null) return [];
   if (!Array.isArray(tools)) throw ApiError.badRequest('`tools` must be an array', 'tools');
   return tools.map((t, i) => {
-    const o = t as { name?: unknown; function?: { name?: unknown } } | null;
-    const name = o && typeof o === 'object' ? (o.function && typeof o.function === 'object' ? o.function.name : o.name) : undefined;
-    if (typeof name !== 'string' || name === '') throw ApiError.badRequest(`\`tools[${i}]\` must be a function tool with a name`, 'tools');
-    return name;
+    const o = t as { name?: unknown; parameters?: unknown; function?: { name?: unknown; parameters?: unknown } } | null;
+    const fn = o && typeof o === 'object' ? (o.function && typeof o.function === 'object' ? o.function : o) : undefined;
+    if (!fn || typeof fn.name !== 'string' || fn.name === '') throw ApiError.badRequest(`\`tools[${i}]\` must be a function tool with a name`, 'tools');
+    return { type: 'function', function: { name: fn.name, parameters: fn.parameters } };
   });
 }
 
@@ -76,8 +81,9 @@ export function parseFunctionCall(ctx: AppContext) {
     admitKeys(body, ['text', 'tool_call_parser', 'tools'], ctx.ignoreUnsupportedFields);
     const text = textOf(body);
     const name = parserName(body, 'tool_call_parser', toolParserNames());
-    const names = toolNames(body.tools);
-    const p = new OutputParser(name, null, names.length > 0 ? { toolsJson: JSON.stringify(body.tools) } : undefined);
+    const tools = chatTools(body.tools);
+    const names = tools.map((t) => t.function.name);
+    const p = new OutputParser(name, null, tools.length > 0 ? { toolsJson: JSON.stringify(tools) } : undefined);
     const r = run(p, text);
     const calls = r.calls.map((c) => ({ tool_index: names.length > 0 ? names.indexOf(c.name) : null, name: c.name, parameters: c.parameters }));
     ex.sendJson(200, JSON.stringify({ normal_text: r.content, calls }));
