@@ -17,7 +17,7 @@ let client: OpenAI;
 const tok = Model.load(QWEN3);
 
 before(async () => {
-  server = await startPortico(['serve', '--http-port', '0', '--host', '127.0.0.1', '--model-path', QWEN3, '--model-name', MODEL, '--mock', 'echo', '--mock-workers', '2']);
+  server = await startPortico(['serve', '--shards', '1', '--http-port', '0', '--host', '127.0.0.1', '--model-path', QWEN3, '--model-name', MODEL, '--mock', 'echo', '--mock-workers', '2']);
   client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'unused', maxRetries: 0 });
 });
 
@@ -209,3 +209,18 @@ test('both engine protocols carry Embed: the same ids give the same vector over 
     await Promise.all(engines.map((e) => e.close()));
   }
 });
+
+test('portico mock-engine --embedding-dim sets the vector length and reports it in server info', async () => {
+  const { createEngineClient } = await import('../src/engine/factory.js');
+  const p = await startPortico(['mock-engine', '--model-path', QWEN3, '--port', '0', '--embedding-dim', '12']);
+  const c = createEngineClient(`grpc://127.0.0.1:${p.port}`);
+  try {
+    assert.equal((await c.serverInfo()).serverArgs['embedding_dim'], 12);
+    const r = await c.embed({ requestId: 'd1', inputIds: Uint32Array.from([7, 8]) }, AbortSignal.timeout(5000));
+    assert.deepEqual(Array.from(r.embedding), Array.from(mockEmbedding([7, 8], 12)));
+  } finally {
+    c.close();
+    await p.stop();
+  }
+});
+
