@@ -22,6 +22,8 @@ export class UwsExchange implements Exchange {
   clientLeft = false;
   /** How often a slow reader made this stream pause its producer. */
   pauses = 0;
+  /** Bytes written into uWS that the socket did not take yet (counted in the model's stream_buffered_bytes). */
+  private buffered = 0;
   /** Set by the server on generation routes: describe() then counts the request as in flight. */
   countsInflight = false;
   private counted = false;
@@ -72,7 +74,15 @@ export class UwsExchange implements Exchange {
     return this.headers.get(name) ?? '';
   }
 
+  /** Count `bytes` more (or, with 0, none) as held by uWS for this response. */
+  private setBuffered(bytes: number): void {
+    if (bytes === this.buffered) return;
+    this.model?.stats.streamBuffered.inc(bytes - this.buffered);
+    this.buffered = bytes;
+  }
+
   private over(): void {
+    this.setBuffered(0);
     if (this.counted) {
       this.counted = false;
       this.model!.stats.inflight.dec();
@@ -164,9 +174,11 @@ export class UwsExchange implements Exchange {
     if (ok) return undefined;
     // The chunk is buffered in uWS: pause the producer until the socket drains.
     this.pauses++;
+    this.setBuffered(this.buffered + Buffer.byteLength(chunk));
     return new Promise<void>((resolve) => {
       this.drained = resolve;
       this.res.onWritable(() => {
+        this.setBuffered(0);
         const r = this.drained;
         this.drained = null;
         r?.();

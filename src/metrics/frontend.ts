@@ -24,6 +24,7 @@ export class FrontendMetrics {
   readonly workerInflight: Gauge;
   readonly workerHealthy: Gauge;
   readonly backpressurePauses: Counter;
+  readonly streamBuffered: Gauge;
   readonly residentMemory: Gauge;
   readonly heapUsed: Gauge;
   readonly loopLag: Gauge;
@@ -45,6 +46,7 @@ export class FrontendMetrics {
     this.tokenizer = r.add(new Histogram(`${prefix}tokenizer_latency_seconds`, 'Time to render the chat template and tokenize one prompt.', ['model'], TOKENIZER_BUCKETS));
     this.workerInflight = r.add(new Gauge(`${prefix}worker_active_requests`, 'Requests in flight per worker.', ['model', 'worker']));
     this.backpressurePauses = r.add(new Counter(`${prefix}stream_backpressure_pauses_total`, 'Times a slow reader made a stream pause its engine output until the socket drained.', ['model']));
+    this.streamBuffered = r.add(new Gauge(`${prefix}stream_buffered_bytes`, 'Bytes of streamed responses held by the HTTP layer because the socket would not take them (at most one event per paused stream).', ['model']));
     this.residentMemory = r.add(new Gauge('process_resident_memory_bytes', 'Resident memory of the server process.', [], 'max'));
     this.heapUsed = r.add(new Gauge('nodejs_heap_used_bytes', 'V8 heap in use (all shards together).', []));
     this.loopLag = r.add(new Gauge('nodejs_eventloop_lag_p99_seconds', 'p99 event-loop delay since the previous scrape (the worst shard).', [], 'max'));
@@ -65,6 +67,7 @@ export interface ModelStats {
   cachedTokens: ReturnType<Histogram['labels']>;
   tokenizer: ReturnType<Histogram['labels']>;
   backpressurePauses: ReturnType<Counter['labels']>;
+  streamBuffered: ReturnType<Gauge['labels']>;
 }
 
 export function modelStats(m: FrontendMetrics, model: string): ModelStats {
@@ -80,5 +83,6 @@ export function modelStats(m: FrontendMetrics, model: string): ModelStats {
     cachedTokens: m.cachedTokens.labels(model),
     tokenizer: m.tokenizer.labels(model),
     backpressurePauses: m.backpressurePauses.labels(model),
+    streamBuffered: m.streamBuffered.labels(model),
   };
 }
