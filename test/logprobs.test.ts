@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import type { EngineEvent } from '../src/engine/types.js';
 import type { Generation } from '../src/pipeline/generate.js';
 import { tapLogprobs } from '../src/pipeline/logprobs.js';
-import { chatLogprobContent, completionLogprobs, tokenNamer } from '../src/protocol/logprobs-response.js';
+import { chatDeltaLogprobs, chatLogprobContent, completionLogprobs, tokenNamer } from '../src/protocol/logprobs-response.js';
 import { escapeRegex } from '../src/protocol/constraint.js';
 import { thinkingEnabled } from '../src/protocol/thinking.js';
 
@@ -64,6 +64,27 @@ test('chat projection: token text, bytes, top_logprobs cut to k, -inf as -9999',
   }]);
   const ids = tokenNamer(() => assert.fail('not decoded'), true);
   assert.equal(chatLogprobContent([{ id: 42, logprob: -1, top: [] }], ids, 0)[0].token, 'token_id:42');
+});
+
+test('the streamed chat JSON is the unary projection, byte for byte once parsed (escapes included)', () => {
+  const names: Record<number, string> = { 1: 'say "hi"\n', 2: '\\', 3: '\u0000é' };
+  const name = tokenNamer((id) => names[id], false, {});
+  const list = [
+    { id: 1, logprob: -0.25, top: [{ id: 2, logprob: -1 }, { id: 3, logprob: -Infinity }] },
+    { id: 3, logprob: -2, top: [] },
+  ];
+  for (const k of [0, 1, 2, 5]) assert.deepEqual(JSON.parse(chatDeltaLogprobs(list, name, k)), { content: chatLogprobContent(list, name, k) });
+});
+
+test('decoded token texts are shared by the requests of one model', () => {
+  const owner = {};
+  let decodes = 0;
+  const decode = (id: number) => (decodes++, `t${id}`);
+  tokenNamer(decode, false, owner).text(7);
+  tokenNamer(decode, false, owner).text(7);
+  assert.equal(decodes, 1);
+  tokenNamer(decode, false, {}).text(7);
+  assert.equal(decodes, 2, 'another model has its own texts');
 });
 
 test('completions projection: offsets advance by code points across deltas; the sampled token joins top_logprobs', () => {

@@ -63,7 +63,7 @@ function promptIds(model: ServedModel, p: Prompt, addSpecialTokens: boolean): Ui
 type LogprobSource = (merged: number) => CompletionLogprobs | null;
 
 function completionLogprobsOf(model: ServedModel, req: CompletionRequest, taps: LogprobTap[], echoes: string[] | null, n: number): LogprobSource {
-  const name = tokenNamer((t) => model.native.decode(Uint32Array.of(t), false), req.sampling.returnTokensAsTokenIds ?? false);
+  const name = tokenNamer((t) => model.native.decode(Uint32Array.of(t), false), req.sampling.returnTokensAsTokenIds ?? false, model);
   // Offsets count from the start of each choice's text, echoed prompt included.
   const offsets = Array.from({ length: req.prompts.length * n }, (_, i) => ({ at: echoes ? [...echoes[Math.floor(i / n)]].length : 0 }));
   return (merged) => {

@@ -6,27 +6,63 @@
 
 import type { TokenLogprob } from '../pipeline/logprobs.js';
 
-export interface TokenNamer {
-  /** The text of one token id. */
-  (id: number): string;
+/** One token as the responses write it, computed once per token id. */
+interface TokenText {
+  text: string;
+  /** JSON string literal of `text`. */
+  json: string;
+  bytes: number[];
+  /** JSON array of `bytes`. */
+  bytesJson: string;
 }
 
+function tokenText(text: string): TokenText {
+  const bytes = Array.from(Buffer.from(text, 'utf8'));
+  return { text, json: JSON.stringify(text), bytes, bytesJson: `[${bytes.join(',')}]` };
+}
+
+/** Texts kept per model (token texts never change); bounded so a huge vocabulary cannot grow it without end. */
+const MODEL_CACHE_LIMIT = 1 << 16;
+const modelCaches = new WeakMap<object, Map<number, TokenText>>();
+
 /** Names tokens by decoding them one by one, or as "token_id:<id>". */
-export function tokenNamer(decode: (id: number) => string, asTokenIds: boolean): TokenNamer {
-  if (asTokenIds) return (id) => `token_id:${id}`;
-  const cache = new Map<number, string>();
-  return (id) => {
-    let s = cache.get(id);
-    if (s === undefined) {
-      s = decode(id);
-      cache.set(id, s);
+export class TokenNamer {
+  private readonly cache: Map<number, TokenText>;
+
+  constructor(
+    private readonly decode: (id: number) => string,
+    private readonly asTokenIds: boolean,
+    cache: Map<number, TokenText>,
+  ) {
+    this.cache = cache;
+  }
+
+  get(id: number): TokenText {
+    let t = this.cache.get(id);
+    if (t === undefined) {
+      t = tokenText(this.asTokenIds ? `token_id:${id}` : this.decode(id));
+      if (this.cache.size < MODEL_CACHE_LIMIT) this.cache.set(id, t);
     }
-    return s;
-  };
+    return t;
+  }
+
+  text(id: number): string {
+    return this.get(id).text;
+  }
+}
+
+/**
+ * A namer for one request. With `owner` (the served model) decoded texts are shared by every
+ * request of that model; "token_id:<id>" names are cached per request.
+ */
+export function tokenNamer(decode: (id: number) => string, asTokenIds: boolean, owner?: object): TokenNamer {
+  if (asTokenIds || !owner) return new TokenNamer(decode, asTokenIds, new Map());
+  let cache = modelCaches.get(owner);
+  if (!cache) modelCaches.set(owner, (cache = new Map()));
+  return new TokenNamer(decode, false, cache);
 }
 
 const clamp = (v: number) => (Number.isFinite(v) ? v : v > 0 ? 0 : -9999);
-const bytesOf = (s: string) => Array.from(Buffer.from(s, 'utf8'));
 
 export interface ChatLogprobEntry {
   token: string;
@@ -38,22 +74,37 @@ export interface ChatLogprobEntry {
 /** Chat: one content entry per token, with `topK` alternatives each. */
 export function chatLogprobContent(list: readonly TokenLogprob[], name: TokenNamer, topK: number): ChatLogprobEntry[] {
   return list.map((t) => {
-    const token = name(t.id);
+    const tok = name.get(t.id);
     return {
-      token,
+      token: tok.text,
       logprob: clamp(t.logprob),
-      bytes: bytesOf(token),
+      bytes: tok.bytes,
       top_logprobs: t.top.slice(0, topK).map((a) => {
-        const s = name(a.id);
-        return { token: s, logprob: clamp(a.logprob), bytes: bytesOf(s) };
+        const alt = name.get(a.id);
+        return { token: alt.text, logprob: clamp(a.logprob), bytes: alt.bytes };
       }),
     };
   });
 }
 
-/** Chat streaming: the `logprobs` value of one delta (JSON text). */
+/** Chat streaming: the `logprobs` value of one delta (JSON text), written without an object tree. */
 export function chatDeltaLogprobs(list: readonly TokenLogprob[], name: TokenNamer, topK: number): string {
-  return JSON.stringify({ content: chatLogprobContent(list, name, topK) });
+  let out = '{"content":[';
+  for (let i = 0; i < list.length; i++) {
+    const t = list[i];
+    const tok = name.get(t.id);
+    if (i > 0) out += ',';
+    out += `{"token":${tok.json},"logprob":${clamp(t.logprob)},"bytes":${tok.bytesJson},"top_logprobs":[`;
+    const k = Math.min(topK, t.top.length);
+    for (let j = 0; j < k; j++) {
+      const a = t.top[j];
+      const alt = name.get(a.id);
+      if (j > 0) out += ',';
+      out += `{"token":${alt.json},"logprob":${clamp(a.logprob)},"bytes":${alt.bytesJson}}`;
+    }
+    out += ']}';
+  }
+  return out + ']}';
 }
 
 export interface CompletionLogprobs {
@@ -70,11 +121,11 @@ export interface CompletionLogprobs {
 export function completionLogprobs(list: readonly TokenLogprob[], name: TokenNamer, topK: number, offset: { at: number }): CompletionLogprobs {
   const out: CompletionLogprobs = { tokens: [], token_logprobs: [], top_logprobs: [], text_offset: [] };
   for (const t of list) {
-    const token = name(t.id);
+    const token = name.text(t.id);
     out.tokens.push(token);
     out.token_logprobs.push(clamp(t.logprob));
     const top: Record<string, number> = {};
-    for (const a of t.top.slice(0, topK)) top[name(a.id)] ??= clamp(a.logprob);
+    for (const a of t.top.slice(0, topK)) top[name.text(a.id)] ??= clamp(a.logprob);
     // vLLM's dict holds the sampled token too.
     top[token] ??= clamp(t.logprob);
     out.top_logprobs.push(top);
