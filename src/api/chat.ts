@@ -49,7 +49,7 @@ export function chatCompletions(ctx: AppContext) {
     const outputs = parseOutputs(decoded, plan, req.sampling.n);
     const id = `chatcmpl-${randomUUID().replaceAll('-', '')}`;
     const created = Math.floor(Date.now() / 1000);
-    const namer = tokenNamer((t) => model.native.decode(Uint32Array.of(t), false), req.sampling.returnTokensAsTokenIds ?? false);
+    const namer = tokenNamer((t) => model.native.decode(Uint32Array.of(t), false), req.sampling.returnTokensAsTokenIds ?? false, model);
     const r: ChatRun = { ex, model, req, gen, timing, promptIds, id, created, reply: '', tap, namer };
     if (req.stream) await streamChat(r, outputs);
     else await unaryChat(r, outputs);
