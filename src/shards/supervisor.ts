@@ -161,8 +161,7 @@ export async function serveSharded(o: ServeOptions): Promise<Running> {
     // uSockets sets SO_REUSEPORT only on a named port (not on port 0): with --http-port 0,
     // find a free port first, then every shard listens on it.
     const port = o.httpPort === 0 ? await freePort(o.host) : o.httpPort;
-    await start(0, port);
-    await Promise.all(Array.from({ length: count - 1 }, (_, i) => start(i + 1, port)));
+    await Promise.all(Array.from({ length: count }, (_, i) => start(i, port)));
     log.info(`serving on ${count} shards`, { shards: count });
     return { port, close };
   } catch (err) {
