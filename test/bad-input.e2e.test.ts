@@ -89,6 +89,17 @@ for (const [path, base] of [['/v1/chat/completions', CHAT], ['/v1/completions', 
   P('guided_choice with a number', { guided_choice: ['a', 1] }, /`guided_choice\[1\]` must be a string/, 'guided_choice');
   P('two constraints (guided_json and guided_regex)', { guided_json: {}, guided_regex: 'a' }, /only one structured output constraint .*`guided_json` and `guided_regex`/, 'guided_regex');
   P('two constraints (response_format and guided_choice)', { response_format: { type: 'json_object' }, guided_choice: ['a'] }, /only one structured output constraint .*`response_format` and `guided_choice`/, 'guided_choice');
+  P('structured_outputs a string', { structured_outputs: 'json' }, /`structured_outputs` must be an object/, 'structured_outputs');
+  P('structured_outputs empty', { structured_outputs: {} }, /`structured_outputs` needs one of `json`, `regex`/, 'structured_outputs');
+  P('structured_outputs with two constraints', { structured_outputs: { regex: 'a', choice: ['b'] } }, /`structured_outputs` takes one constraint, got `regex` and `choice`/, 'structured_outputs');
+  P('structured_outputs with an unknown key', { structured_outputs: { regex: 'a', backend: 'xgrammar' } }, /Unsupported parameter\(s\): `structured_outputs.backend`/, 'structured_outputs.backend');
+  P('structured_outputs.json a number', { structured_outputs: { json: 3 } }, /`structured_outputs.json` must be a JSON schema/, 'structured_outputs.json');
+  P('structured_outputs.regex empty', { structured_outputs: { regex: '' } }, /`structured_outputs.regex` must be a non-empty string/, 'structured_outputs.regex');
+  P('structured_outputs.choice with a number', { structured_outputs: { choice: [1] } }, /`structured_outputs.choice\[0\]` must be a string/, 'structured_outputs.choice');
+  P('structured_outputs.json_object a string', { structured_outputs: { json_object: 'yes' } }, /`structured_outputs.json_object` must be a boolean/, 'structured_outputs.json_object');
+  P('structured_outputs.disable_any_whitespace (no engine field)', { structured_outputs: { regex: 'a', disable_any_whitespace: true } }, /`structured_outputs.disable_any_whitespace` cannot be delivered/, 'structured_outputs.disable_any_whitespace');
+  P('structured_outputs.whitespace_pattern a number', { structured_outputs: { regex: 'a', whitespace_pattern: 1 } }, /`structured_outputs.whitespace_pattern` must be a string/, 'structured_outputs.whitespace_pattern');
+  P('structured_outputs with guided_regex', { structured_outputs: { json: {} }, guided_regex: 'a' }, /only one structured output constraint .*`structured_outputs` and `guided_regex`/, 'guided_regex');
   P('return_tokens_as_token_ids a string', { return_tokens_as_token_ids: 'yes' }, /`return_tokens_as_token_ids` must be a boolean/, 'return_tokens_as_token_ids');
   P('detokenize a number', { detokenize: 0 }, /`detokenize` must be a boolean/, 'detokenize');
   P('detokenize false with stop strings', { detokenize: false, stop: ['x'] }, /stop strings \(`stop`\) need `detokenize` to be true/, 'detokenize');

@@ -120,6 +120,12 @@ const ROWS: Row[] = [
   { field: 'guided_regex', body: { guided_regex: '[a-z]+@x\\.com' }, sglang: { 'sampling_params.regex': '[a-z]+@x\\.com' }, vllm: { 'sampling_params.regex': '[a-z]+@x\\.com' } },
   { field: 'guided_grammar', body: { guided_grammar: 'root ::= "yes" | "no"' }, sglang: { 'sampling_params.ebnf_grammar': 'root ::= "yes" | "no"' }, vllm: { 'sampling_params.grammar': 'root ::= "yes" | "no"' } },
   { field: 'guided_choice', body: { guided_choice: ['a.b', 'c(d)', 'plain'] }, sglang: { 'sampling_params.regex': '(a\\.b|c\\(d\\)|plain)' }, vllm: { 'sampling_params.regex': '(a\\.b|c\\(d\\)|plain)' } },
+  { field: 'structured_outputs.json', body: { structured_outputs: { json: SCHEMA } }, sglang: { 'sampling_params.json_schema': JSON.stringify(SCHEMA) }, vllm: { 'sampling_params.json_schema': JSON.stringify(SCHEMA) } },
+  { field: 'structured_outputs.regex', body: { structured_outputs: { regex: 'a+' } }, sglang: { 'sampling_params.regex': 'a+' }, vllm: { 'sampling_params.regex': 'a+' } },
+  { field: 'structured_outputs.choice', body: { structured_outputs: { choice: ['x|y', 'z'], disable_any_whitespace: false } }, sglang: { 'sampling_params.regex': '(x\\|y|z)' }, vllm: { 'sampling_params.regex': '(x\\|y|z)' } },
+  { field: 'structured_outputs.grammar', body: { structured_outputs: { grammar: 'root ::= "a"' } }, sglang: { 'sampling_params.ebnf_grammar': 'root ::= "a"' }, vllm: { 'sampling_params.grammar': 'root ::= "a"' } },
+  { field: 'structured_outputs.json_object', body: { structured_outputs: { json_object: true } }, sglang: { 'sampling_params.json_schema': '{"type":"object"}' }, vllm: { 'sampling_params.json_object': true } },
+  { field: 'structured_outputs.structural_tag', body: { structured_outputs: { structural_tag: '{"type":"structural_tag"}' } }, sglang: { 'sampling_params.structural_tag': '{"type":"structural_tag"}' }, vllm: { 'sampling_params.structural_tag': '{"type":"structural_tag"}' } },
   {
     field: 'logprobs + top_logprobs (chat)',
     body: { logprobs: true, top_logprobs: 3 },

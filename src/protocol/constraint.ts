@@ -1,5 +1,5 @@
-// Structured output: `response_format` (OpenAI) and vLLM's `guided_json`,
-// `guided_regex`, `guided_grammar`, `guided_choice`, read into the one
+// Structured output: `response_format` (OpenAI), vLLM's `structured_outputs` object and
+// its older `guided_json`, `guided_regex`, `guided_grammar`, `guided_choice`, read into the one
 // engine-neutral constraint the engine protocols carry (GenerateParams.constraint).
 // At most one of them may constrain a request.
 
@@ -7,7 +7,7 @@ import type { GenerateConstraint } from '../engine/types.js';
 import { ApiError } from './errors.js';
 import { JsonType, type Fields } from './fields.js';
 
-export const CONSTRAINT_FIELDS = ['response_format', 'guided_json', 'guided_regex', 'guided_grammar', 'guided_choice'] as const;
+export const CONSTRAINT_FIELDS = ['response_format', 'structured_outputs', 'guided_json', 'guided_regex', 'guided_grammar', 'guided_choice'] as const;
 export type ConstraintField = (typeof CONSTRAINT_FIELDS)[number];
 
 type Reader = Pick<Fields<ConstraintField>, 'type' | 'string' | 'raw' | 'given'>;
@@ -54,6 +54,73 @@ function responseFormat(f: Reader): GenerateConstraint | undefined {
   );
 }
 
+/** A JSON schema given as an object or as a string holding one. */
+function schemaText(v: unknown, name: string): string {
+  if (isObject(v)) return JSON.stringify(v);
+  if (typeof v === 'string') {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(v);
+    } catch {
+      throw ApiError.badRequest(`\`${name}\` must be a JSON schema (an object, or a string holding one); the string is not JSON`, name);
+    }
+    if (isObject(parsed)) return v;
+  }
+  throw ApiError.badRequest(`\`${name}\` must be a JSON schema (an object, or a string holding one)`, name);
+}
+
+const SO_CONSTRAINTS = ['json', 'regex', 'choice', 'grammar', 'json_object', 'structural_tag'] as const;
+/** Grammar-backend knobs of vLLM's StructuredOutputsParams that neither engine protocol carries. */
+const SO_OPTIONS = ['disable_fallback', 'disable_any_whitespace', 'disable_additional_properties', 'whitespace_pattern'] as const;
+
+/** vLLM's `structured_outputs`: exactly one of json, regex, choice, grammar, json_object, structural_tag. */
+function structuredOutputs(f: Reader): GenerateConstraint {
+  if (f.type('structured_outputs') !== JsonType.Object) throw ApiError.badRequest('`structured_outputs` must be an object', 'structured_outputs');
+  const so = JSON.parse(f.raw('structured_outputs')!) as Record<string, unknown>;
+  for (const k of Object.keys(so)) {
+    if (!(SO_CONSTRAINTS as readonly string[]).includes(k) && !(SO_OPTIONS as readonly string[]).includes(k)) {
+      throw ApiError.badRequest(`Unsupported parameter(s): \`structured_outputs.${k}\``, `structured_outputs.${k}`, 'unsupported_parameter');
+    }
+  }
+  for (const k of SO_OPTIONS) {
+    const v = so[k];
+    if (v === undefined || v === null || v === false) continue;
+    if (k === 'whitespace_pattern' ? typeof v !== 'string' : typeof v !== 'boolean') {
+      throw ApiError.badRequest(`\`structured_outputs.${k}\` must be a ${k === 'whitespace_pattern' ? 'string' : 'boolean'}`, `structured_outputs.${k}`);
+    }
+    throw new ApiError(400, `\`structured_outputs.${k}\` cannot be delivered: neither engine protocol (SGLang scheduler, vLLM engine) has a field that carries it`, {
+      param: `structured_outputs.${k}`,
+      code: 'unsupported_parameter',
+    });
+  }
+  const given = SO_CONSTRAINTS.filter((k) => so[k] !== undefined && so[k] !== null && so[k] !== false);
+  if (given.length !== 1) {
+    throw ApiError.badRequest(
+      given.length === 0
+        ? '`structured_outputs` needs one of `json`, `regex`, `choice`, `grammar`, `json_object`, `structural_tag`'
+        : `\`structured_outputs\` takes one constraint, got ${given.map((k) => `\`${k}\``).join(' and ')}`,
+      'structured_outputs',
+    );
+  }
+  const k = given[0];
+  const v = so[k];
+  const name = `structured_outputs.${k}`;
+  const str = (): string => {
+    if (typeof v !== 'string' || v === '') throw ApiError.badRequest(`\`${name}\` must be a non-empty string`, name);
+    return v;
+  };
+  switch (k) {
+    case 'json': return { kind: 'json_schema', value: schemaText(v, name) };
+    case 'regex': return { kind: 'regex', value: str() };
+    case 'grammar': return { kind: 'ebnf', value: str() };
+    case 'structural_tag': return { kind: 'structural_tag', value: str() };
+    case 'json_object':
+      if (v !== true) throw ApiError.badRequest(`\`${name}\` must be a boolean`, name);
+      return { kind: 'json_object', value: '' };
+    default: return choiceRegex(v, name);
+  }
+}
+
 function guidedJson(f: Reader): GenerateConstraint {
   const t = f.type('guided_json');
   if (t === JsonType.Object) return { kind: 'json_schema', value: f.raw('guided_json')! };
@@ -79,12 +146,16 @@ function nonEmptyString(f: Reader, name: 'guided_regex' | 'guided_grammar'): str
 
 function guidedChoice(f: Reader): GenerateConstraint {
   if (f.type('guided_choice') !== JsonType.Array) throw ApiError.badRequest('`guided_choice` must be an array of strings', 'guided_choice');
-  const list = JSON.parse(f.raw('guided_choice')!) as unknown[];
-  if (list.length === 0) throw ApiError.badRequest('`guided_choice` must not be empty', 'guided_choice');
+  return choiceRegex(JSON.parse(f.raw('guided_choice')!), 'guided_choice');
+}
+
+/** As vLLM does: an alternation of the escaped choices. */
+function choiceRegex(list: unknown, name: string): GenerateConstraint {
+  if (!Array.isArray(list)) throw ApiError.badRequest(`\`${name}\` must be an array of strings`, name);
+  if (list.length === 0) throw ApiError.badRequest(`\`${name}\` must not be empty`, name);
   list.forEach((c, i) => {
-    if (typeof c !== 'string') throw ApiError.badRequest(`\`guided_choice[${i}]\` must be a string`, 'guided_choice');
+    if (typeof c !== 'string') throw ApiError.badRequest(`\`${name}[${i}]\` must be a string`, name);
   });
-  // As vLLM does: an alternation of the escaped choices.
   return { kind: 'regex', value: `(${(list as string[]).map(escapeRegex).join('|')})` };
 }
 
@@ -95,6 +166,7 @@ export function readConstraint(f: Reader): GenerateConstraint | undefined {
   const out: Array<[ConstraintField, GenerateConstraint]> = [];
   for (const name of given) {
     const c = name === 'response_format' ? responseFormat(f)
+      : name === 'structured_outputs' ? structuredOutputs(f)
       : name === 'guided_json' ? guidedJson(f)
       : name === 'guided_regex' ? { kind: 'regex' as const, value: nonEmptyString(f, name) }
       : name === 'guided_grammar' ? { kind: 'ebnf' as const, value: nonEmptyString(f, name) }
