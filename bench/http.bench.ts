@@ -3,11 +3,15 @@
 // GET /v1/models, and Portico's full chat path (gate, template, tokenizer, gRPC to the
 // echo engines, detokenizer) for a short non-streaming request and a streaming one.
 //
+// Chat rows: 1 output token (issue 8's figure) and 8, with the echo engines in Portico's
+// process (--mock echo) and, for max_tokens 1, a `portico mock-engine` in its own process.
+// Portico runs one shard; its CPU per request comes from /proc.
+//
 // Usage: npm run build:ts && node dist/bench/http.bench.js [seconds=5] [connections=64]
 // Needs `wrk` (Debian package). Every load targets 127.0.0.1 and stops by itself.
 
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { writeFileSync, mkdtempSync } from 'node:fs';
+import { writeFileSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir, cpus } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,24 +23,43 @@ const connections = Number(process.argv[3] ?? 64);
 
 function start(args: string[]): Promise<{ child: ChildProcess; port: number }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, PORTICO_SHARDS: '1' } });
     let out = '';
     child.stdout!.on('data', (d: Buffer) => {
       out += d.toString();
-      const m = /listening on \S+:(\d+)/.exec(out);
+      const m = /listening on (?:[a-z+]+:\/\/)?[^:\s]+:(\d+)/.exec(out);
       if (m) resolve({ child, port: Number(m[1]) });
     });
     child.once('exit', (code) => reject(new Error(`exited ${code}: ${out}`)));
   });
 }
 
-function wrk(url: string, script?: string): { rps: number; p50: string; p99: string } {
-  const args = ['-t1', `-c${connections}`, `-d${seconds}s`, '--latency'];
+type Row = { rps: number; p50: string; p99: string; cpuUs?: number; engineCpuUs?: number };
+
+function cpuTicks(pid: number): number {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return Number(f[11]) + Number(f[12]);
+}
+
+/** wrk against a Portico process, with the CPU it (and its out-of-process engine) spent per request. */
+function wrkCpu(pid: number, url: string, script?: string, enginePid?: number): Row {
+  wrk(url, script, 2); // warm-up
+  const s0 = cpuTicks(pid);
+  const e0 = enginePid ? cpuTicks(enginePid) : 0;
+  const r: Row = wrk(url, script);
+  const n = r.rps * seconds;
+  r.cpuUs = ((cpuTicks(pid) - s0) * 10_000) / n;
+  if (enginePid) r.engineCpuUs = ((cpuTicks(enginePid) - e0) * 10_000) / n;
+  return r;
+}
+
+function wrk(url: string, script?: string, secs = seconds): Row {
+  const args = ['-t1', `-c${connections}`, `-d${secs}s`, '--latency'];
   if (script) args.push('-s', script);
   const out = execFileSync('wrk', [...args, url], { encoding: 'utf8' });
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? NaN);
-  const p50 = /50%\s+(\S+)/.exec(out)?.[1] ?? '?';
-  const p99 = /99%\s+(\S+)/.exec(out)?.[1] ?? '?';
+  const p50 = /^\s+50%\s+(\S+)/m.exec(out)?.[1] ?? '?';
+  const p99 = /^\s+99%\s+(\S+)/m.exec(out)?.[1] ?? '?';
   const errors = /Non-2xx or 3xx responses: (\d+)/.exec(out);
   if (errors) throw new Error(`wrk saw ${errors[1]} non-2xx responses on ${url}`);
   return { rps, p50, p99 };
@@ -49,8 +72,10 @@ function postScript(body: object): string {
   return file;
 }
 
-const rows: [string, { rps: number; p50: string; p99: string }][] = [];
+const rows: [string, Row][] = [];
 const port = 18000 + Math.floor(Math.random() * 1000);
+const load = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+const loadStart = load();
 
 const hello = await start([`${ROOT}dist/bench/hello-servers.js`, 'uws', String(port)]);
 rows.push(['uWS hello world (GET)', wrk(`http://127.0.0.1:${hello.port}/`)]);
@@ -59,16 +84,32 @@ const node = await start([`${ROOT}dist/bench/hello-servers.js`, 'node', String(p
 rows.push(['node:http hello world (GET)', wrk(`http://127.0.0.1:${node.port}/`)]);
 node.child.kill();
 
-const portico = await start([`${ROOT}bin/portico.js`, 'serve', '--http-port', String(port + 2), '--host', '127.0.0.1', '--model-path', QWEN3, '--model-name', 'm', '--mock', 'echo', '--mock-workers', '2', '--shards', '1']);
-const base = `http://127.0.0.1:${portico.port}`;
-rows.push(['Portico GET /v1/models', wrk(`${base}/v1/models`)]);
+const serve = (extra: string[]) => [`${ROOT}bin/portico.js`, 'serve', '--http-port', '0', '--host', '127.0.0.1', '--model-path', QWEN3, '--model-name', 'm', '--shards', '1', ...extra];
 const chat = { model: 'm', messages: [{ role: 'system', content: 'You are a helpful assistant.' }, { role: 'user', content: 'Say hello in five words.' }], max_tokens: 8 };
-rows.push(['Portico chat, 8 tokens, unary', wrk(`${base}/v1/chat/completions`, postScript(chat))]);
-rows.push(['Portico chat, 8 tokens, stream', wrk(`${base}/v1/chat/completions`, postScript({ ...chat, stream: true }))]);
+const chat1 = { ...chat, max_tokens: 1 };
+
+// Engines in Portico's process (they share its thread).
+const portico = await start(serve(['--mock', 'echo', '--mock-workers', '1']));
+const pid = portico.child.pid!;
+const base = `http://127.0.0.1:${portico.port}`;
+rows.push(['Portico GET /v1/models', wrkCpu(pid, `${base}/v1/models`)]);
+rows.push(['Portico chat, 1 token, unary, engine in process', wrkCpu(pid, `${base}/v1/chat/completions`, postScript(chat1))]);
+rows.push(['Portico chat, 8 tokens, unary, engine in process', wrkCpu(pid, `${base}/v1/chat/completions`, postScript(chat))]);
+rows.push(['Portico chat, 8 tokens, stream, engine in process', wrkCpu(pid, `${base}/v1/chat/completions`, postScript({ ...chat, stream: true }))]);
 portico.child.kill();
 
+// The engine as its own process (`portico mock-engine`), as in production.
+const engine = await start([`${ROOT}bin/portico.js`, 'mock-engine', '--model-path', QWEN3, '--port', '0', '--mode', 'echo']);
+const remote = await start(serve(['--worker', `grpc://127.0.0.1:${engine.port}`]));
+const rbase = `http://127.0.0.1:${remote.port}`;
+rows.push(['Portico chat, 1 token, unary, engine out of process', wrkCpu(remote.child.pid!, `${rbase}/v1/chat/completions`, postScript(chat1), engine.child.pid!)]);
+rows.push(['Portico chat, 8 tokens, unary, engine out of process', wrkCpu(remote.child.pid!, `${rbase}/v1/chat/completions`, postScript(chat), engine.child.pid!)]);
+remote.child.kill();
+engine.child.kill();
+
 const ceiling = rows[0][1].rps;
-console.log(`\n${cpus().length} cores (${cpus()[0].model}), Node ${process.version}, wrk -t1 -c${connections} -d${seconds}s\n`);
-console.log('| target | req/s | vs uWS hello | p50 | p99 |\n|---|---:|---:|---:|---:|');
-for (const [name, r] of rows) console.log(`| ${name} | ${r.rps.toFixed(0)} | ${(r.rps / ceiling).toFixed(3)} | ${r.p50} | ${r.p99} |`);
+console.log(`\n${cpus().length} cores (${cpus()[0].model}), Node ${process.version}, wrk -t1 -c${connections} -d${seconds}s (after 2 s of warm-up for Portico rows); load average ${loadStart} at the start, ${load()} at the end\n`);
+console.log('| target | req/s | vs uWS hello | p50 | p99 | Portico CPU per request | engine CPU per request |\n|---|---:|---:|---:|---:|---:|---:|');
+const us = (x?: number) => (x === undefined ? '' : `${x.toFixed(0)} µs`);
+for (const [name, r] of rows) console.log(`| ${name} | ${r.rps.toFixed(0)} | ${(r.rps / ceiling).toFixed(3)} | ${r.p50} | ${r.p99} | ${us(r.cpuUs)} | ${us(r.engineCpuUs)} |`);
 process.exit(0);
