@@ -12,6 +12,7 @@
 import { ModelRouter } from '../src/router/router.js';
 import { blockKeys, rootLanes } from '../src/router/hash.js';
 import { LoadField } from '../src/router/load-table.js';
+import { holderOf, MAX_DP_RANKS } from '../src/router/holders.js';
 import { WorkerPool } from '../src/router/worker-pool.js';
 import type { EngineClient } from '../src/engine/types.js';
 import type { Dispatch } from '../src/router/types.js';
@@ -36,6 +37,8 @@ const router = new ModelRouter(pool, { mode: 'kv', blockSize: BS, kvEvents: fals
 
 // Workers whose blocks come from KV events: no predicted inserts at dispatch.
 for (const t of router.slots.list) t.eventsSeen = true;
+// Let the workers' server info answers settle (until then a kv decision waits for them).
+await new Promise((r) => setImmediate(r));
 const root = rootLanes();
 const prompts: Uint32Array[] = [];
 const t0 = performance.now();
@@ -46,7 +49,7 @@ for (let p = 0; p < PREFIXES; p++) {
   const holders = 1 + Math.floor(rand() * 3);
   for (let h = 0; h < holders; h++) {
     const slot = Math.floor(rand() * WORKERS);
-    for (const k of keys) router.index.add(k, slot);
+    for (const k of keys) router.index.add(k, holderOf(slot, 0));
   }
   if (p < 256) prompts.push(toks);
 }
@@ -72,7 +75,7 @@ function time(label: string, fn: (i: number) => void): { label: string; mean: nu
 }
 
 const keysFor = prompts.map((p) => blockKeys(p, BS, root));
-const overlap = new Uint32Array(1024);
+const overlap = new Uint32Array(WORKERS * MAX_DP_RANKS);
 const rows = [
   time('route() end to end', (i) => {
     const d = router.route({ tokens: prompts[i % prompts.length]!, hints: {} }) as Dispatch;
