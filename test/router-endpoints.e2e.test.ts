@@ -160,8 +160,20 @@ test('kv mode with DP ranks: each prefix stays on one (worker, rank) and comes b
   }
   for (const [t, where] of placed) assert.equal(where.size, 1, `${t} went to ${[...where]}`);
   for (const c of cached) assert.ok(c >= 0.9, `cached shares ${cached}`);
-  const ranks = new Set([...placed.values()].map((s) => [...s][0]));
-  assert.ok(ranks.size >= 3, `6 prefixes used only ${[...ranks]}`);
+  // Which worker a new prefix lands on is a tie between idle workers (random), but on a
+  // worker, new prefixes take its ranks in turn: one holding two or more uses both.
+  const byWorker = new Map<string, Set<string>>();
+  for (const s of placed.values()) {
+    const [w, rank] = [...s][0]!.split('/');
+    if (!byWorker.has(w!)) byWorker.set(w!, new Set());
+    byWorker.get(w!)!.add(rank!);
+  }
+  const counts = new Map<string, number>();
+  for (const s of placed.values()) {
+    const w = [...s][0]!.split('/')[0]!;
+    counts.set(w, (counts.get(w) ?? 0) + 1);
+  }
+  for (const [w, n] of counts) if (n >= 2) assert.equal(byWorker.get(w)!.size, 2, `worker ${w} took ${n} prefixes on ranks ${[...byWorker.get(w)!]}`);
 });
 
 test('kv mode with DP ranks: nvext.dp_rank pins the other rank (which has no cache for the prefix); an out-of-range rank is a 400', async () => {

@@ -140,14 +140,14 @@ export class ModelRouter implements Router {
       const w = this.pool.pickById(h.workerId);
       const t = this.slots.get(w.id)!;
       const keys = kv ? this.keysOf(req) : null;
-      return this.dispatch(t, req, keys, keys ? this.overlapOn(t, keys, h.dpRank) : 0, 0);
+      return this.dispatchKnown(t, req, keys, keys ? this.overlapOn(t, keys, h.dpRank) : 0);
     }
     if (this.opts.mode === 'direct') throw new DirectRouteError();
     const keys = kv ? this.keysOf(req) : null;
     if (this.affinity && h.sessionId) {
       const id = this.affinity.lookup(h.sessionId);
       const t = id === undefined ? undefined : this.slots.get(id);
-      if (t && t.worker.healthy) return this.dispatch(t, req, keys, keys ? this.overlapOn(t, keys, h.dpRank) : 0, 0);
+      if (t && t.worker.healthy) return this.dispatchKnown(t, req, keys, keys ? this.overlapOn(t, keys, h.dpRank) : 0);
     }
     const cands = this.candidates(false);
     if (cands.length === 0) {
@@ -155,7 +155,18 @@ export class ModelRouter implements Router {
       return this.enqueue(req, keys);
     }
     const [t, overlap] = this.select(cands, req, keys);
-    return this.dispatch(t, req, keys, overlap, 0);
+    return this.dispatchKnown(t, req, keys, overlap);
+  }
+
+  /**
+   * Dispatch, but in kv mode first wait for the worker's first server info when it is
+   * still on its way (right after the worker joined): its DP size decides whether the
+   * request is pinned to a rank. The overlap is matched again after the wait.
+   */
+  private dispatchKnown(t: Tracked, req: RouteRequest, keys: Float64Array | null, overlap: number): Dispatch | Promise<Dispatch> {
+    const pending = keys ? t.infoPending : null;
+    if (!pending) return this.dispatch(t, req, keys, overlap, 0);
+    return pending.then(() => this.dispatch(t, req, keys, this.overlapOn(t, keys!, req.hints.dpRank), 0));
   }
 
   close(): void {

@@ -19,6 +19,8 @@ export interface Tracked {
   eventsSeen: boolean;
   /** Data-parallel ranks, from the engine's server info (dp_size / data_parallel_size); 0 while unknown. */
   dpSize: number;
+  /** Settles when the first server info answer (or failure) is in; null after. */
+  infoPending: Promise<void> | null;
 }
 
 /** Ranks the router knows a worker has: its reported DP size, or more if its KV events name more. */
@@ -100,7 +102,7 @@ export class WorkerSlots {
   private track(w: Worker): Tracked {
     const slot = this.allocSlot();
     if (!this.o.sharedLoad) this.load.clear(slot);
-    const t: Tracked = { worker: w, slot, ingest: new WorkerKvIngest(this.index, slot, this.o.blockSize, this.o.hashSeed), eventsSeen: false, dpSize: 0 };
+    const t: Tracked = { worker: w, slot, ingest: new WorkerKvIngest(this.index, slot, this.o.blockSize, this.o.hashSeed), eventsSeen: false, dpSize: 0, infoPending: null };
     if (this.o.kvSource) {
       const sink = (events: KvEvent[]) => {
         if (events.length > 0) t.eventsSeen = true;
@@ -113,13 +115,16 @@ export class WorkerSlots {
         log.warn('cannot subscribe to KV events; predicting this worker\'s cache', { worker: w.client.url, error: String(err) });
       }
     }
-    void w.client
+    t.infoPending = w.client
       .serverInfo()
       .then((i) => {
         if (i.maxTotalNumTokens > 0) this.load.set(slot, LoadField.CapacityBlocks, Math.floor(i.maxTotalNumTokens / this.o.blockSize));
         t.dpSize = dpSizeOf(i.serverArgs);
       })
-      .catch(() => {});
+      .catch(() => {})
+      .finally(() => {
+        t.infoPending = null;
+      });
     return t;
   }
 
