@@ -21,6 +21,8 @@ export interface ParsingPlan {
   promptInjectedReasoning: boolean;
   reasoningDisabled: boolean;
   toolsJson?: string;
+  /** PRE.4: the engine was asked for guided tool-call JSON; the parsers read it back. */
+  guided?: { kind: 'required' } | { kind: 'named'; name: string };
 }
 
 /** PRE.1: the skip_special_tokens default when the request leaves it out. */
@@ -33,15 +35,26 @@ export function skipSpecialTokensFor(model: ServedModel, requested: boolean | un
 /**
  * Decide how a request's output is parsed: the tool parser only when the request has tools
  * and tool_choice is not "none" (PRE.5), reasoning unless the request turned it off (PRE.2),
- * starting inside reasoning when the template already opened it (PRE.3). Null: no parsing.
+ * starting inside reasoning when the template already opened it (PRE.3). tool_choice
+ * required / named (PRE.4) read the guided JSON back into calls, with or without a
+ * configured tool parser. Null: no parsing.
  */
 export function planParsing(
   model: ServedModel,
-  opts: { hasTools: boolean; toolChoiceNone: boolean; templateKwargs: string | null; promptIds: Uint32Array; toolsJson?: string },
+  opts: {
+    hasTools: boolean;
+    toolChoiceNone: boolean;
+    templateKwargs: string | null;
+    promptIds: Uint32Array;
+    toolsJson?: string;
+    toolChoice?: { kind: 'none' | 'auto' | 'required' } | { kind: 'named'; name: string };
+  },
 ): ParsingPlan | null {
+  const tc = opts.toolChoice;
+  const guided: ParsingPlan['guided'] = !opts.hasTools || !tc ? undefined : tc.kind === 'named' ? { kind: 'named', name: tc.name } : tc.kind === 'required' ? { kind: 'required' } : undefined;
   const tool = opts.hasTools && !opts.toolChoiceNone ? model.parsers.tool : null;
   const reasoning = model.parsers.reasoning;
-  if (!tool && !reasoning) return null;
+  if (!tool && !reasoning && !guided) return null;
   const kwargs = opts.templateKwargs ? (JSON.parse(opts.templateKwargs) as Record<string, unknown>) : null;
   const effort = typeof kwargs?.reasoning_effort === 'string' ? kwargs.reasoning_effort : null;
   const reasoningDisabled = reasoning ? reasoningDisabledByRequest(reasoning, kwargs, effort) : false;
@@ -52,6 +65,7 @@ export function planParsing(
     reasoningDisabled,
     promptInjectedReasoning: reasoning !== null && !reasoningDisabled && promptInjectedReasoning(reasoning, tail),
     toolsJson: opts.toolsJson,
+    guided,
   };
 }
 
@@ -62,7 +76,14 @@ export async function* parseOutputs(events: AsyncIterable<OutputEvent>, plan: Pa
   }
   const parsers: OutputParser[] = Array.from(
     { length: n },
-    () => new OutputParser(plan.tool, plan.reasoning, { promptInjectedReasoning: plan.promptInjectedReasoning, reasoningDisabled: plan.reasoningDisabled, toolsJson: plan.toolsJson }),
+    () =>
+      new OutputParser(plan.tool, plan.reasoning, {
+        promptInjectedReasoning: plan.promptInjectedReasoning,
+        reasoningDisabled: plan.reasoningDisabled,
+        toolsJson: plan.toolsJson,
+        toolChoice: plan.guided?.kind,
+        namedTool: plan.guided?.kind === 'named' ? plan.guided.name : undefined,
+      }),
   );
   for await (const ev of events) {
     if (ev.kind === 'text') {

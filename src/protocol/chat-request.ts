@@ -9,6 +9,8 @@ import { Fields, FieldTable, type Span } from './fields.js';
 import { readStream } from './stream-options.js';
 import { readNvext, type NvExt } from './nvext.js';
 import { readTools, type ToolChoice } from './tools.js';
+import { toolChoiceConstraint } from './tool-choice-schema.js';
+import type { GenerateConstraint } from '../engine/types.js';
 import { readChatLogprobs, readSampling, withGreedy, SAMPLING_FIELDS, type SamplingOptions } from './sampling.js';
 import { THINKING_FIELDS, templateKwargsWithThinking } from './thinking.js';
 
@@ -70,12 +72,8 @@ export function readChatRequest(body: Buffer, ignoreUnsupported: boolean, header
   if (messages.length === 0) throw ApiError.badRequest('`messages` must not be empty', 'messages');
 
   const { tools, toolChoice, toolNames, parallelToolCalls } = readTools(f);
-  if (toolChoice.kind === 'required' || toolChoice.kind === 'named') {
-    throw new ApiError(400, `\`tool_choice\` ${toolChoice.kind === 'named' ? 'naming a function' : '"required"'} is not supported yet (it needs guided decoding of tool calls)`, {
-      param: 'tool_choice',
-      code: 'unsupported_parameter',
-    });
-  }
+  // PRE.4: required / named ask the engine for guided JSON (the parsers read it back)
+  const toolConstraint = tools ? toolChoiceConstraint(f.raw('tools')!, toolChoice, parallelToolCalls) : undefined;
 
   const { stream, includeUsage, continuousUsage } = readStream(f, ignoreUnsupported);
   const nvext = readNvext(f, header, f.string('cache_salt'));
@@ -98,8 +96,20 @@ export function readChatRequest(body: Buffer, ignoreUnsupported: boolean, header
     templateKwargs,
     useRawPrompt: nvext.useRawPrompt,
     nvext,
-    sampling: { ...withGreedy(readSampling(f, ignoreUnsupported), nvext), ...readChatLogprobs(f) },
+    sampling: withToolConstraint({ ...withGreedy(readSampling(f, ignoreUnsupported), nvext), ...readChatLogprobs(f) }, toolConstraint),
   };
+}
+
+/** tool_choice required / named constrain the output: no other constraint may. */
+function withToolConstraint(sampling: SamplingOptions, c: GenerateConstraint | undefined): SamplingOptions {
+  if (!c) return sampling;
+  if (sampling.constraint) {
+    throw ApiError.badRequest(
+      '`tool_choice` "required" or a named function already constrains the output to tool-call JSON; it cannot be combined with `response_format` or `guided_*`',
+      'tool_choice',
+    );
+  }
+  return { ...sampling, constraint: c };
 }
 
 /**
