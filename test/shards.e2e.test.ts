@@ -95,6 +95,15 @@ test('a worker added, a threshold set or a worker removed through one shard is s
   for (const [shard, r] of await fromBothShards(s.url, '/admin/workers')) {
     assert.deepEqual(r.json.models[0].workers.map((w: { id: number; url: string }) => [w.id, w.url === engine.url]), [[0, false], [1, true]], `shard ${shard} has the new worker`);
   }
+  // Each shard checks the new worker's health itself; on a loaded machine a first check
+  // can fail, and the shard's next poll (2 s) sets it right. Wait until both see it healthy.
+  const healthyOn = new Set<number>();
+  for (let i = 0; i < 400 && healthyOn.size < 2; i++) {
+    const r = await fresh(s.url, '/admin/workers');
+    if (r.json.models[0].workers.find((w: { id: number }) => w.id === 1)?.healthy) healthyOn.add(r.json.shard);
+    else await new Promise((done) => setTimeout(done, 25));
+  }
+  assert.equal(healthyOn.size, 2, 'both shards see worker 1 healthy');
   // Either shard routes to it by id.
   const client = new OpenAI({ baseURL: `${s.url}/v1`, apiKey: 'unused', maxRetries: 0, defaultHeaders: { connection: 'close' } });
   for (let i = 0; i < 8; i++) {
