@@ -54,8 +54,10 @@ test('messages.stream: the block event sequence, and the SDK assembles the same 
   const stream = client.messages.stream(params(OUTPUT) as Anthropic.MessageStreamParams);
   const seq: string[] = [];
   let thinking = '';
-  const json: string[] = [];
+  // Arguments may arrive in several fragments per call: concatenate per block.
+  const json = new Map<number, string>();
   stream.on('streamEvent', (e) => {
+    if (e.type === 'content_block_delta' && e.delta.type === 'input_json_delta') json.set(e.index, (json.get(e.index) ?? '') + e.delta.partial_json);
     if (e.type === 'content_block_start') seq.push(`start:${e.content_block.type}`);
     else if (e.type === 'content_block_delta') {
       const last = seq.at(-1);
@@ -65,7 +67,6 @@ test('messages.stream: the block event sequence, and the SDK assembles the same 
     else seq.push(e.type);
   });
   stream.on('thinking', (delta) => (thinking += delta));
-  stream.on('inputJson', (partial) => json.push(partial));
   const m = await stream.finalMessage();
   assert.deepEqual(seq, [
     'message_start',
@@ -86,7 +87,7 @@ test('messages.stream: the block event sequence, and the SDK assembles the same 
     'message_stop',
   ]);
   assert.equal(thinking, REASONING);
-  assert.deepEqual(json.map((j) => JSON.parse(j)), [{ city: 'Paris', days: 3 }, { city: 'Rome' }]);
+  assert.deepEqual([...json.entries()].map(([i, j]) => [i, JSON.parse(j)]), [[2, { city: 'Paris', days: 3 }], [3, { city: 'Rome' }]]);
   assert.deepEqual(shape(m.content), EXPECTED);
   assert.equal(m.stop_reason, 'tool_use');
 });
@@ -118,6 +119,26 @@ test('tool_choice auto with disable_parallel_tool_use is accepted', async () => 
   assert.equal(m.stop_reason, 'tool_use');
 });
 
+test('tool_choice any: the guided JSON array the engine returns becomes tool_use blocks', async () => {
+  const json = '[{"name": "get_weather", "parameters": {"city": "Paris", "days": 3}}, {"name": "get_weather", "parameters": {"city": "Rome"}}]';
+  const m = await client.messages.create(params(json, { tool_choice: { type: 'any' } }));
+  assert.deepEqual(shape(m.content), [
+    { type: 'tool_use', name: 'get_weather', input: { city: 'Paris', days: 3 } },
+    { type: 'tool_use', name: 'get_weather', input: { city: 'Rome' } },
+  ]);
+  assert.equal(m.stop_reason, 'tool_use');
+});
+
+test('tool_choice tool (streamed): the guided arguments object becomes one tool_use block', async () => {
+  const stream = client.messages.stream(params('{"city": "Oslo", "days": 2}', { tool_choice: { type: 'tool', name: 'get_weather' } }) as Anthropic.MessageStreamParams);
+  const json: string[] = [];
+  stream.on('inputJson', (partial) => json.push(partial));
+  const m = await stream.finalMessage();
+  assert.deepEqual(shape(m.content), [{ type: 'tool_use', name: 'get_weather', input: { city: 'Oslo', days: 2 } }]);
+  assert.deepEqual(JSON.parse(json.join('')), { city: 'Oslo', days: 2 });
+  assert.equal(m.stop_reason, 'tool_use');
+});
+
 test('an empty output is one empty text block', async () => {
   const m = await client.messages.create(params('<think></think>', {}));
   // An empty reasoning region yields no thinking block; Anthropic messages always carry a block.
@@ -131,8 +152,6 @@ async function raw(body: unknown): Promise<{ status: number; json: { type: strin
 
 const BASE = { model: 'm', max_tokens: 5, messages: [{ role: 'user', content: 'x' }], tools: TOOLS };
 const BAD: [string, unknown, RegExp][] = [
-  ['tool_choice any', { ...BASE, tool_choice: { type: 'any' } }, /tool_choice: "any" is not supported yet/],
-  ['tool_choice tool', { ...BASE, tool_choice: { type: 'tool', name: 'get_weather' } }, /tool_choice: "tool" is not supported yet/],
   ['tool_choice tool naming an unknown tool', { ...BASE, tool_choice: { type: 'tool', name: 'nope' } }, /tool_choice.name: `nope` is not in `tools`/],
   ['tool_choice tool without a name', { ...BASE, tool_choice: { type: 'tool' } }, /tool_choice.name: Field required/],
   ['tool_choice any without tools', { ...BASE, tools: undefined, tool_choice: { type: 'any' } }, /"any" needs at least one tool/],

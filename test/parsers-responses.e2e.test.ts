@@ -129,6 +129,21 @@ test('tool_choice none: no function_call items, the markup stays text', async ()
   assert.equal(r.tool_choice, 'none', 'echoed back');
 });
 
+test('tool_choice required: the guided JSON array becomes function_call items (streamed)', async () => {
+  const json = '[{"name": "get_weather", "parameters": {"city": "Paris", "days": 3}}, {"name": "get_weather", "parameters": {"city": "Rome"}}]';
+  const r = await client.responses.stream(params(json, { tool_choice: 'required' }) as unknown as OpenAI.Responses.ResponseCreateParamsStreaming).finalResponse();
+  assert.deepEqual(shape(r.output), [
+    { type: 'function_call', name: 'get_weather', arguments: { city: 'Paris', days: 3 }, status: 'completed' },
+    { type: 'function_call', name: 'get_weather', arguments: { city: 'Rome' }, status: 'completed' },
+  ]);
+  assert.equal(r.tool_choice, 'required');
+});
+
+test('tool_choice naming a function: the guided arguments object becomes one function_call item', async () => {
+  const r = await client.responses.create(params('{"city": "Oslo"}', { tool_choice: { type: 'function', name: 'get_weather' } }));
+  assert.deepEqual(shape(r.output), [{ type: 'function_call', name: 'get_weather', arguments: { city: 'Oslo' }, status: 'completed' }]);
+});
+
 test('without tools, tool markup stays text', async () => {
   const r = await client.responses.create({ ...params('a <tool_call>{}</tool_call> b'), tools: undefined });
   assert.equal(r.output_text, 'a <tool_call>{}</tool_call> b');
@@ -167,8 +182,7 @@ async function raw(body: unknown): Promise<{ status: number; json: { error: { me
 
 const BASE = { model: 'm', input: 'x', tools: TOOLS };
 const BAD: [string, unknown, string | null, RegExp][] = [
-  ['tool_choice required', { ...BASE, tool_choice: 'required' }, 'unsupported_parameter', /`tool_choice` "required" is not supported yet/],
-  ['tool_choice naming a function', { ...BASE, tool_choice: { type: 'function', name: 'get_weather' } }, 'unsupported_parameter', /naming a function is not supported yet/],
+  ['tool_choice required with a text.format schema', { ...BASE, tool_choice: 'required', text: { format: { type: 'json_object' } } }, null, /cannot be combined with a `text.format` schema/],
   ['tool_choice naming an unknown function', { ...BASE, tool_choice: { type: 'function', name: 'nope' } }, null, /names the function `nope`, which is not in `tools`/],
   ['tool_choice required without tools', { model: 'm', input: 'x', tool_choice: 'required' }, null, /needs at least one tool/],
   ['tool_choice unknown string', { ...BASE, tool_choice: 'sometimes' }, null, /`tool_choice` must be "none", "auto", "required"/],

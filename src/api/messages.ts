@@ -29,7 +29,7 @@ export function messages(ctx: AppContext) {
     const prompt = req.nvext.useRawPrompt ? { ...req.prompt, useRawPrompt: true } : req.prompt;
     const promptIds = await tokenizeChat(model, prompt.body, prompt);
     const maxTokens = completionBudget(model, promptIds.length, req.maxTokens);
-    const gen = generate(model, promptIds, { n: 1, maxTokens, temperature: req.temperature, topP: req.topP, topK: req.topK }, ex.requestId, ex.signal, route);
+    const gen = generate(model, promptIds, { n: 1, maxTokens, temperature: req.temperature, topP: req.topP, topK: req.topK, constraint: req.constraint }, ex.requestId, ex.signal, route);
     const decoded = decodeOutputs(model, gen, { n: 1, skipSpecialTokens: skipSpecialTokensFor(model, undefined), arrived, maxTokens, stop: req.stopSequences });
     const tools = req.prompt.tools;
     const plan = planParsing(model, {
@@ -38,6 +38,7 @@ export function messages(ctx: AppContext) {
       templateKwargs: req.prompt.templateKwargs,
       promptIds,
       toolsJson: tools ? req.prompt.body.toString('utf8', tools.start, tools.end) : undefined,
+      toolChoice: req.toolChoice,
     });
     const outputs = parseOutputs(decoded, plan, 1);
     const id = `msg_${randomUUID().replaceAll('-', '')}`;

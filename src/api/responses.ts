@@ -36,6 +36,7 @@ export function responses(ctx: AppContext) {
       templateKwargs: req.prompt.templateKwargs,
       promptIds,
       toolsJson: tools ? req.prompt.body.toString('utf8', tools.start, tools.end) : undefined,
+      toolChoice: req.toolMode,
     });
     const outputs = parseOutputs(decoded, plan, 1);
     const hex = randomUUID().replaceAll('-', '');

@@ -13,6 +13,8 @@ import { readNvext, type NvExt } from './nvext.js';
 import type { ToolChoice } from './tools.js';
 import { readAnthropicToolChoice } from './anthropic-tool-choice.js';
 import { templateKwargsWithThinking } from './thinking.js';
+import { toolChoiceConstraint } from './tool-choice-schema.js';
+import type { GenerateConstraint } from '../engine/types.js';
 
 const MESSAGES_FIELDS = ['model', 'messages', 'system', 'max_tokens', 'stop_sequences', 'stream', 'temperature', 'top_p', 'top_k', 'tools', 'tool_choice', 'thinking', 'metadata', 'nvext'] as const;
 const COUNT_FIELDS = ['model', 'messages', 'system', 'tools', 'thinking'] as const;
@@ -31,8 +33,10 @@ export interface AnthropicRequest {
   topP?: number;
   topK?: number;
   stopSequences: string[];
-  /** tool_choice mapped onto the chat pipeline's choices (any/tool refused for now). */
+  /** tool_choice mapped onto the chat pipeline's choices (any → required, tool → named). */
   toolChoice: ToolChoice;
+  /** any / tool: the guided tool-call JSON the engine is asked for (PRE.4). */
+  constraint?: GenerateConstraint;
   /** Routing extensions (nvext and the routing headers), as on the OpenAI endpoints. */
   nvext: NvExt;
 }
@@ -71,7 +75,8 @@ export function readAnthropicRequest(body: Buffer, ignoreUnsupported: boolean, h
   }
   const prompt = reshape(f, body);
   const toolNames = prompt.tools ? (JSON.parse(prompt.body.toString('utf8', prompt.tools.start, prompt.tools.end)) as { function: { name: string } }[]).map((t) => t.function.name) : [];
-  const toolChoice = readAnthropicToolChoice(f.given('tool_choice') ? (JSON.parse(f.raw('tool_choice')!) as Json) : undefined, toolNames);
+  const { choice: toolChoice, parallel } = readAnthropicToolChoice(f.given('tool_choice') ? (JSON.parse(f.raw('tool_choice')!) as Json) : undefined, toolNames);
+  const constraint = prompt.tools ? toolChoiceConstraint(prompt.body.toString('utf8', prompt.tools.start, prompt.tools.end), toolChoice, parallel) : undefined;
   return {
     model,
     prompt,
@@ -82,6 +87,7 @@ export function readAnthropicRequest(body: Buffer, ignoreUnsupported: boolean, h
     topK,
     stopSequences,
     toolChoice,
+    constraint,
     nvext: readNvext(f, header, undefined),
   };
 }

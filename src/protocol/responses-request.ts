@@ -13,6 +13,7 @@ import { templateBody, type TemplateBody } from './template-body.js';
 import { readNvext, type NvExt } from './nvext.js';
 import type { ToolChoice } from './tools.js';
 import { readResponsesToolChoice } from './responses-tool-choice.js';
+import { toolChoiceConstraint } from './tool-choice-schema.js';
 import { readResponsesReasoning, readResponsesText } from './responses-format.js';
 import type { GenerateConstraint } from '../engine/types.js';
 
@@ -55,7 +56,7 @@ export interface ResponsesRequest {
   metadata: Record<string, unknown>;
   /** Routing extensions (nvext and the routing headers), as on chat completions. */
   nvext: NvExt;
-  /** text.format as a constraint (json_object / json_schema). */
+  /** text.format as a constraint (json_object / json_schema), or tool_choice required / named as guided tool-call JSON. */
   constraint?: GenerateConstraint;
   /** `text` and `reasoning` as the response object echoes them. */
   text: { format: Record<string, unknown> };
@@ -107,13 +108,16 @@ export function readResponsesRequest(body: Buffer, ignoreUnsupported: boolean, h
   });
   const toolChoice = f.given('tool_choice') ? (JSON.parse(f.raw('tool_choice')!) as Json) : 'auto';
   const toolMode = readResponsesToolChoice(toolChoice, chatTools.map((t) => t.function.name as string));
+  const parallelToolCalls = f.boolean('parallel_tool_calls') ?? true;
+  // PRE.4: required / named ask the engine for guided tool-call JSON (the parsers read it back).
+  const toolConstraint = chatTools.length > 0 ? toolChoiceConstraint(JSON.stringify(chatTools), toolMode, parallelToolCalls) : undefined;
   const text = readResponsesText(f.given('text') ? (JSON.parse(f.raw('text')!) as Json) : undefined);
   const reasoning = readResponsesReasoning(f.given('reasoning') ? (JSON.parse(f.raw('reasoning')!) as Json) : undefined);
   return {
     model,
     // reasoning.effort reaches the template as on chat completions (reasoning_effort).
     prompt: templateBody(messages, chatTools, reasoning.effort === null ? null : JSON.stringify({ reasoning_effort: reasoning.effort })),
-    constraint: text.constraint,
+    constraint: oneConstraint(text.constraint, toolConstraint),
     text: text.echo,
     reasoning,
     instructions,
@@ -124,10 +128,16 @@ export function readResponsesRequest(body: Buffer, ignoreUnsupported: boolean, h
     tools,
     toolChoice,
     toolMode,
-    parallelToolCalls: f.boolean('parallel_tool_calls') ?? true,
+    parallelToolCalls,
     metadata: f.object('metadata') ? (JSON.parse(f.raw('metadata')!) as Record<string, unknown>) : {},
     nvext: readNvext(f, header, undefined),
   };
+}
+
+/** tool_choice required / named already constrain the output: text.format may not too. */
+function oneConstraint(format: GenerateConstraint | undefined, tool: GenerateConstraint | undefined): GenerateConstraint | undefined {
+  if (format && tool) throw bad('`tool_choice` "required" or a named function already constrains the output to tool-call JSON; it cannot be combined with a `text.format` schema', 'tool_choice');
+  return tool ?? format;
 }
 
 const ROLES = new Set(['user', 'assistant', 'system', 'developer']);
