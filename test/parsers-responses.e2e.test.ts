@@ -7,6 +7,9 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
 import { startPortico, QWEN3, type Proc } from './helpers/portico.js';
+import { Model } from '../src/native/core.js';
+
+const tok = Model.load(QWEN3);
 
 let server: Proc;
 let client: OpenAI;
@@ -53,6 +56,7 @@ test('reasoning, message and parallel function_call items (non-streaming)', asyn
   assert.ok(calls.every((c) => /^fc_/.test(c.id!) && /^call_/.test(c.call_id)));
   assert.equal(new Set(calls.map((c) => c.call_id)).size, 2, 'distinct call ids');
   assert.equal(new Set(r.output.map((i) => i.id)).size, 4, 'distinct item ids');
+  assert.equal(r.usage!.output_tokens_details.reasoning_tokens, tok.encode(REASONING, false).length, 'the reasoning text in tokens');
 });
 
 test('responses.stream: the item events in order, and the SDK assembles the same items', async () => {
@@ -98,6 +102,7 @@ test('responses.stream: the item events in order, and the SDK assembles the same
   assert.deepEqual(JSON.parse(argDeltas.at(-1)!), { city: 'Rome' }, 'the SDK snapshot of the last call');
   assert.deepEqual(shape(r.output), EXPECTED);
   assert.equal(r.status, 'completed');
+  assert.equal(r.usage!.output_tokens_details.reasoning_tokens, tok.encode(REASONING, false).length);
 });
 
 test('raw stream: sequence numbers count up and every item event names its item and index', async () => {
@@ -127,6 +132,7 @@ test('tool_choice none: no function_call items, the markup stays text', async ()
   const r = await client.responses.create(params(text, { tool_choice: 'none' }));
   assert.deepEqual(shape(r.output), [{ type: 'message', status: 'completed', text }]);
   assert.equal(r.tool_choice, 'none', 'echoed back');
+  assert.equal(r.usage!.output_tokens_details.reasoning_tokens, 0);
 });
 
 test('tool_choice required: the guided JSON array becomes function_call items (streamed)', async () => {

@@ -10,6 +10,7 @@ import { generate } from '../pipeline/generate.js';
 import { decodeOutputs } from '../pipeline/outputs.js';
 import { parseOutputs, planParsing, skipSpecialTokensFor, type ParsedEvent } from '../pipeline/parse-outputs.js';
 import { ResponseOutput } from '../protocol/responses-output.js';
+import type { ServedModel } from '../pipeline/served-model.js';
 import { modelFor, type AppContext } from './context.js';
 import type { Exchange } from './exchange.js';
 import { streamEvents } from './sse.js';
@@ -41,7 +42,7 @@ export function responses(ctx: AppContext) {
     const outputs = parseOutputs(decoded, plan, 1);
     const hex = randomUUID().replaceAll('-', '');
     const state: ResponseState = { id: `resp_${hex}`, hex, createdAt: Math.floor(Date.now() / 1000), req };
-    const reply = req.stream ? await streamResponse(ex, state, outputs) : await unaryResponse(ex, state, outputs);
+    const reply = req.stream ? await streamResponse(ex, model, state, outputs) : await unaryResponse(ex, model, state, outputs);
     if (req.nvext.agentHints.speculativePrefill && !ex.signal.aborted) speculativePrefill(model, req.prompt.body, req.prompt, reply, route, ex.requestId);
   };
 }
@@ -55,12 +56,23 @@ function addEvent(o: ResponseOutput, ev: ParsedEvent): string {
   return '';
 }
 
+/**
+ * usage.output_tokens_details.reasoning_tokens: the reasoning text re-encoded with the
+ * model's tokenizer (the parsers see text, not token ids; a token split across the
+ * reasoning boundary may be counted on either side).
+ */
+function reasoningTokens(model: ServedModel, o: ResponseOutput): number {
+  let text = '';
+  for (const i of o.output) if (i.type === 'reasoning') text += i.content[0].text;
+  return text === '' ? 0 : model.native.encode(text, false).length;
+}
+
 function replyText(o: ResponseOutput): string {
   return o.output.map((i) => (i.type === 'message' ? i.content[0].text : '')).join('');
 }
 
 /** Answers with one response object; returns its text. */
-async function unaryResponse(ex: Exchange, s: ResponseState, outputs: AsyncIterable<ParsedEvent>): Promise<string> {
+async function unaryResponse(ex: Exchange, model: ServedModel, s: ResponseState, outputs: AsyncIterable<ParsedEvent>): Promise<string> {
   const o = new ResponseOutput(s.hex, null);
   let finish = 'stop';
   for await (const ev of outputs) {
@@ -68,14 +80,14 @@ async function unaryResponse(ex: Exchange, s: ResponseState, outputs: AsyncItera
     else if (ev.kind === 'end') {
       o.finish(finish === 'length');
       const u = ev.usage;
-      ex.sendJson(200, JSON.stringify(responseObject(s, o.output, finish, responsesUsage(u.promptTokens, u.completionTokens, u.cachedTokens))));
+      ex.sendJson(200, JSON.stringify(responseObject(s, o.output, finish, responsesUsage(u.promptTokens, u.completionTokens, u.cachedTokens, reasoningTokens(model, o)))));
     } else addEvent(o, ev);
   }
   return replyText(o);
 }
 
 /** Streams the response events; returns the text. */
-async function streamResponse(ex: Exchange, s: ResponseState, outputs: AsyncIterable<ParsedEvent>): Promise<string> {
+async function streamResponse(ex: Exchange, model: ServedModel, s: ResponseState, outputs: AsyncIterable<ParsedEvent>): Promise<string> {
   const w = new ResponsesStreamWriter(s);
   const o = new ResponseOutput(s.hex, w);
   let finish = 'stop';
@@ -88,7 +100,8 @@ async function streamResponse(ex: Exchange, s: ResponseState, outputs: AsyncIter
       }
       if (ev.kind === 'end') {
         const u = ev.usage;
-        return o.finish(finish === 'length') + w.end(finish, responsesUsage(u.promptTokens, u.completionTokens, u.cachedTokens), o.output);
+        const closing = o.finish(finish === 'length');
+        return closing + w.end(finish, responsesUsage(u.promptTokens, u.completionTokens, u.cachedTokens, reasoningTokens(model, o)), o.output);
       }
       return addEvent(o, ev);
     },

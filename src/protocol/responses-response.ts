@@ -15,12 +15,13 @@ export interface ResponsesUsage {
   total_tokens: number;
 }
 
-export function responsesUsage(input: number, output: number, cached: number): ResponsesUsage {
+/** `reasoning`: output tokens spent on reasoning (see reasoningTokens in api/responses.ts). */
+export function responsesUsage(input: number, output: number, cached: number, reasoning = 0): ResponsesUsage {
   return {
     input_tokens: input,
     input_tokens_details: { cached_tokens: cached },
     output_tokens: output,
-    output_tokens_details: { reasoning_tokens: 0 },
+    output_tokens_details: { reasoning_tokens: Math.min(reasoning, output) },
     total_tokens: input + output,
   };
 }
