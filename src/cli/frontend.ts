@@ -41,6 +41,8 @@ export interface SharedRouterState {
   load: SharedArrayBuffer;
   /** One Int32. */
   queueDepth: SharedArrayBuffer;
+  /** Session pins (router/shared-session-affinity.ts). */
+  sessions: SharedArrayBuffer;
 }
 
 /** What a shard shares with the others (absent when serving alone). */
@@ -65,7 +67,7 @@ export async function startFrontend(o: ServeOptions, workerUrls: string[], nativ
   const metrics = new FrontendMetrics(o.metricsPrefix, shard?.link.id);
   const model = new ServedModel(name, native, pool, modelStats(metrics, name), { tool: o.toolCallParser ?? null, reasoning: o.reasoningParser ?? null });
   const queued = metrics.queued.labels(name);
-  const router = new ModelRouter(pool, o.router, { onQueueLength: (n) => queued.set(n), loadBuffer: shard?.models[0]!.load, queueDepth: shard ? new Int32Array(shard.models[0]!.queueDepth) : undefined });
+  const router = new ModelRouter(pool, o.router, { onQueueLength: (n) => queued.set(n), loadBuffer: shard?.models[0]!.load, queueDepth: shard ? new Int32Array(shard.models[0]!.queueDepth) : undefined, sessionTable: shard?.models[0]!.sessions });
   attachRouter(pool, router);
   const lifecycle = { draining: false };
   const ctx: AppContext = { models: new Map([[name, model]]), ignoreUnsupportedFields: ignoreUnsupportedFields(), lifecycle, metrics, control: shard?.control, shards: shard?.link };

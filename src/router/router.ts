@@ -15,6 +15,7 @@ import { PredictedBlocks } from './predicted.js';
 import { InflightBlocks } from './inflight.js';
 import { PendingQueue, policyKey, type Queued } from './queue.js';
 import { SessionAffinity } from './session-affinity.js';
+import { SharedSessionAffinity } from './shared-session-affinity.js';
 import { isBusy, type BusyThresholds } from './thresholds.js';
 import type { Dispatch, RouteRequest, Router } from './types.js';
 import { NoWorkerError, type WorkerPool } from './worker-pool.js';
@@ -33,6 +34,8 @@ export interface RouterDeps {
    * requests (and their order); this counts them.
    */
   queueDepth?: Int32Array;
+  /** Session pins shared with other shards (SharedSessionAffinity.buffer()). */
+  sessionTable?: SharedArrayBuffer;
   rand?: () => number;
   now?: () => number;
 }
@@ -54,7 +57,7 @@ export class ModelRouter implements Router {
   readonly inflight: InflightBlocks;
   readonly slots: WorkerSlots;
   readonly thresholds: BusyThresholds;
-  private readonly affinity: SessionAffinity | null;
+  private readonly affinity: SessionAffinity | SharedSessionAffinity | null;
   private readonly queue = new PendingQueue<Waiting>();
   /** Per holder (worker slot × DP rank): the last match's overlap. */
   private readonly overlap: Uint32Array;
@@ -85,7 +88,8 @@ export class ModelRouter implements Router {
     this.rankInflight = new Int32Array(o.maxWorkers * MAX_DP_RANKS);
     this.rankTurn = new Uint32Array(o.maxWorkers);
     this.costs = new Float64Array(o.maxWorkers);
-    this.affinity = o.sessionAffinityTtlSecs > 0 ? new SessionAffinity(o.sessionAffinityTtlSecs * 1000, this.now) : null;
+    const ttl = o.sessionAffinityTtlSecs * 1000;
+    this.affinity = ttl <= 0 ? null : deps.sessionTable ? new SharedSessionAffinity(deps.sessionTable, ttl) : new SessionAffinity(ttl, this.now);
     this.thresholds = {
       queueThreshold: o.queueThreshold,
       maxBatchedTokens: o.maxBatchedTokens,

@@ -16,6 +16,7 @@ import type { Running, ServeOptions } from '../cli/serve.js';
 import type { ControlChange, ControlReply } from '../api/control.js';
 import type { FamilySnapshot } from '../metrics/snapshot.js';
 import { LoadTable } from '../router/load-table.js';
+import { SharedSessionAffinity } from '../router/shared-session-affinity.js';
 import { DEFAULT_ROUTER_OPTIONS } from '../router/options.js';
 import type { ShardData, ToMain, ToShard } from './messages.js';
 
@@ -84,7 +85,7 @@ export async function serveSharded(o: ServeOptions): Promise<Running> {
   const count = o.shards!;
   const mocks = await startMocks(o);
   const maxWorkers = o.router?.maxWorkers ?? DEFAULT_ROUTER_OPTIONS.maxWorkers;
-  const models = [{ load: new LoadTable(maxWorkers).buffer, queueDepth: new SharedArrayBuffer(4) }];
+  const models = [{ load: new LoadTable(maxWorkers).buffer, queueDepth: new SharedArrayBuffer(4), sessions: SharedSessionAffinity.buffer() }];
   const base: ServeOptions = { ...o, workers: [...o.workers, ...mocks.urls], mock: undefined, mockWorkers: 0, shards: 1 };
   const shards: Shard[] = [];
   let closing: Promise<void> | null = null;
