@@ -103,6 +103,19 @@ console.log(`| no parsers (binding round trip) | ${perToken(null, null).toFixed(
 console.log(`| hermes, content | ${perToken('hermes', null).toFixed(0)} |`);
 console.log(`| qwen3_coder, content | ${perToken('qwen3_coder', null).toFixed(0)} |`);
 console.log(`| qwen3 + hermes, inside reasoning (array result) | ${perToken('hermes', 'qwen3').toFixed(0)} |`);
+// Inside a streamed tool call's arguments: every push returns an arguments fragment
+// (array result). The pieces include `}` / `]` of nested values.
+const ARG_PIECES = [' "k', 'ey"', ': ', '[1', ', {"', 'a": ', '2.5', '}], ', '"s": "', 'some', ' text', '", '];
+function perArgToken(tool: string | null, prefix: string, opts?: ConstructorParameters<typeof OutputParser>[2]): string {
+  const p = new OutputParser(tool, null, opts);
+  p.pushRaw(prefix);
+  const t0 = process.hrtime.bigint();
+  for (let i = 0; i < N; i++) p.pushRaw(ARG_PIECES[i % ARG_PIECES.length]);
+  return (Number(process.hrtime.bigint() - t0) / N).toFixed(0);
+}
+console.log(`| hermes, inside streamed arguments (array result) | ${perArgToken('hermes', '<tool_call>\n{"name": "f", "arguments": {')} |`);
+console.log(`| kimi_k2, inside streamed arguments | ${perArgToken('kimi_k2', '<|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{')} |`);
+console.log(`| tool_choice required, inside streamed arguments | ${perArgToken(null, '[{"name": "f", "parameters": {', { toolChoice: 'required' })} |`);
 console.log(`| harmony + gpt_oss, final channel content | ${(() => {
   const p = new OutputParser('harmony', 'gpt_oss');
   p.pushRaw('<|channel|>final<|message|>');

@@ -322,6 +322,19 @@ impl ToolEngine {
         }
         loop {
             if let Some(marker) = self.region {
+                if self.stream.as_ref().is_some_and(|s| s.in_args()) {
+                    // streaming arguments: read on; the region cannot end inside them, so
+                    // no rescan for its end (keeps long arguments linear)
+                    self.advance_stream(marker, self.buf.len(), sink);
+                    if self.stream.as_ref().is_some_and(|s| s.in_args()) {
+                        if eof {
+                            let n = self.buf.len();
+                            self.close_region(n, marker, true, sink);
+                            continue;
+                        }
+                        return;
+                    }
+                }
                 let end = match &self.mode {
                     Mode::Format(f) => f.region_end(&self.buf, marker),
                     Mode::Named { .. } => RegionEnd::NeedMore,

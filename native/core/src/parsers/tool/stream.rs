@@ -102,6 +102,12 @@ impl RegionStream {
         RegionStream { st: St::Head, pos: 0, names: &[], args: &[], committed: false }
     }
 
+    /// Inside a call's arguments: the region cannot have ended (an end marker or the closing
+    /// bracket of the region comes after the arguments close), so its end need not be searched.
+    pub fn in_args(&self) -> bool {
+        matches!(self.st, St::Args { .. })
+    }
+
     /// Reads `region` (the region's bytes so far, from its start) past what was read before.
     pub fn advance(&mut self, head: &dyn Fn(&str) -> Head, region: &str, out: &mut Out) {
         let b = region.as_bytes();
