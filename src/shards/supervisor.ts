@@ -100,9 +100,11 @@ export async function serveSharded(o: ServeOptions): Promise<Running> {
           const replies = await Promise.all(shards.map((x) => x.ask({ t: 'apply', change: m.change })));
           const own = replies[s.id] as Extract<ToMain, { t: 'applied' }> | null;
           const reply: ControlReply = own?.reply ?? { ok: false, status: 503, message: 'the server is shutting down', type: 'service_unavailable', code: 'shutting_down', param: null };
+          // Outcomes (not bodies: a new worker's first health check may differ) must agree.
           for (const r of replies) {
-            if (r && JSON.stringify((r as Extract<ToMain, { t: 'applied' }>).reply) !== JSON.stringify(reply)) {
-              log.warn('shards disagree on a control change', { change: m.change, shard: s.id });
+            const other = (r as Extract<ToMain, { t: 'applied' }> | null)?.reply;
+            if (other && (other.ok !== reply.ok || other.status !== reply.status)) {
+              log.warn('shards disagree on a control change', { change: m.change, shard: s.id, status: reply.status, other: other.status });
               break;
             }
           }
