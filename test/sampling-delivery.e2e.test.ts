@@ -136,6 +136,14 @@ const ROWS: Row[] = [
   { field: 'logprobs false (chat)', body: { logprobs: false }, sglang: { return_logprob: undefined }, vllm: { 'sampling_params.logprobs': undefined } },
   { field: 'logprobs (completions)', endpoint: 'completions', body: { logprobs: 2 }, sglang: { return_logprob: true, top_logprobs_num: 2 }, vllm: { 'sampling_params.logprobs': 2 } },
   { field: 'logprobs 0 (completions)', endpoint: 'completions', body: { logprobs: 0 }, sglang: { return_logprob: true, top_logprobs_num: undefined }, vllm: { 'sampling_params.logprobs': 0 } },
+  {
+    field: 'echo + logprobs asks for prompt logprobs (completions)',
+    endpoint: 'completions',
+    body: { logprobs: 2, echo: true },
+    sglang: { return_logprob: true, top_logprobs_num: 2, logprob_start_len: undefined },
+    vllm: { 'sampling_params.logprobs': 2, 'sampling_params.prompt_logprobs': 2 },
+  },
+  { field: 'logprobs without echo asks for no prompt logprobs (completions)', endpoint: 'completions', body: { logprobs: 2 }, sglang: { logprob_start_len: -1 }, vllm: { 'sampling_params.prompt_logprobs': undefined } },
   { field: 'logit_bias (completions)', endpoint: 'completions', body: { logit_bias: { '5': 1 } }, sglang: { 'sampling_params.logit_bias': { '5': 1 } }, vllm: { 'sampling_params.logit_bias': { '5': 1 } } },
   { field: 'guided_regex (completions)', endpoint: 'completions', body: { guided_regex: '\\d+' }, sglang: { 'sampling_params.regex': '\\d+' }, vllm: { 'sampling_params.regex': '\\d+' } },
   { field: 'temperature (completions)', endpoint: 'completions', body: { temperature: 1.5 }, sglang: { 'sampling_params.temperature': 1.5 }, vllm: { 'sampling_params.temperature': 1.5 } },
@@ -221,13 +229,28 @@ test('chat logprobs, streamed: each delta carries the logprobs of its own tokens
 test('completions logprobs: tokens, token_logprobs, top_logprobs (sampled token included), text_offset after the echo', async () => {
   for (const protocol of PROTOCOLS) {
     const client = clients.get(protocol)!;
-    const r = await client.completions.create({ model: MODEL, prompt: 'hello world', max_tokens: 5, logprobs: 1, echo: true });
+    const r = await client.completions.create({ model: MODEL, prompt: 'hello world', max_tokens: 5, logprobs: 1 });
     const lp = r.choices[0].logprobs!;
-    assert.equal(r.choices[0].text, 'hello worldhello world');
+    assert.equal(r.choices[0].text, 'hello world');
     assert.deepEqual(lp.tokens, ['hello', ' world']);
-    assert.deepEqual(lp.text_offset, [11, 16]);
+    assert.deepEqual(lp.text_offset, [0, 5]);
     assert.equal(lp.token_logprobs![0], f32(mockLogprob(14990)));
     assert.deepEqual(Object.keys(lp.top_logprobs![0]), ['hello']);
+
+    // echo: the echoed prompt's tokens come first (the first has no logprob), offsets run on.
+    const e = await client.completions.create({ model: MODEL, prompt: 'hello world', max_tokens: 5, logprobs: 1, echo: true });
+    const elp = e.choices[0].logprobs!;
+    assert.equal(e.choices[0].text, 'hello worldhello world');
+    assert.deepEqual(elp.tokens, ['hello', ' world', 'hello', ' world']);
+    assert.deepEqual(elp.text_offset, [0, 5, 11, 16]);
+    assert.deepEqual(elp.token_logprobs, [null, f32(mockLogprob(1879)), f32(mockLogprob(14990)), f32(mockLogprob(1879))]);
+    assert.equal(elp.top_logprobs![0], null);
+    assert.deepEqual(elp.top_logprobs![1], { ' world': f32(mockLogprob(1879)) });
+
+    const es = await client.completions.create({ model: MODEL, prompt: 'hello world', max_tokens: 5, logprobs: 0, echo: true, stream: true });
+    const echoed: string[] = [];
+    for await (const chunk of es) echoed.push(...(chunk.choices[0]?.logprobs?.tokens ?? []));
+    assert.deepEqual(echoed, ['hello', ' world', 'hello', ' world'], 'streamed: the prompt part comes with the first delta');
 
     const s = await client.completions.create({ model: MODEL, prompt: 'hello world', max_tokens: 5, logprobs: 0, stream: true });
     const streamed: string[] = [];

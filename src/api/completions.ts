@@ -32,7 +32,9 @@ export function completions(ctx: AppContext) {
     const budgets = prompts.map((ids) => completionBudget(model, ids.length, req.sampling.maxTokens));
     // best_of > n: generate best_of candidates per prompt, with logprobs to rank them by.
     const perPrompt = req.bestOf;
-    const sampling = perPrompt > req.sampling.n ? { ...req.sampling, n: perPrompt, logprobs: true, topLogprobs: req.sampling.topLogprobs ?? 0 } : req.sampling;
+    const ranked = perPrompt > req.sampling.n ? { ...req.sampling, n: perPrompt, logprobs: true, topLogprobs: req.sampling.topLogprobs ?? 0 } : req.sampling;
+    // echo with logprobs: the echoed prompt gets its logprobs too, as vLLM gives them.
+    const sampling = req.echo && req.sampling.logprobs ? { ...ranked, promptLogprobs: req.sampling.topLogprobs ?? 0 } : ranked;
     const taps: LogprobTap[] = [];
     const streams = prompts.map((ids, i) => {
       const gen = generate(model, ids, { ...sampling, maxTokens: budgets[i] }, prompts.length > 1 ? `${ex.requestId}-${i}` : ex.requestId, ex.signal, route);
@@ -41,7 +43,7 @@ export function completions(ctx: AppContext) {
     });
     const outputs = mergeOutputs(streams, perPrompt);
     const echoes = req.echo ? prompts.map((ids) => model.native.decode(ids, req.skipSpecialTokens)) : null;
-    const logprobs = sampling.logprobs ? completionLogprobsOf(model, req, taps, echoes, perPrompt) : null;
+    const logprobs = sampling.logprobs ? completionLogprobsOf(model, req, taps, echoes, perPrompt, prompts) : null;
     const id = `cmpl-${randomUUID().replaceAll('-', '')}`;
     const created = Math.floor(Date.now() / 1000);
     const reply = req.stream ? await streamCompletion(ex, req, outputs, echoes, id, created, logprobs) : await unaryCompletion(ex, req, outputs, echoes, id, created, logprobs);
@@ -62,13 +64,23 @@ function promptIds(model: ServedModel, p: Prompt, addSpecialTokens: boolean): Ui
 /** Logprobs of a merged choice since its last delta (null when there are none). */
 type LogprobSource = (merged: number) => CompletionLogprobs | null;
 
-function completionLogprobsOf(model: ServedModel, req: CompletionRequest, taps: LogprobTap[], echoes: string[] | null, n: number): LogprobSource {
+function completionLogprobsOf(model: ServedModel, req: CompletionRequest, taps: LogprobTap[], echoes: string[] | null, n: number, prompts: Uint32Array[]): LogprobSource {
   const name = tokenNamer((t) => model.native.decode(Uint32Array.of(t), false), req.sampling.returnTokensAsTokenIds ?? false, model);
+  const k = req.sampling.topLogprobs ?? 0;
   // Offsets count from the start of each choice's text, echoed prompt included.
   const offsets = Array.from({ length: req.prompts.length * n }, (_, i) => ({ at: echoes ? [...echoes[Math.floor(i / n)]].length : 0 }));
   return (merged) => {
-    const list = taps[Math.floor(merged / n)].take(merged % n);
-    return list.length ? completionLogprobs(list, name, req.sampling.topLogprobs ?? 0, offsets[merged]) : null;
+    const p = Math.floor(merged / n);
+    const tap = taps[p];
+    const list = tap.take(merged % n);
+    // The echoed prompt's entries come first, with their own offsets from 0.
+    const head = echoes ? tap.takePrompt(merged % n, prompts[p]) : null;
+    const out = head ? completionLogprobs(head, name, k, { at: 0 }) : null;
+    if (list.length === 0) return out;
+    const gen = completionLogprobs(list, name, k, offsets[merged]);
+    if (!out) return gen;
+    appendCompletionLogprobs(out, gen);
+    return out;
   };
 }
 
@@ -93,7 +105,7 @@ async function unaryCompletion(ex: Exchange, req: CompletionRequest, outputs: As
       const more = logprobs(ev.index);
       if (more) {
         appendCompletionLogprobs(choices[ev.index].logprobs!, more);
-        for (const v of more.token_logprobs) choices[ev.index].cumulativeLogprob += v;
+        for (const v of more.token_logprobs) if (v !== null) choices[ev.index].cumulativeLogprob += v;
       }
     }
     if (ev.kind === 'text') {

@@ -16,6 +16,12 @@ export interface WireLogprobs {
   topLogprobs: Array<{ values: number[]; tokenIds: number[] }>;
 }
 
+/** InputLogProbs of both protocols: the first prompt token's value is unset. */
+export interface WireInputLogprobs {
+  tokenLogprobs: Array<{ value?: number }>;
+  topLogprobs: Array<{ values: number[]; tokenIds: number[] }>;
+}
+
 export interface WireChunk {
   tokenIds: number[];
   promptTokens: number;
@@ -23,6 +29,7 @@ export interface WireChunk {
   cachedTokens: number;
   index: number;
   outputLogprobs?: WireLogprobs;
+  inputLogprobs?: WireInputLogprobs;
 }
 
 export interface WireComplete {
@@ -99,6 +106,12 @@ export async function* generateStream(
           },
         };
         if (p.logprobs === true) chunk.chunk.logprobs = toLogprobs(c.outputLogprobs, c.tokenIds.length);
+        if (p.promptLogprobs !== undefined && c.inputLogprobs && c.inputLogprobs.tokenLogprobs.length > 0) {
+          chunk.chunk.promptLogprobs = toLogprobs(
+            { tokenLogprobs: c.inputLogprobs.tokenLogprobs.map((v) => v.value ?? NaN), topLogprobs: c.inputLogprobs.topLogprobs },
+            c.inputLogprobs.tokenLogprobs.length,
+          );
+        }
         yield chunk;
       } else if (r.case === 'complete') {
         if (doneIdx) {

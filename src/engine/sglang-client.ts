@@ -233,10 +233,10 @@ export function buildGenerateRequest(p: GenerateParams): GenerateRequest {
     stream: p.stream,
     loraId: p.loraId ?? '',
     dataParallelRank: p.dataParallelRank,
-    // -1: no prompt logprobs, only output ones.
-    logprobStartLen: -1,
-    returnLogprob: p.logprobs === true,
-    topLogprobsNum: p.logprobs === true ? (p.topLogprobs ?? 0) : 0,
+    // -1: no prompt logprobs, only output ones; 0: from the first prompt token.
+    logprobStartLen: p.promptLogprobs === undefined ? -1 : 0,
+    returnLogprob: p.logprobs === true || p.promptLogprobs !== undefined,
+    topLogprobsNum: Math.max(p.logprobs === true ? (p.topLogprobs ?? 0) : 0, p.promptLogprobs ?? 0),
   });
 }
 

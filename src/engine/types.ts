@@ -44,6 +44,12 @@ export interface GenerateParams {
   logprobs?: boolean;
   /** Also report this many most likely alternatives per position (0..20); needs logprobs. */
   topLogprobs?: number;
+  /**
+   * Report the prompt tokens' log-probabilities too, with this many alternatives each
+   * (unset = no prompt logprobs). The SGLang protocol has one alternatives count for both,
+   * so there the larger of topLogprobs and this is used.
+   */
+  promptLogprobs?: number;
   /** Adapter id already loaded on the worker. */
   loraId?: string;
   /** Pin to one data-parallel rank of the worker. */
@@ -82,6 +88,11 @@ export interface TokenChunk {
   index: number;
   /** Present when logprobs were asked for: one entry per id in tokenIds. */
   logprobs?: TokenLogprobs;
+  /**
+   * First chunk of a choice, when prompt logprobs were asked for: one entry per prompt
+   * token (the first has no logprob: NaN).
+   */
+  promptLogprobs?: TokenLogprobs;
 }
 
 /** OpenAI-style finish reasons; engines may add their own strings. */

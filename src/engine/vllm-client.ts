@@ -212,6 +212,7 @@ export function buildVllmGenerateRequest(p: GenerateParams): GenerateRequest {
     logitBias: p.logitBias ? Object.fromEntries(p.logitBias) : {},
     // vLLM's logprobs = k: the sampled token's logprob plus the k best.
     logprobs: p.logprobs === true ? (p.topLogprobs ?? 0) : undefined,
+    promptLogprobs: p.promptLogprobs,
   });
   return create(GenerateRequestSchema, {
     requestId: p.requestId,

@@ -30,3 +30,20 @@ export function mockOutputLogprobs(ids: readonly number[], top: number, vocabSiz
   }
   return out;
 }
+
+export interface MockInputLogprobs {
+  tokenLogprobs: Array<{ value?: number }>;
+  tokenIds: number[];
+  topLogprobs: Array<{ values: number[]; tokenIds: number[] }>;
+}
+
+/** Prompt logprobs by the same rule; the first prompt token has none (nothing precedes it). */
+export function mockInputLogprobs(prompt: ArrayLike<number>, top: number, vocabSize: number): MockInputLogprobs {
+  const ids = Array.from(prompt);
+  const out = mockOutputLogprobs(ids, top, vocabSize);
+  return {
+    tokenLogprobs: out.tokenLogprobs.map((value, i) => (i === 0 ? {} : { value })),
+    tokenIds: ids,
+    topLogprobs: top > 0 ? out.topLogprobs.map((t, i) => (i === 0 ? { values: [], tokenIds: [] } : t)) : [],
+  };
+}

@@ -27,7 +27,7 @@ import {
 } from '../gen/sglang_scheduler_pb.js';
 import { FlushCacheResponseSchema, KvEventBatchSchema, SubscribeKvEventsRequestSchema } from '../gen/common_pb.js';
 import { fastRoute } from './grpc-fast-path.js';
-import { mockOutputLogprobs } from './logprobs.js';
+import { mockInputLogprobs, mockOutputLogprobs } from './logprobs.js';
 import { embedInput, mockEmbedding } from './embed.js';
 import { subscribeKvEvents } from './kv-events-rpc.js';
 import { runRequest } from './output-stream.js';
@@ -46,6 +46,14 @@ export function sglangRoutes(m: MockContext) {
     m.received.record({ requestId: id, protocol: 'sglang', json: () => toJson(GenerateRequestSchema, req, { useProtoFieldName: true }) as Record<string, unknown> });
     const top = req.returnLogprob ? Math.max(0, req.topLogprobsNum) : -1;
     const logprobs = (ids: number[]) => (top >= 0 ? mockOutputLogprobs(ids, top, core.o.vocabSize) : undefined);
+    // Prompt logprobs from logprob_start_len, on each choice's first chunk.
+    const promptFrom = req.returnLogprob && req.logprobStartLen >= 0 ? req.logprobStartLen : -1;
+    const promptSent = new Set<number>();
+    const inputLogprobs = (index: number) => {
+      if (promptFrom < 0 || promptSent.has(index) || !req.tokenized) return undefined;
+      promptSent.add(index);
+      return mockInputLogprobs(req.tokenized.inputIds.slice(promptFrom), Math.max(0, req.topLogprobsNum), core.o.vocabSize);
+    };
     const n = Math.max(1, sp?.n ?? 1);
     const lastChunk = new Map<number, number[]>();
     let stream: AsyncGenerator<CoreOutput[]>;
@@ -85,6 +93,7 @@ export function sglangRoutes(m: MockContext) {
                 cachedTokens: o.cachedTokens,
                 index: o.index,
                 outputLogprobs: logprobs(o.tokenIds),
+                inputLogprobs: inputLogprobs(o.index),
               },
             },
           });

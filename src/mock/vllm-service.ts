@@ -27,7 +27,7 @@ import {
   type GenerateResponse,
 } from '../gen/vllm_engine_pb.js';
 import { fastRoute } from './grpc-fast-path.js';
-import { mockOutputLogprobs } from './logprobs.js';
+import { mockInputLogprobs, mockOutputLogprobs } from './logprobs.js';
 import { embedInput, mockEmbedding } from './embed.js';
 import { subscribeKvEvents } from './kv-events-rpc.js';
 import type { MockContext } from './mock-context.js';
@@ -48,6 +48,13 @@ export function vllmRoutes(m: MockContext) {
     // vLLM's logprobs = k: the sampled token's logprob plus k alternatives.
     const top = sp?.logprobs ?? -1;
     const logprobs = (ids: number[]) => (top >= 0 ? mockOutputLogprobs(ids, top, core.o.vocabSize) : undefined);
+    // vLLM's prompt_logprobs = k, on each choice's first chunk.
+    const promptSent = new Set<number>();
+    const inputLogprobs = (index: number) => {
+      if (sp?.promptLogprobs === undefined || promptSent.has(index) || req.input.case !== 'tokenized') return undefined;
+      promptSent.add(index);
+      return mockInputLogprobs(req.input.value.inputIds, sp.promptLogprobs, core.o.vocabSize);
+    };
     const lastChunk = new Map<number, number[]>();
     let stream: AsyncGenerator<CoreOutput[]>;
     try {
@@ -85,6 +92,7 @@ export function vllmRoutes(m: MockContext) {
                 cachedTokens: o.cachedTokens,
                 index: o.index,
                 outputLogprobs: logprobs(o.tokenIds),
+                inputLogprobs: inputLogprobs(o.index),
               },
             },
           });

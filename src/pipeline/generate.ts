@@ -81,6 +81,7 @@ export function generate(
     logitBias: sampling.logitBias,
     logprobs: sampling.logprobs,
     topLogprobs: sampling.topLogprobs,
+    promptLogprobs: sampling.promptLogprobs,
     dataParallelRank: route.dpRank,
     stream: true,
   };

@@ -20,6 +20,11 @@ export interface LogprobTap {
   readonly gen: Generation;
   /** Entries of choice `index` not yet written; clears them. */
   take(index: number): TokenLogprob[];
+  /**
+   * The prompt's entries for choice `index` (prompt logprobs asked for), once: `ids` are
+   * the prompt token ids; the first entry's logprob is NaN (nothing precedes it).
+   */
+  takePrompt(index: number, ids: ArrayLike<number>): TokenLogprob[] | null;
 }
 
 function entries(ids: readonly number[], lp: TokenLogprobs | undefined, into: TokenLogprob[]): void {
@@ -35,9 +40,11 @@ function entries(ids: readonly number[], lp: TokenLogprobs | undefined, into: To
 
 export function tapLogprobs(gen: Generation): LogprobTap {
   const pending: TokenLogprob[][] = [];
+  const prompt: (TokenLogprobs | null)[] = [];
   const at = (i: number) => (pending[i] ??= []);
   async function* events(): AsyncGenerator<EngineEvent> {
     for await (const ev of gen.events) {
+      if (ev.kind === 'chunk' && ev.chunk.promptLogprobs && prompt[ev.chunk.index] === undefined) prompt[ev.chunk.index] = ev.chunk.promptLogprobs;
       if (ev.kind === 'chunk') entries(ev.chunk.tokenIds, ev.chunk.logprobs, at(ev.chunk.index));
       else if (ev.done.outputIds.length > 0) entries(ev.done.outputIds, ev.done.logprobs, at(ev.done.index));
       yield ev;
@@ -62,6 +69,14 @@ export function tapLogprobs(gen: Generation): LogprobTap {
       if (!p || p.length === 0) return [];
       pending[index] = [];
       return p;
+    },
+    takePrompt(index, ids) {
+      const lp = prompt[index];
+      if (!lp) return null;
+      prompt[index] = null;
+      const out: TokenLogprob[] = [];
+      entries(Array.from(ids).slice(-lp.logprobs.length), lp, out);
+      return out;
     },
   };
 }

@@ -109,8 +109,9 @@ export function chatDeltaLogprobs(list: readonly TokenLogprob[], name: TokenName
 
 export interface CompletionLogprobs {
   tokens: string[];
-  token_logprobs: number[];
-  top_logprobs: Array<Record<string, number>>;
+  /** null for the first prompt token (echo with logprobs). */
+  token_logprobs: Array<number | null>;
+  top_logprobs: Array<Record<string, number> | null>;
   text_offset: number[];
 }
 
@@ -123,14 +124,20 @@ export function completionLogprobs(list: readonly TokenLogprob[], name: TokenNam
   for (const t of list) {
     const token = name.text(t.id);
     out.tokens.push(token);
+    out.text_offset.push(offset.at);
+    offset.at += [...token].length;
+    if (Number.isNaN(t.logprob)) {
+      // The first prompt token: nothing precedes it.
+      out.token_logprobs.push(null);
+      out.top_logprobs.push(null);
+      continue;
+    }
     out.token_logprobs.push(clamp(t.logprob));
     const top: Record<string, number> = {};
     for (const a of t.top.slice(0, topK)) top[name.text(a.id)] ??= clamp(a.logprob);
     // vLLM's dict holds the sampled token too.
     top[token] ??= clamp(t.logprob);
     out.top_logprobs.push(top);
-    out.text_offset.push(offset.at);
-    offset.at += [...token].length;
   }
   return out;
 }

@@ -63,6 +63,8 @@ export interface SamplingOptions {
   logprobs?: boolean;
   /** Alternatives per position, 0..20 (needs logprobs). */
   topLogprobs?: number;
+  /** Prompt logprobs with this many alternatives (completions echo with logprobs). */
+  promptLogprobs?: number;
   /** Logprob tokens written as "token_id:<id>" (vLLM). */
   returnTokensAsTokenIds?: boolean;
   /** false: no text is produced, only token ids (and logprobs). Unset = true. */
