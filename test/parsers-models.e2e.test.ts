@@ -4,7 +4,8 @@
 // deepseek_r1, Qwen3 for qwen3_coder. The echo engine answers with the prompt tokens
 // (nvext.use_raw_prompt: the message text, untemplated; ignore_eos so the echo runs past
 // end-of-turn tokens), so each test chooses the model's output. Read through the
-// `openai` SDK's chat.completions.stream() helpers and @anthropic-ai/sdk messages.stream().
+// `openai` SDK's chat.completions.stream() / responses.stream() helpers and
+// @anthropic-ai/sdk messages.stream().
 
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
@@ -105,6 +106,19 @@ describe('gpt-oss tokenizer: harmony + gpt_oss', () => {
       { type: 'tool_use', name: 'get_weather', input: { city: 'Paris', days: 2 } },
     ]);
     assert.equal(m.stop_reason, 'tool_use');
+  });
+
+  test('Responses responses.stream: a reasoning item and a function_call item', async () => {
+    const params = { model: 'm', input: CALL, tools: [{ type: 'function', name: 'get_weather', parameters: WEATHER.function.parameters, strict: true }], nvext: { use_raw_prompt: true } };
+    const r = await s.openai.responses.stream(params as unknown as OpenAI.Responses.ResponseCreateParamsStreaming).finalResponse();
+    assert.deepEqual(
+      r.output.map((i) => (i.type === 'reasoning' ? [i.type, i.content] : i.type === 'function_call' ? [i.type, i.name, JSON.parse(i.arguments)] : [i.type])),
+      [
+        ['reasoning', [{ type: 'reasoning_text', text: 'User wants the weather.' }]],
+        ['function_call', 'get_weather', { city: 'Paris', days: 2 }],
+      ],
+    );
+    assert.equal(r.status, 'completed');
   });
 
   test('this tokenizer has no chat template: a templated request is a 400, the server keeps serving', async () => {
