@@ -138,7 +138,8 @@ test('a worker added, a threshold set or a worker removed through one shard is s
 });
 
 test('SIGTERM drains both shards: both say shutting_down, in-flight streams finish, exit 0', async () => {
-  const s = await startPortico([...BASE, '--mock', 'sim', '--mock-workers', '1']);
+  // The shard count from the environment this time (PORTICO_SHARDS).
+  const s = await startPortico([...BASE.slice(0, -2), '--mock', 'sim', '--mock-workers', '1'], { PORTICO_SHARDS: '2' });
   // Streams on many connections, so both shards hold some while draining.
   const streams = await Promise.all(
     Array.from({ length: 16 }, () =>
