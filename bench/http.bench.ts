@@ -98,8 +98,9 @@ rows.push(['Portico chat, 8 tokens, unary, engine in process', wrkCpu(pid, `${ba
 rows.push(['Portico chat, 8 tokens, stream, engine in process', wrkCpu(pid, `${base}/v1/chat/completions`, postScript({ ...chat, stream: true }))]);
 portico.child.kill();
 
-// The engine as its own process (`portico mock-engine`), as in production.
-const engine = await start([`${ROOT}bin/portico.js`, 'mock-engine', '--model-path', QWEN3, '--port', '0', '--mode', 'echo']);
+// The engine as its own process (`portico mock-engine`), as in production; its timing model
+// is zeroed (the CLI's echo mode otherwise paces tokens at --step-ms, 10 ms by default).
+const engine = await start([`${ROOT}bin/portico.js`, 'mock-engine', '--model-path', QWEN3, '--port', '0', '--mode', 'echo', '--step-ms', '0', '--prefill-ms-per-token', '0', '--decode-ms-per-seq', '0', '--decode-ms-per-kv-token', '0']);
 const remote = await start(serve(['--worker', `grpc://127.0.0.1:${engine.port}`]));
 const rbase = `http://127.0.0.1:${remote.port}`;
 rows.push(['Portico chat, 1 token, unary, engine out of process', wrkCpu(remote.child.pid!, `${rbase}/v1/chat/completions`, postScript(chat1), engine.child.pid!)]);

@@ -88,11 +88,12 @@ export async function* decodeOutputs(model: ServedModel, gen: Generation, opts: 
     stats.cachedTokens.observe(usage.cachedTokens);
     return { kind: 'end', usage };
   };
-  // Whether every choice that Portico ended before the engine did (a stop, the token limit)
-  // ended on a limit the engine was given too: then the engine ends the request itself.
+  // Whether every choice that Portico ended before the engine did ended on a rule the engine
+  // applies too: the token limit (it gets the same max_new_tokens), or a stop token (it gets
+  // stop_token_ids and ignore_eos, and knows the model's EOS). Stop strings are Portico's alone.
   let engineEndsItself = true;
-  const enforcedByEngine = (dec: ChoiceDecoder): boolean =>
-    dec.finishReason === 'length' || (typeof dec.matchedStop === 'number' && (opts.stopTokenIds?.includes(dec.matchedStop) ?? false));
+  // (matchedStop: a number for a stop token id, null for EOS, a string for a stop string.)
+  const enforcedByEngine = (dec: ChoiceDecoder): boolean => dec.finishReason === 'length' || typeof dec.matchedStop !== 'string';
   const it = gen.events[Symbol.asyncIterator]();
   // The engine stream is open and not failing: leaving must either abort it or read it out.
   let open = false;
@@ -154,9 +155,9 @@ export async function* decodeOutputs(model: ServedModel, gen: Generation, opts: 
     }
   } finally {
     // Every choice is answered, or the consumer stopped reading. When the engine ends the
-    // request by itself right after (max_tokens, a stop token id it was given), read its
-    // stream out in the background: aborting would cost an Abort rpc and a stream reset
-    // per request (the usual case for short max_tokens). Otherwise abort it.
+    // request by itself right after (max_tokens, a stop token), read the rest of its stream
+    // in the background: aborting would cost an Abort rpc and a stream reset per request
+    // (the usual case for short max_tokens). Otherwise abort it.
     if (open) {
       if (remaining === 0 && engineEndsItself) drain(it);
       else await it.return?.();
@@ -165,11 +166,20 @@ export async function* decodeOutputs(model: ServedModel, gen: Generation, opts: 
   throw new ApiError(502, 'the engine ended the stream before every choice finished', { code: 'engine_error' });
 }
 
+/**
+ * Events an engine may still send after Portico ended every choice on a rule the engine
+ * applies too (its final message, or a few tokens if it saw the stop differently) before
+ * the request is aborted after all.
+ */
+const DRAIN_EVENTS = 4;
+
 /** Read an engine stream that is ending by itself to its end, discarding what comes. */
 function drain(it: AsyncIterator<unknown>): void {
   void (async () => {
     try {
-      while (!(await it.next()).done);
+      for (let k = 0; k < DRAIN_EVENTS; k++) if ((await it.next()).done) return;
+      // Still going (an engine that does not stop where Portico did): abort it.
+      await it.return?.();
     } catch {
       // Its outcome no longer reaches anyone; engine failures are handled where they occur.
     }
