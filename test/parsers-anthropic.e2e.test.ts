@@ -226,3 +226,17 @@ test('thinking disabled turns a gated reasoning parser off (PRE.2): no thinking 
   assert.equal(err.error.type, 'invalid_request_error');
   assert.match(err.error.message, /`thinking.type` must be "enabled" or "disabled", got "sometimes"/);
 });
+
+test('max_tokens cutting a call: stop_reason max_tokens, the partial arguments kept under input._raw', async () => {
+  const { Model } = await import('../src/native/core.js');
+  const tok = Model.load(QWEN3);
+  const text = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris", "days": 3}}\n</tool_call>';
+  const ids = tok.encode(text, false);
+  // The first token count whose text reaches into the city's value: the call is cut there.
+  let k = 1;
+  while (!tok.decode(ids.subarray(0, k), false).includes('"Par')) k++;
+  const cut = tok.decode(ids.subarray(0, k), false);
+  const m = await client.messages.create({ ...params(text), max_tokens: k });
+  assert.equal(m.stop_reason, 'max_tokens');
+  assert.deepEqual(shape(m.content), [{ type: 'tool_use', name: 'get_weather', input: { _raw: cut.slice(cut.indexOf('{"city"')) } }]);
+});
