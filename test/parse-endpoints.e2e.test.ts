@@ -77,7 +77,7 @@ const BAD: [string, string, unknown, string | null, RegExp][] = [
   ['text not a string', '/parse/function_call', { text: ['x'], tool_call_parser: 'hermes' }, 'text', /`text` must be a string/],
   ['tools not an array', '/parse/function_call', { text: 'x', tool_call_parser: 'hermes', tools: {} }, 'tools', /`tools` must be an array/],
   ['tool without a name', '/parse/function_call', { text: 'x', tool_call_parser: 'hermes', tools: [{ type: 'function', function: {} }] }, 'tools', /`tools\[0\]` must be a function tool with a name/],
-  ['unknown field', '/parse/reasoning', { text: 'x', reasoning_parser: 'qwen3', stream: true }, 'stream', /Unsupported parameter: `stream`/],
+  ['unknown field', '/parse/reasoning', { text: 'x', reasoning_parser: 'qwen3', stream: true }, 'stream', /Unsupported parameter\(s\): `stream`/],
   ['body not JSON', '/parse/reasoning', '{"text":', null, /invalid JSON/],
   ['body not an object', '/parse/function_call', '[1]', null, /must be a JSON object/],
 ];

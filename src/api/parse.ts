@@ -5,16 +5,14 @@
 // The text is parsed whole (push then finish), with the same native parsers as generation.
 
 import { ApiError } from '../protocol/errors.js';
+import { admit } from '../protocol/admission.js';
 import { OutputParser, reasoningParserNames, toolParserNames, type ParserOutput } from '../native/parsers.js';
 import type { AppContext } from './context.js';
 import type { Exchange } from './exchange.js';
 import { readJsonObject } from './json-body.js';
 
 function admitKeys(body: Record<string, unknown>, allowed: readonly string[], ignoreUnsupported: boolean): void {
-  if (ignoreUnsupported) return;
-  for (const k of Object.keys(body)) {
-    if (!allowed.includes(k)) throw new ApiError(400, `Unsupported parameter: \`${k}\` (accepted: ${allowed.join(', ')})`, { param: k, code: 'unsupported_parameter' });
-  }
+  admit(Object.keys(body).filter((k) => !allowed.includes(k)), '', ignoreUnsupported);
 }
 
 function textOf(body: Record<string, unknown>): string {
