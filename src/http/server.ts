@@ -161,6 +161,10 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServer> {
           while (generating > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
           stopListening();
           for (const ex of [...live]) ex.abortFromServer();
+          // Close idle keep-alive connections too: a server shard's thread can then end
+          // at once instead of after uWS's idle timeout. (The binary has App.close; its
+          // bundled typings do not list it.)
+          (app as unknown as { close(): void }).close();
         },
         close: stopListening,
       });
