@@ -25,7 +25,7 @@ export interface RankLoad {
 
 export class MockContext {
   readonly startedAt = new Date();
-  readonly stats: StreamStats = { generates: 0, aborts: 0, active: 0 };
+  readonly stats: StreamStats = { generates: 0, aborts: 0, abortRpcs: 0, active: 0 };
   paused = false;
   /** The last Generate requests received, for tests that prove delivery. */
   readonly received = new ReceivedLog();

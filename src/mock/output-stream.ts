@@ -7,7 +7,10 @@ import type { CoreOutput, CoreRequest, SimCore } from './sim-core.js';
 
 export interface StreamStats {
   generates: number;
+  /** Requests the engine stopped because it was told to (Abort rpc or a cancelled stream). */
   aborts: number;
+  /** Abort rpcs received, whether or not the request was still running. */
+  abortRpcs: number;
   active: number;
 }
 

@@ -126,6 +126,7 @@ export function sglangRoutes(m: MockContext) {
     router.service(SglangScheduler, {
       generate,
       async abort(req) {
+        stats.abortRpcs++;
         if (!core.abort(req.requestId)) {
           return create(AbortResponseSchema, { success: false, message: `no request ${req.requestId}` });
         }

@@ -124,6 +124,7 @@ export function vllmRoutes(m: MockContext) {
     router.service(VllmEngine, {
       generate,
       async abort(req) {
+        stats.abortRpcs++;
         for (const id of req.requestIds) if (core.abort(id)) stats.aborts++;
         return create(AbortResponseSchema);
       },
