@@ -9,7 +9,7 @@ import { readAnthropicRequest, readCountTokensRequest, type AnthropicRequest } f
 import { AnthropicStreamWriter, anthropicMessage, anthropicUsage, stopReasonOf } from '../protocol/anthropic-response.js';
 import { tokenizeChat, completionBudget } from '../pipeline/preprocess.js';
 import { generate } from '../pipeline/generate.js';
-import { decodeOutputs } from '../pipeline/outputs.js';
+import { decodeOutputs, type OutputEvent, type TokenCounts } from '../pipeline/outputs.js';
 import { parseOutputs, planParsing, skipSpecialTokensFor, type ParsedEvent } from '../pipeline/parse-outputs.js';
 import { AnthropicContent } from '../protocol/anthropic-content.js';
 import { modelFor, type AppContext } from './context.js';
@@ -40,11 +40,28 @@ export function messages(ctx: AppContext) {
       toolsJson: tools ? req.prompt.body.toString('utf8', tools.start, tools.end) : undefined,
       toolChoice: req.toolChoice,
     });
-    const outputs = parseOutputs(decoded, plan, 1);
     const id = `msg_${randomUUID().replaceAll('-', '')}`;
-    const reply = req.stream ? await streamMessage(ex, req, outputs, id, promptIds.length) : await unaryMessage(ex, req, outputs, id);
+    let reply: string;
+    if (req.stream) {
+      const first: TokenCounts = { promptTokens: promptIds.length, completionTokens: 0, cachedTokens: 0 };
+      reply = await streamMessage(ex, req, parseOutputs(noteFirstCounts(decoded, first), plan, 1), id, first);
+    } else reply = await unaryMessage(ex, req, parseOutputs(decoded, plan, 1), id);
     if (req.nvext.agentHints.speculativePrefill && !ex.signal.aborted) speculativePrefill(model, req.prompt.body, req.prompt, reply, route, ex.requestId);
   };
+}
+
+/**
+ * Passes the events through, copying the token counts as of the first one into `into`:
+ * the engine reports the prompt's cached tokens from its first output on, and
+ * message_start (written once the first output is in) reports them.
+ */
+async function* noteFirstCounts(events: AsyncIterable<OutputEvent>, into: TokenCounts): AsyncGenerator<OutputEvent> {
+  const it = events[Symbol.asyncIterator]();
+  const first = await it.next();
+  if (first.done) return;
+  Object.assign(into, first.value.usage);
+  yield first.value;
+  yield* { [Symbol.asyncIterator]: () => it };
 }
 
 /** One parsed output event into the content blocks; returns the SSE text ('' when not streaming). */
@@ -79,20 +96,20 @@ async function unaryMessage(ex: Exchange, req: AnthropicRequest, outputs: AsyncI
 }
 
 /** Streams the message; returns its text. */
-async function streamMessage(ex: Exchange, req: AnthropicRequest, outputs: AsyncIterable<ParsedEvent>, id: string, inputTokens: number): Promise<string> {
+async function streamMessage(ex: Exchange, req: AnthropicRequest, outputs: AsyncIterable<ParsedEvent>, id: string, first: TokenCounts): Promise<string> {
   const w = new AnthropicStreamWriter(id, req.model);
   const c = new AnthropicContent(true);
   let stop = stopReasonOf('stop', null);
   let stopSequence: string | null = null;
   await streamEvents(ex, outputs, {
-    start: () => w.start(inputTokens),
+    start: () => w.start(anthropicUsage(first.promptTokens, 0, first.cachedTokens)),
     event(ev) {
       if (ev.kind === 'finish') {
         stop = stopReasonOf(ev.reason, ev.matchedStop);
         stopSequence = typeof ev.matchedStop === 'string' ? ev.matchedStop : null;
         return '';
       }
-      if (ev.kind === 'end') return c.finish() + w.end(stop, stopSequence, ev.usage.completionTokens);
+      if (ev.kind === 'end') return c.finish() + w.end(stop, stopSequence, anthropicUsage(ev.usage.promptTokens, ev.usage.completionTokens, ev.usage.cachedTokens));
       return addEvent(c, ev);
     },
     error: (err) => w.error(err),

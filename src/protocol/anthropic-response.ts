@@ -22,9 +22,16 @@ export interface AnthropicUsage {
   cache_read_input_tokens?: number;
 }
 
-export function anthropicUsage(input: number, output: number, cached: number): AnthropicUsage {
-  const u: AnthropicUsage = { input_tokens: input, output_tokens: output };
-  if (cached > 0) u.cache_read_input_tokens = cached;
+/**
+ * Anthropic's usage from the prompt's token count and the part of it the engine read from
+ * its prefix cache: unlike OpenAI's prompt_tokens, `input_tokens` counts only the tokens
+ * not read from cache; those are `cache_read_input_tokens` (omitted when none). The whole
+ * prompt is their sum. Portico writes no cache, so cache_creation_input_tokens is omitted.
+ */
+export function anthropicUsage(prompt: number, output: number, cached: number): AnthropicUsage {
+  const read = Math.min(Math.max(cached, 0), prompt);
+  const u: AnthropicUsage = { input_tokens: prompt - read, output_tokens: output };
+  if (read > 0) u.cache_read_input_tokens = read;
   return u;
 }
 
@@ -51,15 +58,19 @@ export class AnthropicStreamWriter {
     private readonly model: string,
   ) {}
 
-  start(inputTokens: number): string {
-    const message = { id: this.id, type: 'message', role: 'assistant', model: this.model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: inputTokens, output_tokens: 0 } };
+  /** `usage` as known when the first output arrives (its output_tokens 0). */
+  start(usage: AnthropicUsage): string {
+    const message = { id: this.id, type: 'message', role: 'assistant', model: this.model, content: [], stop_reason: null, stop_sequence: null, usage };
     return event('message_start', { type: 'message_start', message });
   }
 
-  /** After the content blocks are closed. */
-  end(stop: AnthropicStopReason, stopSequence: string | null, outputTokens: number): string {
+  /**
+   * After the content blocks are closed. message_delta's usage is the whole message's,
+   * input counts included (clients overwrite the message_start ones with it).
+   */
+  end(stop: AnthropicStopReason, stopSequence: string | null, usage: AnthropicUsage): string {
     return (
-      event('message_delta', { type: 'message_delta', delta: { stop_reason: stop, stop_sequence: stopSequence }, usage: { output_tokens: outputTokens } }) +
+      event('message_delta', { type: 'message_delta', delta: { stop_reason: stop, stop_sequence: stopSequence }, usage }) +
       event('message_stop', { type: 'message_stop' })
     );
   }
