@@ -4,13 +4,14 @@
 //   vllm+grpc://host:port, vllm+grpcs://…          vLLM engine protocol
 
 import { EngineError } from './errors.js';
-import { SglangEngineClient, type SglangClientOptions } from './sglang-client.js';
+import type { EngineClientOptions } from './grpc-connection.js';
+import { SglangEngineClient } from './sglang-client.js';
 import type { EngineClient } from './types.js';
 import { VllmEngineClient } from './vllm-client.js';
 
 export type EngineProtocol = 'sglang' | 'vllm';
 
-export type EngineClientOptions = SglangClientOptions;
+export type { EngineClientOptions };
 
 /** Which protocol a worker URL asks for; throws EngineError for unknown schemes. */
 export function protocolOf(url: string): EngineProtocol {

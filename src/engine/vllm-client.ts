@@ -13,9 +13,8 @@
 //    the request seed travels (SGLang's protocol has none).
 //  - Abort takes a list of ids and answers nothing.
 import { modelInfoFrom } from './model-info.js';
-import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
-import { Code, ConnectError, createClient, type Client } from '@connectrpc/connect';
-import { createGrpcTransport, Http2SessionManager } from '@connectrpc/connect-node';
+import { create } from '@bufbuild/protobuf';
+import { createClient, type Client } from '@connectrpc/connect';
 
 import {
   AbortRequestSchema,
@@ -31,12 +30,11 @@ import {
   type GenerateResponse,
   type SamplingParams,
 } from '../gen/vllm_engine_pb.js';
-import { EngineError } from './errors.js';
 import { vllmEmbed } from './embed.js';
 import type { EmbedParams, EmbedResult } from './types.js';
-import { fromConnectStream, generateStream, type WireResponse } from './generate-stream.js';
-import { mapStream, openServerStream, type ServerStream } from './grpc-h2.js';
-import { toBaseUrl, type SglangClientOptions } from './sglang-client.js';
+import { generateStream, type WireResponse } from './generate-stream.js';
+import { mapStream, type ServerStream } from './grpc-h2.js';
+import { EngineConnection, rankLoadOf, type EngineClientOptions } from './grpc-connection.js';
 import type {
   EngineClient,
   EngineEvent,
@@ -46,71 +44,44 @@ import type {
   GenerateParams,
 } from './types.js';
 
-export type VllmClientOptions = SglangClientOptions;
+export type VllmClientOptions = EngineClientOptions;
 
 const GENERATE_PATH = `/${VllmEngine.typeName}/${VllmEngine.method.generate.name}`;
-const decodeResponse = (b: Uint8Array) => fromBinary(GenerateResponseSchema, b);
 
 export class VllmEngineClient implements EngineClient {
   readonly url: string;
-  private readonly session: Http2SessionManager;
+  private readonly conn: EngineConnection;
   readonly rpc: Client<typeof VllmEngine>;
-  private readonly rpcTimeoutMs: number;
-  private readonly direct: boolean;
-  /** How often reads may re-arm the keep-alive: well inside the PING interval. */
-  private readonly aliveNotifyMs: number;
 
   constructor(url: string, opts: VllmClientOptions = {}) {
     this.url = url;
-    const baseUrl = toBaseUrl(url);
-    this.rpcTimeoutMs = opts.rpcTimeoutMs ?? 5000;
-    this.direct = (opts.generateTransport ?? 'h2') === 'h2';
-    this.aliveNotifyMs = Math.min(500, (opts.pingIntervalMs ?? 10_000) / 4);
-    this.session = new Http2SessionManager(baseUrl, {
-      connectTimeoutMs: opts.connectTimeoutMs ?? 3000,
-      pingIntervalMs: opts.pingIntervalMs ?? 10_000,
-      pingTimeoutMs: opts.pingTimeoutMs ?? 5000,
-      idleConnectionTimeoutMs: opts.idleConnectionTimeoutMs ?? 15 * 60_000,
-    });
-    this.rpc = createClient(VllmEngine, createGrpcTransport({ baseUrl, sessionManager: this.session }));
+    this.conn = new EngineConnection(url, opts);
+    this.rpc = createClient(VllmEngine, this.conn.transport);
   }
 
   generate(p: GenerateParams, signal: AbortSignal): AsyncGenerator<EngineEvent> {
     return generateStream(
       this.url, p, signal,
-      () => accumulate(this.direct
-        ? openServerStream(this.session, GENERATE_PATH, toBinary(GenerateRequestSchema, buildVllmGenerateRequest(p)), decodeResponse, this.aliveNotifyMs)
-        : fromConnectStream((cancel) => this.rpc.generate(buildVllmGenerateRequest(p), { signal: cancel })), p.stream),
+      () => accumulate(this.conn.generate(GENERATE_PATH, GenerateRequestSchema, GenerateResponseSchema, buildVllmGenerateRequest(p), (req, cancel) => this.rpc.generate(req, { signal: cancel })), p.stream),
       (id) => this.abort(id),
     );
   }
 
   async abort(requestId: string): Promise<void> {
-    try {
-      await this.rpc.abort(create(AbortRequestSchema, { requestIds: [requestId] }), { timeoutMs: this.rpcTimeoutMs });
-    } catch (err) {
-      throw EngineError.from(err, this.url, `Abort(${requestId})`);
-    }
+    await this.conn.unary(`Abort(${requestId})`, (o) => this.rpc.abort(create(AbortRequestSchema, { requestIds: [requestId] }), o));
   }
 
-  async health(): Promise<boolean> {
-    try {
-      const res = await this.rpc.healthCheck(create(HealthCheckRequestSchema), { timeoutMs: this.rpcTimeoutMs });
-      return res.healthy;
-    } catch {
-      return false;
-    }
+  health(): Promise<boolean> {
+    return this.conn.healthy((o) => this.rpc.healthCheck(create(HealthCheckRequestSchema), o));
   }
 
   async modelInfo(): Promise<EngineModelInfo> {
-    const r = await this.unary('GetModelInfo', () =>
-      this.rpc.getModelInfo(create(GetModelInfoRequestSchema), { timeoutMs: this.rpcTimeoutMs }));
+    const r = await this.conn.unary('GetModelInfo', (o) => this.rpc.getModelInfo(create(GetModelInfoRequestSchema), o));
     return modelInfoFrom(r);
   }
 
   async serverInfo(): Promise<EngineServerInfo> {
-    const r = await this.unary('GetServerInfo', () =>
-      this.rpc.getServerInfo(create(GetServerInfoRequestSchema), { timeoutMs: this.rpcTimeoutMs }));
+    const r = await this.conn.unary('GetServerInfo', (o) => this.rpc.getServerInfo(create(GetServerInfoRequestSchema), o));
     return {
       engineVersion: r.serverType || 'vllm-grpc',
       activeRequests: r.activeRequests,
@@ -132,25 +103,14 @@ export class VllmEngineClient implements EngineClient {
   }
 
   async loads(): Promise<EngineLoads> {
-    const r = await this.unary('GetLoads', () =>
-      this.rpc.getLoads(create(GetLoadsRequestSchema, { include: ['core'] }), { timeoutMs: this.rpcTimeoutMs }));
-    const perRank = r.loads.map((l) => ({
-      dpRank: l.dpRank,
-      runningRequests: l.numRunningReqs,
-      waitingRequests: l.numWaitingReqs,
-      usedTokens: l.numUsedTokens,
-      maxTotalTokens: l.maxTotalNumTokens,
-      tokenUsage: l.tokenUsage,
-      maxRunningRequests: l.maxRunningRequests,
-      waitingUncachedTokens: l.numWaitingUncachedTokens,
-    }));
+    const r = await this.conn.unary('GetLoads', (o) => this.rpc.getLoads(create(GetLoadsRequestSchema, { include: ['core'] }), o));
     const sum = (f: (x: (typeof r.loads)[number]) => number) => r.loads.reduce((a, x) => a + f(x), 0);
     return {
       runningRequests: sum((l) => l.numRunningReqs),
       waitingRequests: sum((l) => l.numWaitingReqs),
       tokenUsage: r.loads.length ? sum((l) => l.tokenUsage) / r.loads.length : 0,
       genThroughput: sum((l) => l.genThroughput),
-      perRank,
+      perRank: r.loads.map(rankLoadOf),
     };
   }
 
@@ -159,15 +119,7 @@ export class VllmEngineClient implements EngineClient {
   }
 
   close(): void {
-    this.session.abort(new ConnectError(`engine client for ${this.url} closed`, Code.Unavailable));
-  }
-
-  private async unary<T>(what: string, call: () => Promise<T>): Promise<T> {
-    try {
-      return await call();
-    } catch (err) {
-      throw EngineError.from(err, this.url, what);
-    }
+    this.conn.close();
   }
 }
 

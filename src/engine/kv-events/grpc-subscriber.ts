@@ -16,7 +16,7 @@ import { SubscribeKvEventsRequestSchema, type EngineLoad, type KvEventBatch } fr
 import { SglangScheduler } from '../../gen/sglang_scheduler_pb.js';
 import { VllmEngine } from '../../gen/vllm_engine_pb.js';
 import { protocolOf } from '../factory.js';
-import { toBaseUrl } from '../sglang-client.js';
+import { toBaseUrl } from '../grpc-connection.js';
 import {
   newSourceStats,
   type KvEvent,
