@@ -12,26 +12,19 @@ import { Code, ConnectError, type ConnectRouter, type HandlerContext } from '@co
 
 import {
   AbortResponseSchema,
-  EmbedResponseSchema,
   AggregateMetricsSchema,
   GenerateRequestSchema,
   GenerateResponseSchema,
   GetLoadsResponseSchema,
   GetModelInfoResponseSchema,
   GetServerInfoResponseSchema,
-  HealthCheckResponseSchema,
-  SchedulerLoadSchema,
   SglangScheduler,
   type GenerateRequest,
   type GenerateResponse,
 } from '../gen/sglang_scheduler_pb.js';
-import { FlushCacheResponseSchema, KvEventBatchSchema, SubscribeKvEventsRequestSchema } from '../gen/common_pb.js';
-import { fastRoute } from './grpc-fast-path.js';
 import { mockInputLogprobs, mockOutputLogprobs } from './logprobs.js';
-import { embedInput, mockEmbedding } from './embed.js';
-import { subscribeKvEvents } from './kv-events-rpc.js';
-import { runRequest } from './output-stream.js';
-import { SimRequestError, type CoreOutput } from './sim-core.js';
+import { fastRoutes, modelInfoFields, rankLoads, serveGenerate, sharedHandlers } from './service-common.js';
+import type { CoreOutput } from './sim-core.js';
 import type { MockContext } from './mock-context.js';
 
 export function sglangRoutes(m: MockContext) {
@@ -54,28 +47,17 @@ export function sglangRoutes(m: MockContext) {
       promptSent.add(index);
       return mockInputLogprobs(req.tokenized.inputIds.slice(promptFrom), Math.max(0, req.topLogprobsNum), core.o.vocabSize);
     };
-    const n = Math.max(1, sp?.n ?? 1);
     const lastChunk = new Map<number, number[]>();
-    let stream: AsyncGenerator<CoreOutput[]>;
-    try {
-      stream = runRequest(core, {
-        id,
-        prompt: req.tokenized.inputIds,
-        n,
-        maxNewTokens: sp?.maxNewTokens,
-        minNewTokens: sp?.minNewTokens ?? 0,
-        stopTokenIds: sp?.stopTokenIds ?? [],
-        ignoreEos: sp?.ignoreEos ?? false,
-        dpRank: req.dataParallelRank,
-      }, ctx.signal, stats, m.coalesce, m.streamInterval);
-      // Submit now so validation errors surface as the rpc's status.
-      const first = await stream.next();
-      if (first.done) return;
-      yield* emit(first.value);
-    } catch (err) {
-      throw toConnect(err);
-    }
-    for await (const batch of stream) yield* emit(batch);
+    yield* serveGenerate(m, {
+      id,
+      prompt: req.tokenized.inputIds,
+      n: Math.max(1, sp?.n ?? 1),
+      maxNewTokens: sp?.maxNewTokens,
+      minNewTokens: sp?.minNewTokens ?? 0,
+      stopTokenIds: sp?.stopTokenIds ?? [],
+      ignoreEos: sp?.ignoreEos ?? false,
+      dpRank: req.dataParallelRank,
+    }, ctx, emit);
 
     function* emit(batch: CoreOutput[]): Generator<GenerateResponse> {
       for (const o of batch) {
@@ -124,6 +106,7 @@ export function sglangRoutes(m: MockContext) {
 
   const routes = (router: ConnectRouter) => {
     router.service(SglangScheduler, {
+      ...sharedHandlers(m),
       generate,
       async abort(req) {
         stats.abortRpcs++;
@@ -133,28 +116,8 @@ export function sglangRoutes(m: MockContext) {
         stats.aborts++;
         return create(AbortResponseSchema, { success: true });
       },
-      async embed(req) {
-        const ids = embedInput(req.requestId, req.tokenized?.inputIds, core.o.maxContextLength, core.o.vocabSize);
-        const v = mockEmbedding(ids, m.embeddingDim, core.o.seed);
-        return create(EmbedResponseSchema, { embedding: Array.from(v), embeddingDim: v.length, promptTokens: ids.length });
-      },
-      async healthCheck() {
-        return create(HealthCheckResponseSchema, { healthy: m.healthy(), message: m.healthy() ? 'mock engine ok' : 'mock engine paused' });
-      },
       async getModelInfo() {
-        return create(GetModelInfoResponseSchema, {
-          modelPath: m.modelPath,
-          tokenizerPath: m.modelPath,
-          isGeneration: true,
-          servedModelName: m.servedModelName,
-          maxContextLength: core.o.maxContextLength,
-          maxReqInputLen: core.o.maxContextLength - 1,
-          vocabSize: core.o.vocabSize,
-          eosTokenIds: core.o.eosTokenIds,
-          modelType: 'mock',
-          architectures: ['PorticoMockEngine'],
-          weightVersion: 'default',
-        });
+        return create(GetModelInfoResponseSchema, { ...modelInfoFields(m), weightVersion: 'default' });
       },
       async getServerInfo() {
         return create(GetServerInfoResponseSchema, {
@@ -169,25 +132,7 @@ export function sglangRoutes(m: MockContext) {
         });
       },
       async getLoads(req) {
-        const tps = core.throughput();
-        const ranks = core.ranks.filter((r) => req.dpRank === undefined || r.id === req.dpRank);
-        const loads = ranks.map((r) => {
-          const l = m.rankLoad(r.id);
-          return create(SchedulerLoadSchema, {
-            dpRank: r.id,
-            numRunningReqs: l.running,
-            numWaitingReqs: l.waiting,
-            numTotalReqs: l.running + l.waiting,
-            numUsedTokens: l.usedTokens,
-            maxTotalNumTokens: l.capacityTokens,
-            tokenUsage: l.usage,
-            genThroughput: tps / core.ranks.length,
-            cacheHitRate: l.cacheHitRate,
-            utilization: l.running / core.o.maxNumSeqs,
-            maxRunningRequests: core.o.maxNumSeqs,
-            numWaitingUncachedTokens: l.waitingTokens,
-          });
-        });
+        const loads = rankLoads(m, req.dpRank);
         const sum = (f: (x: (typeof loads)[number]) => number) => loads.reduce((a, x) => a + f(x), 0);
         const k = Math.max(1, loads.length);
         return create(GetLoadsResponseSchema, {
@@ -205,32 +150,7 @@ export function sglangRoutes(m: MockContext) {
           }),
         });
       },
-      async flushCache() {
-        const ok = core.flushCache();
-        return create(FlushCacheResponseSchema, { success: ok, message: ok ? 'flushed' : 'blocks in use; not flushed' });
-      },
-      subscribeKvEvents: (req, ctx) => subscribeKvEvents(core.hub, req, ctx, (r) => m.engineLoad(r)),
     });
   };
-  const fast = fastRoute({
-    path: `/${SglangScheduler.typeName}/Generate`,
-    input: GenerateRequestSchema,
-    output: GenerateResponseSchema,
-    handler: generate,
-  });
-  const kv = fastRoute({
-    path: `/${SglangScheduler.typeName}/SubscribeKvEvents`,
-    input: SubscribeKvEventsRequestSchema,
-    output: KvEventBatchSchema,
-    handler: (req, ctx) => subscribeKvEvents(core.hub, req, ctx, (r) => m.engineLoad(r)),
-  });
-  return { routes, fast: [fast, kv] };
-}
-
-export function toConnect(err: unknown): unknown {
-  if (err instanceof SimRequestError) {
-    const code = /already running/.test(err.message) ? Code.AlreadyExists : Code.InvalidArgument;
-    return new ConnectError(err.message, code);
-  }
-  return err;
+  return { routes, fast: fastRoutes(m, SglangScheduler, GenerateRequestSchema, GenerateResponseSchema, generate) };
 }

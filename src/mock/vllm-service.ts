@@ -11,29 +11,21 @@
 import { create, toJson } from '@bufbuild/protobuf';
 import { Code, ConnectError, type ConnectRouter, type HandlerContext } from '@connectrpc/connect';
 
-import { FlushCacheResponseSchema, KvEventBatchSchema, SubscribeKvEventsRequestSchema } from '../gen/common_pb.js';
 import {
   AbortResponseSchema,
-  EmbedResponseSchema,
   GenerateRequestSchema,
   GenerateResponseSchema,
   GetLoadsResponseSchema,
   GetModelInfoResponseSchema,
   GetServerInfoResponseSchema,
-  HealthCheckResponseSchema,
-  SchedulerLoadSchema,
   VllmEngine,
   type GenerateRequest,
   type GenerateResponse,
 } from '../gen/vllm_engine_pb.js';
-import { fastRoute } from './grpc-fast-path.js';
 import { mockInputLogprobs, mockOutputLogprobs } from './logprobs.js';
-import { embedInput, mockEmbedding } from './embed.js';
-import { subscribeKvEvents } from './kv-events-rpc.js';
 import type { MockContext } from './mock-context.js';
-import { runRequest } from './output-stream.js';
+import { fastRoutes, modelInfoFields, rankLoads, serveGenerate, sharedHandlers } from './service-common.js';
 import type { CoreOutput } from './sim-core.js';
-import { toConnect } from './sglang-service.js';
 
 export function vllmRoutes(m: MockContext) {
   const { core, stats } = m;
@@ -56,26 +48,17 @@ export function vllmRoutes(m: MockContext) {
       return mockInputLogprobs(req.input.value.inputIds, sp.promptLogprobs, core.o.vocabSize);
     };
     const lastChunk = new Map<number, number[]>();
-    let stream: AsyncGenerator<CoreOutput[]>;
-    try {
-      stream = runRequest(core, {
-        id,
-        prompt: req.input.value.inputIds,
-        n: Math.max(1, sp?.n ?? 1),
-        maxNewTokens: sp?.maxTokens,
-        minNewTokens: sp?.minTokens ?? 0,
-        stopTokenIds: sp?.stopTokenIds ?? [],
-        ignoreEos: sp?.ignoreEos ?? false,
-        seed: sp?.seed,
-        dpRank: req.dataParallelRank,
-      }, ctx.signal, stats, m.coalesce, m.streamInterval);
-      const first = await stream.next();
-      if (first.done) return;
-      yield* emit(first.value);
-    } catch (err) {
-      throw toConnect(err);
-    }
-    for await (const batch of stream) yield* emit(batch);
+    yield* serveGenerate(m, {
+      id,
+      prompt: req.input.value.inputIds,
+      n: Math.max(1, sp?.n ?? 1),
+      maxNewTokens: sp?.maxTokens,
+      minNewTokens: sp?.minTokens ?? 0,
+      stopTokenIds: sp?.stopTokenIds ?? [],
+      ignoreEos: sp?.ignoreEos ?? false,
+      seed: sp?.seed,
+      dpRank: req.dataParallelRank,
+    }, ctx, emit);
 
     function* emit(batch: CoreOutput[]): Generator<GenerateResponse> {
       for (const o of batch) {
@@ -122,33 +105,15 @@ export function vllmRoutes(m: MockContext) {
 
   const routes = (router: ConnectRouter) => {
     router.service(VllmEngine, {
+      ...sharedHandlers(m),
       generate,
       async abort(req) {
         stats.abortRpcs++;
         for (const id of req.requestIds) if (core.abort(id)) stats.aborts++;
         return create(AbortResponseSchema);
       },
-      async embed(req) {
-        const ids = embedInput(req.requestId, req.tokenized?.inputIds, core.o.maxContextLength, core.o.vocabSize);
-        const v = mockEmbedding(ids, m.embeddingDim, core.o.seed);
-        return create(EmbedResponseSchema, { embedding: Array.from(v), embeddingDim: v.length, promptTokens: ids.length });
-      },
-      async healthCheck() {
-        return create(HealthCheckResponseSchema, { healthy: m.healthy(), message: m.healthy() ? 'mock engine ok' : 'mock engine paused' });
-      },
       async getModelInfo() {
-        return create(GetModelInfoResponseSchema, {
-          modelPath: m.modelPath,
-          tokenizerPath: m.modelPath,
-          isGeneration: true,
-          servedModelName: m.servedModelName,
-          maxContextLength: core.o.maxContextLength,
-          maxReqInputLen: core.o.maxContextLength - 1,
-          vocabSize: core.o.vocabSize,
-          eosTokenIds: core.o.eosTokenIds,
-          modelType: 'mock',
-          architectures: ['PorticoMockEngine'],
-        });
+        return create(GetModelInfoResponseSchema, modelInfoFields(m));
       },
       async getServerInfo() {
         const args = m.serverArgs();
@@ -165,49 +130,14 @@ export function vllmRoutes(m: MockContext) {
         });
       },
       async getLoads(req) {
-        const tps = core.throughput();
-        const ranks = core.ranks.filter((r) => req.dpRank === undefined || r.id === req.dpRank);
         return create(GetLoadsResponseSchema, {
           timestamp: new Date().toISOString(),
           version: 'portico-mock',
           dpRankCount: core.ranks.length,
-          loads: ranks.map((r) => {
-            const l = m.rankLoad(r.id);
-            return create(SchedulerLoadSchema, {
-              dpRank: r.id,
-              numRunningReqs: l.running,
-              numWaitingReqs: l.waiting,
-              numTotalReqs: l.running + l.waiting,
-              numUsedTokens: l.usedTokens,
-              maxTotalNumTokens: l.capacityTokens,
-              tokenUsage: l.usage,
-              genThroughput: tps / core.ranks.length,
-              cacheHitRate: l.cacheHitRate,
-              utilization: l.running / core.o.maxNumSeqs,
-              maxRunningRequests: core.o.maxNumSeqs,
-              numWaitingUncachedTokens: l.waitingTokens,
-            });
-          }),
+          loads: rankLoads(m, req.dpRank),
         });
       },
-      async flushCache() {
-        const ok = core.flushCache();
-        return create(FlushCacheResponseSchema, { success: ok, message: ok ? 'flushed' : 'blocks in use; not flushed' });
-      },
-      subscribeKvEvents: (req, ctx) => subscribeKvEvents(core.hub, req, ctx, (r) => m.engineLoad(r)),
     });
   };
-  const fast = fastRoute({
-    path: `/${VllmEngine.typeName}/Generate`,
-    input: GenerateRequestSchema,
-    output: GenerateResponseSchema,
-    handler: generate,
-  });
-  const kv = fastRoute({
-    path: `/${VllmEngine.typeName}/SubscribeKvEvents`,
-    input: SubscribeKvEventsRequestSchema,
-    output: KvEventBatchSchema,
-    handler: (req, ctx) => subscribeKvEvents(core.hub, req, ctx, (r) => m.engineLoad(r)),
-  });
-  return { routes, fast: [fast, kv] };
+  return { routes, fast: fastRoutes(m, VllmEngine, GenerateRequestSchema, GenerateResponseSchema, generate) };
 }

@@ -1,0 +1,124 @@
+// What the mock engine's two gRPC services (sglang-service.ts, vllm-service.ts) do
+// alike: running a Generate on the simulator core, the Embed, HealthCheck, FlushCache
+// and SubscribeKvEvents handlers, the model-info and per-rank load fields, and the
+// direct (fast-path) routes. Each protocol file keeps only its own request and
+// response mapping.
+
+import type { DescMessage, MessageShape } from '@bufbuild/protobuf';
+import { Code, ConnectError, type HandlerContext } from '@connectrpc/connect';
+
+import { KvEventBatchSchema, SubscribeKvEventsRequestSchema, type SubscribeKvEventsRequest } from '../gen/common_pb.js';
+import { fastRoute, type FastRoute } from './grpc-fast-path.js';
+import { embedInput, mockEmbedding } from './embed.js';
+import { subscribeKvEvents } from './kv-events-rpc.js';
+import { runRequest } from './output-stream.js';
+import { SimRequestError, type CoreOutput, type CoreRequest } from './sim-core.js';
+import type { MockContext } from './mock-context.js';
+
+/** A simulator error as the rpc status the engines answer with. */
+export function toConnect(err: unknown): unknown {
+  if (err instanceof SimRequestError) {
+    const code = /already running/.test(err.message) ? Code.AlreadyExists : Code.InvalidArgument;
+    return new ConnectError(err.message, code);
+  }
+  return err;
+}
+
+/**
+ * Runs one request on the core and yields what `emit` makes of each batch of outputs.
+ * The request is submitted before the first message, so that a rejected one fails the
+ * rpc with its status instead of an empty stream.
+ */
+export async function* serveGenerate<R>(m: MockContext, req: CoreRequest, ctx: HandlerContext, emit: (batch: CoreOutput[]) => Iterable<R>): AsyncGenerator<R> {
+  let stream: AsyncGenerator<CoreOutput[]>;
+  try {
+    stream = runRequest(m.core, req, ctx.signal, m.stats, m.coalesce, m.streamInterval);
+    const first = await stream.next();
+    if (first.done) return;
+    yield* emit(first.value);
+  } catch (err) {
+    throw toConnect(err);
+  }
+  for await (const batch of stream) yield* emit(batch);
+}
+
+/** The handlers whose messages have the same fields in both protocols. */
+export function sharedHandlers(m: MockContext) {
+  const { core } = m;
+  return {
+    embed(req: { requestId: string; tokenized?: { inputIds: number[] } }) {
+      const ids = embedInput(req.requestId, req.tokenized?.inputIds, core.o.maxContextLength, core.o.vocabSize);
+      const v = mockEmbedding(ids, m.embeddingDim, core.o.seed);
+      return { embedding: Array.from(v), embeddingDim: v.length, promptTokens: ids.length };
+    },
+    healthCheck() {
+      return { healthy: m.healthy(), message: m.healthy() ? 'mock engine ok' : 'mock engine paused' };
+    },
+    flushCache() {
+      const ok = core.flushCache();
+      return { success: ok, message: ok ? 'flushed' : 'blocks in use; not flushed' };
+    },
+    subscribeKvEvents: (req: SubscribeKvEventsRequest, ctx: HandlerContext) => subscribeKvEvents(core.hub, req, ctx, (r) => m.engineLoad(r)),
+  };
+}
+
+/** GetModelInfo's fields common to both protocols. */
+export function modelInfoFields(m: MockContext) {
+  const { core } = m;
+  return {
+    modelPath: m.modelPath,
+    tokenizerPath: m.modelPath,
+    isGeneration: true,
+    servedModelName: m.servedModelName,
+    maxContextLength: core.o.maxContextLength,
+    maxReqInputLen: core.o.maxContextLength - 1,
+    vocabSize: core.o.vocabSize,
+    eosTokenIds: core.o.eosTokenIds,
+    modelType: 'mock',
+    architectures: ['PorticoMockEngine'],
+  };
+}
+
+/** GetLoads' per-rank rows (both protocols' SchedulerLoad), for one rank or all. */
+export function rankLoads(m: MockContext, dpRank: number | undefined) {
+  const { core } = m;
+  const tps = core.throughput();
+  return core.ranks
+    .filter((r) => dpRank === undefined || r.id === dpRank)
+    .map((r) => {
+      const l = m.rankLoad(r.id);
+      return {
+        dpRank: r.id,
+        numRunningReqs: l.running,
+        numWaitingReqs: l.waiting,
+        numTotalReqs: l.running + l.waiting,
+        numUsedTokens: l.usedTokens,
+        maxTotalNumTokens: l.capacityTokens,
+        tokenUsage: l.usage,
+        genThroughput: tps / core.ranks.length,
+        cacheHitRate: l.cacheHitRate,
+        utilization: l.running / core.o.maxNumSeqs,
+        maxRunningRequests: core.o.maxNumSeqs,
+        numWaitingUncachedTokens: l.waitingTokens,
+      };
+    });
+}
+
+/** The direct routes of a service: its Generate and SubscribeKvEvents streams. */
+export function fastRoutes<I extends DescMessage, O extends DescMessage>(
+  m: MockContext,
+  service: { typeName: string },
+  input: I,
+  output: O,
+  generate: (req: MessageShape<I>, ctx: HandlerContext) => AsyncIterable<MessageShape<O>>,
+): FastRoute[] {
+  return [
+    fastRoute({ path: `/${service.typeName}/Generate`, input, output, handler: generate }),
+    fastRoute({
+      path: `/${service.typeName}/SubscribeKvEvents`,
+      input: SubscribeKvEventsRequestSchema,
+      output: KvEventBatchSchema,
+      handler: (req, ctx) => subscribeKvEvents(m.core.hub, req, ctx, (r) => m.engineLoad(r)),
+    }),
+  ];
+}
