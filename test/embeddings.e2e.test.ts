@@ -224,3 +224,29 @@ test('portico mock-engine --embedding-dim sets the vector length and reports it 
   }
 });
 
+
+test('a worker without the Embed rpc: /v1/embeddings is a 501 embeddings_unsupported, on both protocols, and generation still works', async () => {
+  for (const scheme of ['grpc', 'vllm+grpc']) {
+    const engine = await startPortico(['mock-engine', '--model-path', QWEN3, '--port', '0', '--embedding-dim', '0', ...(scheme === 'vllm+grpc' ? ['--protocol', 'vllm'] : [])]);
+    const worker = `${scheme}://127.0.0.1:${engine.port}`;
+    const front = await startPortico(['serve', '--shards', '1', '--http-port', '0', '--host', '127.0.0.1', '--model-path', QWEN3, '--model-name', MODEL, '--worker', worker]);
+    try {
+      const openai = new OpenAI({ baseURL: `${front.url}/v1`, apiKey: 'unused', maxRetries: 0 });
+      for (let i = 0; i < 2; i++) {
+        const res = await fetch(`${front.url}/v1/embeddings`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: MODEL, input: 'hello' }) });
+        assert.equal(res.status, 501);
+        const body = (await res.json()) as any;
+        assert.equal(body.error.code, 'embeddings_unsupported');
+        assert.equal(body.error.type, 'internal_error');
+        assert.match(body.error.message, new RegExp(`worker ${worker.replace(/[+.]/g, '\\$&')} does not serve embeddings`));
+      }
+      await assert.rejects(openai.embeddings.create({ model: MODEL, input: 'hello' }), (err: unknown) => err instanceof OpenAI.APIError && err.status === 501);
+      const chat = await openai.chat.completions.create({ model: MODEL, max_tokens: 3, messages: [{ role: 'user', content: 'hi' }] });
+      assert.equal(chat.choices.length, 1);
+      assert.ok(chat.usage!.completion_tokens > 0);
+    } finally {
+      await front.stop();
+      await engine.stop();
+    }
+  }
+});

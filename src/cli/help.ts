@@ -54,7 +54,8 @@ Output (sim):
                             Default: 0.
   --stream-interval N       Tokens per streamed message (the last may hold fewer). Default: 1.
   --embedding-dim N         Length of the L2-normalised vectors the Embed rpc answers (a
-                            seeded hash of the input ids: same ids, same vector). Default: 256.
+                            seeded hash of the input ids: same ids, same vector). 0: no Embed
+                            rpc (a generation-only engine: Embed answers UNIMPLEMENTED). Default: 256.
   --reasoning-tokens N      Open every answer with <think>, N tokens, </think> (the tokenizer
                             must have those tokens).
   --reasoning-parser NAME   Parser name the engine reports in GetServerInfo (not applied).

@@ -180,7 +180,7 @@ async function mockEngineCommand(args: string[]): Promise<void> {
       eosProbability: eosP,
       seed: opt('seed', values.seed),
       streamInterval: opt('stream-interval', values['stream-interval'], 1),
-      embeddingDim: opt('embedding-dim', values['embedding-dim'], 1),
+      embeddingDim: opt('embedding-dim', values['embedding-dim'], 0),
       reasoningParser: values['reasoning-parser'],
       toolCallParser: values['tool-call-parser'],
       kvEventsZmq: values['kv-events-zmq']

@@ -74,7 +74,7 @@ export interface MockEngineOptions {
   reasoning?: { startId: number; endId: number; thinkTokens: number };
   /** sim: tokens per streamed message, like vLLM's --stream-interval. Default 1. */
   streamInterval?: number;
-  /** Length of the vectors the Embed rpc answers. Default 256. */
+  /** Length of the vectors the Embed rpc answers; 0: no Embed rpc (UNIMPLEMENTED). Default 256. */
   embeddingDim?: number;
   /** Parser names the engine reports (GetServerInfo). */
   reasoningParser?: string;

@@ -42,15 +42,20 @@ export async function* serveGenerate<R>(m: MockContext, req: CoreRequest, ctx: H
   for await (const batch of stream) yield* emit(batch);
 }
 
-/** The handlers whose messages have the same fields in both protocols. */
+/**
+ * The handlers whose messages have the same fields in both protocols. With embedding
+ * dimension 0 there is no Embed handler: Connect answers it UNIMPLEMENTED, as an engine
+ * built without embeddings does.
+ */
 export function sharedHandlers(m: MockContext) {
   const { core } = m;
+  const embed = (req: { requestId: string; tokenized?: { inputIds: number[] } }) => {
+    const ids = embedInput(req.requestId, req.tokenized?.inputIds, core.o.maxContextLength, core.o.vocabSize);
+    const v = mockEmbedding(ids, m.embeddingDim, core.o.seed);
+    return { embedding: Array.from(v), embeddingDim: v.length, promptTokens: ids.length };
+  };
   return {
-    embed(req: { requestId: string; tokenized?: { inputIds: number[] } }) {
-      const ids = embedInput(req.requestId, req.tokenized?.inputIds, core.o.maxContextLength, core.o.vocabSize);
-      const v = mockEmbedding(ids, m.embeddingDim, core.o.seed);
-      return { embedding: Array.from(v), embeddingDim: v.length, promptTokens: ids.length };
-    },
+    ...(m.embeddingDim > 0 ? { embed } : {}),
     healthCheck() {
       return { healthy: m.healthy(), message: m.healthy() ? 'mock engine ok' : 'mock engine paused' };
     },
