@@ -7,16 +7,14 @@
 import { randomUUID } from 'node:crypto';
 import { readAnthropicRequest, readCountTokensRequest, type AnthropicRequest } from '../protocol/anthropic-request.js';
 import { AnthropicStreamWriter, anthropicMessage, anthropicUsage, stopReasonOf } from '../protocol/anthropic-response.js';
-import { tokenizeChat, completionBudget } from '../pipeline/preprocess.js';
-import { generate } from '../pipeline/generate.js';
-import { decodeOutputs, type OutputEvent, type TokenCounts } from '../pipeline/outputs.js';
-import { parseOutputs, planParsing, skipSpecialTokensFor, type ParsedEvent } from '../pipeline/parse-outputs.js';
+import { tokenizeChat } from '../pipeline/preprocess.js';
+import type { OutputEvent, TokenCounts } from '../pipeline/outputs.js';
+import { parseOutputs, type ParsedEvent } from '../pipeline/parse-outputs.js';
 import { AnthropicContent } from '../protocol/anthropic-content.js';
 import { modelFor, type AppContext } from './context.js';
 import type { Exchange } from './exchange.js';
 import { streamEvents } from './sse.js';
-import { refuseNvext, routeHints } from './route-hints.js';
-import { speculativePrefill } from '../pipeline/speculative-prefill.js';
+import { endChatTurn, startChatTurn, type ChatTurn } from './chat-turn.js';
 
 export function messages(ctx: AppContext) {
   return async (ex: Exchange): Promise<void> => {
@@ -24,29 +22,23 @@ export function messages(ctx: AppContext) {
     const req = readAnthropicRequest(ex.body, ctx.ignoreUnsupportedFields, (h) => ex.header(h));
     const model = modelFor(ctx, req.model);
     ex.describe(model, req.stream);
-    refuseNvext(req.nvext, '/v1/messages', ['extra_fields', 'annotations', 'token_data', 'greed_sampling']);
-    const route = routeHints(req.nvext, (h) => ex.header(h));
-    const prompt = req.nvext.useRawPrompt ? { ...req.prompt, useRawPrompt: true } : req.prompt;
-    const promptIds = await tokenizeChat(model, prompt.body, prompt);
-    const maxTokens = completionBudget(model, promptIds.length, req.maxTokens);
-    const gen = generate(model, promptIds, { n: 1, maxTokens, temperature: req.temperature, topP: req.topP, topK: req.topK, constraint: req.constraint }, ex.requestId, ex.signal, route);
-    const decoded = decodeOutputs(model, gen, { n: 1, skipSpecialTokens: skipSpecialTokensFor(model, undefined), arrived, maxTokens, stop: req.stopSequences });
-    const tools = req.prompt.tools;
-    const plan = planParsing(model, {
-      hasTools: tools !== null,
-      toolChoiceNone: req.toolChoice.kind === 'none',
-      templateKwargs: req.prompt.templateKwargs,
-      promptIds,
-      toolsJson: tools ? req.prompt.body.toString('utf8', tools.start, tools.end) : undefined,
+    const turn: ChatTurn = {
+      endpoint: '/v1/messages',
+      prompt: req.prompt,
+      nvext: req.nvext,
+      maxTokens: req.maxTokens,
+      sampling: { temperature: req.temperature, topP: req.topP, topK: req.topK, constraint: req.constraint },
+      stop: req.stopSequences,
       toolChoice: req.toolChoice,
-    });
+    };
+    const run = await startChatTurn(model, ex, arrived, turn);
     const id = `msg_${randomUUID().replaceAll('-', '')}`;
     let reply: string;
     if (req.stream) {
-      const first: TokenCounts = { promptTokens: promptIds.length, completionTokens: 0, cachedTokens: 0 };
-      reply = await streamMessage(ex, req, parseOutputs(noteFirstCounts(decoded, first), plan, 1), id, first);
-    } else reply = await unaryMessage(ex, req, parseOutputs(decoded, plan, 1), id);
-    if (req.nvext.agentHints.speculativePrefill && !ex.signal.aborted) speculativePrefill(model, req.prompt.body, req.prompt, reply, route, ex.requestId);
+      const first: TokenCounts = { promptTokens: run.promptIds.length, completionTokens: 0, cachedTokens: 0 };
+      reply = await streamMessage(ex, req, parseOutputs(noteFirstCounts(run.decoded, first), run.plan, 1), id, first);
+    } else reply = await unaryMessage(ex, req, parseOutputs(run.decoded, run.plan, 1), id);
+    endChatTurn(model, ex, turn, run, reply);
   };
 }
 

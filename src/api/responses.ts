@@ -5,17 +5,13 @@
 import { randomUUID } from 'node:crypto';
 import { readResponsesRequest } from '../protocol/responses-request.js';
 import { ResponsesStreamWriter, responseObject, responsesUsage, type ResponseState } from '../protocol/responses-response.js';
-import { tokenizeChat, completionBudget } from '../pipeline/preprocess.js';
-import { generate } from '../pipeline/generate.js';
-import { decodeOutputs } from '../pipeline/outputs.js';
-import { parseOutputs, planParsing, skipSpecialTokensFor, type ParsedEvent } from '../pipeline/parse-outputs.js';
+import { parseOutputs, type ParsedEvent } from '../pipeline/parse-outputs.js';
 import { ResponseOutput } from '../protocol/responses-output.js';
 import type { ServedModel } from '../pipeline/served-model.js';
 import { modelFor, type AppContext } from './context.js';
 import type { Exchange } from './exchange.js';
 import { streamEvents } from './sse.js';
-import { refuseNvext, routeHints } from './route-hints.js';
-import { speculativePrefill } from '../pipeline/speculative-prefill.js';
+import { endChatTurn, startChatTurn, type ChatTurn } from './chat-turn.js';
 
 export function responses(ctx: AppContext) {
   return async (ex: Exchange): Promise<void> => {
@@ -23,27 +19,20 @@ export function responses(ctx: AppContext) {
     const req = readResponsesRequest(ex.body, ctx.ignoreUnsupportedFields, (h) => ex.header(h));
     const model = modelFor(ctx, req.model);
     ex.describe(model, req.stream);
-    refuseNvext(req.nvext, '/v1/responses', ['extra_fields', 'annotations', 'token_data', 'greed_sampling']);
-    const route = routeHints(req.nvext, (h) => ex.header(h));
-    const prompt = req.nvext.useRawPrompt ? { ...req.prompt, useRawPrompt: true } : req.prompt;
-    const promptIds = await tokenizeChat(model, prompt.body, prompt);
-    const maxTokens = completionBudget(model, promptIds.length, req.maxOutputTokens);
-    const gen = generate(model, promptIds, { n: 1, maxTokens, temperature: req.temperature, topP: req.topP, constraint: req.constraint }, ex.requestId, ex.signal, route);
-    const decoded = decodeOutputs(model, gen, { n: 1, skipSpecialTokens: skipSpecialTokensFor(model, undefined), arrived, maxTokens });
-    const tools = req.prompt.tools;
-    const plan = planParsing(model, {
-      hasTools: tools !== null,
-      toolChoiceNone: req.toolMode.kind === 'none',
-      templateKwargs: req.prompt.templateKwargs,
-      promptIds,
-      toolsJson: tools ? req.prompt.body.toString('utf8', tools.start, tools.end) : undefined,
+    const turn: ChatTurn = {
+      endpoint: '/v1/responses',
+      prompt: req.prompt,
+      nvext: req.nvext,
+      maxTokens: req.maxOutputTokens,
+      sampling: { temperature: req.temperature, topP: req.topP, constraint: req.constraint },
       toolChoice: req.toolMode,
-    });
-    const outputs = parseOutputs(decoded, plan, 1);
+    };
+    const run = await startChatTurn(model, ex, arrived, turn);
+    const outputs = parseOutputs(run.decoded, run.plan, 1);
     const hex = randomUUID().replaceAll('-', '');
     const state: ResponseState = { id: `resp_${hex}`, hex, createdAt: Math.floor(Date.now() / 1000), req };
     const reply = req.stream ? await streamResponse(ex, model, state, outputs) : await unaryResponse(ex, model, state, outputs);
-    if (req.nvext.agentHints.speculativePrefill && !ex.signal.aborted) speculativePrefill(model, req.prompt.body, req.prompt, reply, route, ex.requestId);
+    endChatTurn(model, ex, turn, run, reply);
   };
 }
 

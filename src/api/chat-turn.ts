@@ -1,0 +1,64 @@
+// The shared run of the APIs that reshape their request into one chat turn
+// (/v1/messages, /v1/responses): their nvext refusals, routing hints, the template
+// (or the raw prompt), the token budget, one generation, its decoding and the
+// parsing plan; and, once answered, the speculative prefill of the next turn. Each
+// API keeps its own request reading and answer shapes.
+
+import type { OutputEvent } from '../pipeline/outputs.js';
+import { decodeOutputs } from '../pipeline/outputs.js';
+import { generate, type RouteHints } from '../pipeline/generate.js';
+import { planParsing, skipSpecialTokensFor, type ParsingPlan } from '../pipeline/parse-outputs.js';
+import { tokenizeChat, completionBudget } from '../pipeline/preprocess.js';
+import type { ServedModel } from '../pipeline/served-model.js';
+import { speculativePrefill } from '../pipeline/speculative-prefill.js';
+import type { NvExt } from '../protocol/nvext.js';
+import type { SamplingOptions } from '../protocol/sampling.js';
+import type { TemplateBody } from '../protocol/template-body.js';
+import type { ToolChoice } from '../protocol/tools.js';
+import type { Exchange } from './exchange.js';
+import { refuseNvext, routeHints } from './route-hints.js';
+
+export interface ChatTurn {
+  /** The endpoint named in nvext refusals. */
+  endpoint: string;
+  prompt: TemplateBody;
+  nvext: NvExt;
+  /** The request's output token limit, if any. */
+  maxTokens: number | undefined;
+  sampling: Pick<SamplingOptions, 'temperature' | 'topP' | 'topK' | 'constraint'>;
+  stop?: string[];
+  toolChoice: ToolChoice;
+}
+
+export interface ChatTurnRun {
+  promptIds: Uint32Array;
+  route: RouteHints;
+  decoded: AsyncGenerator<OutputEvent>;
+  plan: ParsingPlan | null;
+}
+
+/** Renders, budgets and starts the turn's one generation; `arrived` is when the request came in. */
+export async function startChatTurn(model: ServedModel, ex: Exchange, arrived: number, t: ChatTurn): Promise<ChatTurnRun> {
+  refuseNvext(t.nvext, t.endpoint, ['extra_fields', 'annotations', 'token_data', 'greed_sampling']);
+  const route = routeHints(t.nvext, (h) => ex.header(h));
+  const prompt = t.nvext.useRawPrompt ? { ...t.prompt, useRawPrompt: true } : t.prompt;
+  const promptIds = await tokenizeChat(model, prompt.body, prompt);
+  const maxTokens = completionBudget(model, promptIds.length, t.maxTokens);
+  const gen = generate(model, promptIds, { n: 1, maxTokens, ...t.sampling }, ex.requestId, ex.signal, route);
+  const decoded = decodeOutputs(model, gen, { n: 1, skipSpecialTokens: skipSpecialTokensFor(model, undefined), arrived, maxTokens, stop: t.stop });
+  const tools = t.prompt.tools;
+  const plan = planParsing(model, {
+    hasTools: tools !== null,
+    toolChoiceNone: t.toolChoice.kind === 'none',
+    templateKwargs: t.prompt.templateKwargs,
+    promptIds,
+    toolsJson: tools ? t.prompt.body.toString('utf8', tools.start, tools.end) : undefined,
+    toolChoice: t.toolChoice,
+  });
+  return { promptIds, route, decoded, plan };
+}
+
+/** After the answer: the next turn's prompt (this one plus `reply`) is prefilled when nvext asks for it. */
+export function endChatTurn(model: ServedModel, ex: Exchange, t: ChatTurn, run: ChatTurnRun, reply: string): void {
+  if (t.nvext.agentHints.speculativePrefill && !ex.signal.aborted) speculativePrefill(model, t.prompt.body, t.prompt, reply, run.route, ex.requestId);
+}
