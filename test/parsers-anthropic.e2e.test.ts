@@ -8,12 +8,13 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import Anthropic from '@anthropic-ai/sdk';
 import { startPortico, QWEN3, type Proc } from './helpers/portico.js';
+import { startParserServer, REASONING, OUTPUT } from './helpers/parser-server.js';
 
 let server: Proc;
 let client: Anthropic;
 
 before(async () => {
-  server = await startPortico(['serve', '--http-port', '0', '--host', '127.0.0.1', '--model-path', QWEN3, '--model-name', 'm', '--mock', 'echo', '--mock-workers', '1', '--tool-call-parser', 'hermes', '--reasoning-parser', 'qwen3']);
+  server = await startParserServer();
   client = new Anthropic({ baseURL: server.url, apiKey: 'unused', maxRetries: 0 });
 });
 after(async () => {
@@ -21,8 +22,6 @@ after(async () => {
 });
 
 const TOOLS: Anthropic.Tool[] = [{ name: 'get_weather', description: 'Weather for a city', input_schema: { type: 'object', properties: { city: { type: 'string' }, days: { type: 'integer' } } } }];
-const REASONING = 'The user wants weather; call the tool.';
-const OUTPUT = `<think>${REASONING}</think>Let me check.<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris", "days": 3}}\n</tool_call>\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Rome"}}\n</tool_call>`;
 const SIGNATURE = `portico-sha256:${createHash('sha256').update(REASONING).digest('hex')}`;
 
 function params(content: string, extra: object = {}): Anthropic.MessageCreateParamsNonStreaming {

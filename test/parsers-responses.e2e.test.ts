@@ -6,7 +6,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
-import { startPortico, QWEN3, type Proc } from './helpers/portico.js';
+import { QWEN3, type Proc } from './helpers/portico.js';
+import { startParserServer, REASONING, OUTPUT } from './helpers/parser-server.js';
 import { Model } from '../src/native/core.js';
 
 const tok = Model.load(QWEN3);
@@ -15,7 +16,7 @@ let server: Proc;
 let client: OpenAI;
 
 before(async () => {
-  server = await startPortico(['serve', '--http-port', '0', '--host', '127.0.0.1', '--model-path', QWEN3, '--model-name', 'm', '--mock', 'echo', '--mock-workers', '1', '--tool-call-parser', 'hermes', '--reasoning-parser', 'qwen3']);
+  server = await startParserServer();
   client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'unused', maxRetries: 0 });
 });
 after(async () => {
@@ -23,8 +24,6 @@ after(async () => {
 });
 
 const TOOLS: OpenAI.Responses.FunctionTool[] = [{ type: 'function', name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' }, days: { type: 'integer' } } }, strict: false }];
-const REASONING = 'The user wants weather; call the tool.';
-const OUTPUT = `<think>${REASONING}</think>Let me check.<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris", "days": 3}}\n</tool_call>\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Rome"}}\n</tool_call>`;
 
 function params(input: string, extra: object = {}): OpenAI.Responses.ResponseCreateParamsNonStreaming {
   return { model: 'm', input, tools: TOOLS, nvext: { use_raw_prompt: true }, ...extra } as OpenAI.Responses.ResponseCreateParamsNonStreaming;

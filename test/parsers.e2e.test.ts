@@ -6,12 +6,13 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
 import { startPortico, runPortico, QWEN3, type Proc } from './helpers/portico.js';
+import { startParserServer, OUTPUT } from './helpers/parser-server.js';
 
 let server: Proc;
 let client: OpenAI;
 
 before(async () => {
-  server = await startPortico(['serve', '--http-port', '0', '--host', '127.0.0.1', '--model-path', QWEN3, '--model-name', 'm', '--mock', 'echo', '--mock-workers', '1', '--tool-call-parser', 'hermes', '--reasoning-parser', 'qwen3']);
+  server = await startParserServer();
   client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'unused', maxRetries: 0 });
 });
 after(async () => {
@@ -19,7 +20,6 @@ after(async () => {
 });
 
 const TOOLS: OpenAI.ChatCompletionTool[] = [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }];
-const OUTPUT = '<think>The user wants weather; call the tool.</think>Let me check.<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris", "days": 3}}\n</tool_call>\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Rome"}}\n</tool_call>';
 
 function req(content: string, extra: object = {}) {
   return { model: 'm', messages: [{ role: 'user', content }], tools: TOOLS, nvext: { use_raw_prompt: true }, ...extra } as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming;
