@@ -20,6 +20,25 @@ export interface ModelInfo {
   /** Vocabulary size including added tokens. */
   vocabSize: number;
   hasChatTemplate: boolean;
+  padToken: string | null;
+  unkToken: string | null;
+  /** Ids of the tokens above (null when unset or not in the vocabulary). */
+  bosTokenId: number | null;
+  eosTokenId: number | null;
+  padTokenId: number | null;
+  unkTokenId: number | null;
+  /** Named special tokens of tokenizer_config.json (`*_token` keys, `extra_special_tokens`). */
+  specialTokens: SpecialToken[];
+  /** tokenizer_config.json `additional_special_tokens`, in order. */
+  additionalSpecialTokens: SpecialToken[];
+}
+
+/** A special token: its name (`bos_token`, `image_token`; the content for additional ones). */
+export interface SpecialToken {
+  name: string;
+  content: string;
+  /** Null when the token is not in the vocabulary. */
+  id: number | null;
 }
 
 /** A loaded Hugging Face model folder (tokenizer.json + optional configs). */
