@@ -53,9 +53,9 @@ fn id_strategy(m: &Model) -> impl Strategy<Value = u32> {
 fn stream(m: &Model, ids: &[u32], cuts: &[usize], skip: bool) -> String {
     let mut d = m.detokenizer(skip);
     let mut out = String::new();
-    let mut at = 0;
+    let mut at: usize = 0;
     for &c in cuts.iter().chain(std::iter::once(&usize::MAX)) {
-        let end = (at + c).min(ids.len());
+        let end = at.saturating_add(c).min(ids.len());
         out.push_str(&d.push(&ids[at..end]).unwrap());
         at = end;
         if at == ids.len() {
