@@ -63,6 +63,21 @@ fn main() {
     if std::env::var_os("RENDER_ONLY").is_some() {
         return;
     }
+    // ENCODE_FILES=a.txt,b.txt: best of 20 encodes of each file (no special tokens).
+    if let Ok(files) = std::env::var("ENCODE_FILES") {
+        for f in files.split(',') {
+            let text = std::fs::read_to_string(f).expect("read");
+            let n = m.encode(&text, false).unwrap().len();
+            let mut best = f64::MAX;
+            for _ in 0..20 {
+                let t = Instant::now();
+                drop(m.encode(&text, false).unwrap());
+                best = best.min(t.elapsed().as_secs_f64());
+            }
+            println!("encode {f} ({} B, {n} tokens): best {:.2} ms", text.len(), best * 1e3);
+        }
+        return;
+    }
     let long = "The quick brown fox 🦊 jumps over the lazy dog. 日本語のテキスト。".repeat(300);
     println!(
         "encode long ({} B): {:.0} µs",
