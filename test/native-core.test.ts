@@ -16,6 +16,26 @@ test('model info comes from the folder', () => {
   assert.equal(info.hasChatTemplate, true);
 });
 
+test('model info maps the special tokens to their ids', () => {
+  const info = model.info();
+  // Qwen3's tokenizer_config.json: bos_token null, eos <|im_end|>, pad <|endoftext|>, unk null.
+  assert.equal(info.bosToken, null);
+  assert.equal(info.bosTokenId, null);
+  assert.equal(info.eosToken, '<|im_end|>');
+  assert.equal(info.eosTokenId, 151645);
+  assert.equal(info.padToken, '<|endoftext|>');
+  assert.equal(info.padTokenId, 151643);
+  assert.equal(info.unkToken, null);
+  assert.equal(info.unkTokenId, null);
+  assert.deepEqual(
+    info.specialTokens.find((t) => t.name === 'eos_token'),
+    { name: 'eos_token', content: '<|im_end|>', id: 151645 },
+  );
+  assert.equal(info.additionalSpecialTokens.length, 13);
+  assert.deepEqual(info.additionalSpecialTokens[0], { name: '<|im_start|>', content: '<|im_start|>', id: 151644 });
+  for (const t of info.additionalSpecialTokens) assert.equal(model.tokenToId(t.content), t.id);
+});
+
 test('encode then decode gives the text back', () => {
   for (const t of TEXTS) assert.equal(model.decode(model.encode(t, false), false), t);
 });

@@ -20,13 +20,35 @@ export interface ModelInfo {
   /** Vocabulary size including added tokens. */
   vocabSize: number;
   hasChatTemplate: boolean;
+  padToken: string | null;
+  unkToken: string | null;
+  /** Ids of the tokens above (null when unset or not in the vocabulary). */
+  bosTokenId: number | null;
+  eosTokenId: number | null;
+  padTokenId: number | null;
+  unkTokenId: number | null;
+  /** Named special tokens of tokenizer_config.json (`*_token` keys, `extra_special_tokens`). */
+  specialTokens: SpecialToken[];
+  /** tokenizer_config.json `additional_special_tokens`, in order. */
+  additionalSpecialTokens: SpecialToken[];
+}
+
+/** A special token: its name (`bos_token`, `image_token`; the content for additional ones). */
+export interface SpecialToken {
+  name: string;
+  content: string;
+  /** Null when the token is not in the vocabulary. */
+  id: number | null;
 }
 
 /** A loaded Hugging Face model folder (tokenizer.json + optional configs). */
 export interface Model {
   info(): ModelInfo;
   encode(text: string, addSpecialTokens: boolean): Uint32Array;
-  /** encode on the libuv thread pool (use above ~16 KiB of text: encode costs ~0.1-0.3 µs/byte). */
+  /**
+   * encode on the libuv thread pool, for long texts. With the hand-written encoder (Qwen2/3,
+   * Llama 3, DeepSeek V3 tokenizers) encode costs ~0.01-0.1 µs/byte; other tokenizers ~0.3-1.
+   */
   encodeAsync(text: string, addSpecialTokens: boolean): Promise<Uint32Array>;
   /** Several texts in one call (parallel on the tokenizer's thread pool). */
   encodeBatch(texts: string[], addSpecialTokens: boolean): Uint32Array[];

@@ -84,7 +84,7 @@ impl ByteTable {
 }
 
 /// GPT-2's byte → printable char table, inverted.
-fn char_to_byte() -> HashMap<char, u8> {
+pub(crate) fn char_to_byte() -> HashMap<char, u8> {
     let mut printable: Vec<u8> = (b'!'..=b'~').collect();
     printable.extend(0xA1u8..=0xAC);
     printable.extend(0xAEu8..=0xFF);

@@ -6,6 +6,7 @@ pub mod chat_template;
 pub mod content_format;
 pub mod detokenizer;
 pub mod error;
+pub mod fast_encode;
 pub mod messages;
 pub mod model;
 pub mod model_card;
@@ -20,5 +21,5 @@ pub mod tokenizer;
 
 pub use detokenizer::Detokenizer;
 pub use error::{CoreError, Result};
-pub use model::{ChatRequest, Model, ModelInfo};
+pub use model::{ChatRequest, Model, ModelInfo, SpecialToken};
 pub use sequence::{FinishReason, MatchedStop, Sequence, SequenceOptions};

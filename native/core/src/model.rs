@@ -21,6 +21,27 @@ pub struct ModelInfo {
     pub eos_token: Option<String>,
     pub vocab_size: usize,
     pub has_chat_template: bool,
+    pub pad_token: Option<String>,
+    pub unk_token: Option<String>,
+    /// Ids of bos/eos/pad/unk_token (None when the token is unset or not in the vocabulary).
+    pub bos_token_id: Option<u32>,
+    pub eos_token_id: Option<u32>,
+    pub pad_token_id: Option<u32>,
+    pub unk_token_id: Option<u32>,
+    /// Every named special token of tokenizer_config.json (`*_token` keys and
+    /// `extra_special_tokens`, as the chat template sees them), with its id.
+    pub special_tokens: Vec<SpecialToken>,
+    /// tokenizer_config.json `additional_special_tokens`, with ids.
+    pub additional_special_tokens: Vec<SpecialToken>,
+}
+
+/// A special token: its name (`bos_token`, `image_token`, ...; for additional special
+/// tokens the content itself), its text and its id in the vocabulary.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SpecialToken {
+    pub name: String,
+    pub content: String,
+    pub id: Option<u32>,
 }
 
 /// A chat request as spans of the body: messages (required), tools (optional).
@@ -113,7 +134,37 @@ impl Model {
             eos_token: self.card.eos_token.clone(),
             vocab_size: self.tokenizer.vocab_size(),
             has_chat_template: self.template.is_some() || self.tool_use_template.is_some(),
+            pad_token: self.card.pad_token.clone(),
+            unk_token: self.card.unk_token.clone(),
+            bos_token_id: self.id_of(self.card.bos_token.as_deref()),
+            eos_token_id: self.id_of(self.card.eos_token.as_deref()),
+            pad_token_id: self.id_of(self.card.pad_token.as_deref()),
+            unk_token_id: self.id_of(self.card.unk_token.as_deref()),
+            special_tokens: self
+                .card
+                .special_tokens
+                .iter()
+                .map(|(name, content)| SpecialToken {
+                    name: name.clone(),
+                    content: content.clone(),
+                    id: self.id_of(Some(content)),
+                })
+                .collect(),
+            additional_special_tokens: self
+                .card
+                .additional_special_tokens
+                .iter()
+                .map(|content| SpecialToken {
+                    name: content.clone(),
+                    content: content.clone(),
+                    id: self.id_of(Some(content)),
+                })
+                .collect(),
         }
+    }
+
+    fn id_of(&self, token: Option<&str>) -> Option<u32> {
+        self.tokenizer.token_to_id(token?)
     }
 
     pub fn card(&self) -> &ModelCard {

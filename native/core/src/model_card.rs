@@ -34,6 +34,8 @@ pub struct ModelCard {
     pub eos_token: Option<String>,
     pub pad_token: Option<String>,
     pub unk_token: Option<String>,
+    /// tokenizer_config.json `additional_special_tokens` (strings or AddedTokens), in order.
+    pub additional_special_tokens: Vec<String>,
     pub add_bos_token: Option<bool>,
     pub add_eos_token: Option<bool>,
     pub context_length: Option<u64>,
@@ -58,6 +60,11 @@ impl ModelCard {
             card.add_bos_token = cfg.get("add_bos_token").and_then(Value::as_bool);
             card.add_eos_token = cfg.get("add_eos_token").and_then(Value::as_bool);
             card.special_tokens = named_special_tokens(&cfg);
+            card.additional_special_tokens = cfg
+                .get("additional_special_tokens")
+                .and_then(Value::as_array)
+                .map(|list| list.iter().filter_map(token_content).collect())
+                .unwrap_or_default();
             if let Some(t) = cfg.get("chat_template") {
                 card.chat_template = pick_template(t, "default");
                 card.tool_use_template = pick_template(t, "tool_use");
@@ -119,7 +126,11 @@ fn read_json(path: &Path) -> Result<Option<Value>> {
 
 /// `"<s>"`, `{"content": "<s>", ...}` (AddedToken) or null.
 fn special_token(cfg: &Value, key: &str) -> Option<String> {
-    match cfg.get(key)? {
+    token_content(cfg.get(key)?)
+}
+
+fn token_content(v: &Value) -> Option<String> {
+    match v {
         Value::String(s) => Some(s.clone()),
         Value::Object(o) => o.get("content").and_then(Value::as_str).map(str::to_owned),
         _ => None,

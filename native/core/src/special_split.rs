@@ -29,13 +29,26 @@ impl SpecialSplitter {
         if contains(tokenizer_json, b"\"Metaspace\"") {
             return None;
         }
+        Self::build(tok, false)
+    }
+
+    /// The splitter for the `normalized: true` added tokens, which `tokenizers` matches in
+    /// each piece after normalizing it (the second split of `fast_encode`, for tokenizers
+    /// without a normalizer). None under the same conditions as `new`, or when there are
+    /// no such tokens.
+    pub fn for_normalized(tok: &tokenizers::Tokenizer) -> Option<SpecialSplitter> {
+        let s = Self::build(tok, true)?;
+        (!s.by_first.is_empty()).then_some(s)
+    }
+
+    fn build(tok: &tokenizers::Tokenizer, normalized: bool) -> Option<SpecialSplitter> {
         let mut by_first: HashMap<u8, Vec<(Box<[u8]>, u32)>> = HashMap::new();
         let mut is_first = [false; 256];
         for (id, t) in tok.get_added_tokens_decoder() {
             if t.lstrip || t.rstrip || t.single_word {
                 return None;
             }
-            if t.normalized || t.content.is_empty() {
+            if t.normalized != normalized || t.content.is_empty() {
                 continue; // matched later, inside a piece, by the tokenizer itself
             }
             let bytes: Box<[u8]> = t.content.as_bytes().into();

@@ -7,6 +7,7 @@ use std::path::Path;
 
 use crate::byte_table::ByteTable;
 use crate::error::{CoreError, Result};
+use crate::fast_encode::FastEncoder;
 use crate::prefix_cache::{CacheStats, PrefixCache, MIN_PIECE_BYTES};
 use crate::special_split::{Piece, SpecialSplitter};
 
@@ -23,6 +24,11 @@ pub struct Tokenizer {
     special_ids: HashSet<u32>,
     /// `add_bos_token: true` in tokenizer_config.json with a BOS the post-processor does not add.
     ensure_bos: Option<u32>,
+    /// The hand-written pipeline for Qwen2/3 and Llama 3 shaped tokenizers (see `fast_encode`).
+    fast: Option<FastEncoder>,
+    /// What the post-processor puts around the ids with `add_special_tokens` (probed at
+    /// load), when that is a fixed prefix and suffix; else such encodes go to `tokenizers`.
+    post: Option<(Vec<u32>, Vec<u32>)>,
 }
 
 impl Tokenizer {
@@ -40,14 +46,81 @@ impl Tokenizer {
             .collect();
         let splitter = SpecialSplitter::new(&inner, bytes);
         let byte_table = ByteTable::new(&inner, bytes);
-        Ok(Tokenizer {
+        let fast = if std::env::var_os("PORTICO_NO_FAST_ENCODE").is_some() {
+            None
+        } else {
+            FastEncoder::new(bytes, splitter.as_ref(), &inner)
+        };
+        let mut tok = Tokenizer {
             byte_table,
             inner,
             splitter,
             cache: PrefixCache::new(PREFIX_CACHE_BYTES),
             special_ids,
             ensure_bos: None,
-        })
+            fast,
+            post: None,
+        };
+        tok.post = tok.probe_post_processor();
+        Ok(tok)
+    }
+
+    /// The fixed prefix and suffix that `encode(_, true)` adds around `encode(_, false)`,
+    /// when three probes agree on one.
+    fn probe_post_processor(&self) -> Option<(Vec<u32>, Vec<u32>)> {
+        self.fast.as_ref()?;
+        let hf = |t: &str, add: bool| -> Option<Vec<u32>> {
+            Some(self.inner.encode_fast(t, add).ok()?.get_ids().to_vec())
+        };
+        let with = hf("a", true)?;
+        let core = hf("a", false)?;
+        let k = (0..=with.len().checked_sub(core.len())?).find(|&k| with[k..].starts_with(&core))?;
+        let (prefix, suffix) = (with[..k].to_vec(), with[k + core.len()..].to_vec());
+        for probe in ["", "Hello world, 12 345!\n"] {
+            let mut expect = prefix.clone();
+            expect.extend(hf(probe, false)?);
+            expect.extend_from_slice(&suffix);
+            if hf(probe, true)? != expect {
+                return None;
+            }
+        }
+        Some((prefix, suffix))
+    }
+
+    /// True when encodes take the hand-written pipeline (`fast_encode`).
+    pub fn has_fast_encoder(&self) -> bool {
+        self.fast.is_some()
+    }
+
+    /// The hand-written pipeline, if this tokenizer has one (tests, tools).
+    pub fn fast_encoder(&self) -> Option<&FastEncoder> {
+        self.fast.as_ref()
+    }
+
+    /// Mutable access for tests (e.g. the parallel threshold).
+    pub fn fast_encoder_mut(&mut self) -> Option<&mut FastEncoder> {
+        self.fast.as_mut()
+    }
+
+    /// Encodes with the `tokenizers` pipeline only (the reference for the fast path).
+    pub fn encode_reference(&self, text: &str, add_special_tokens: bool) -> Result<Vec<u32>> {
+        let enc = self
+            .inner
+            .encode_fast(text, add_special_tokens)
+            .map_err(|e| CoreError::Tokenizer(e.to_string()))?;
+        Ok(self.with_bos(enc.get_ids(), add_special_tokens))
+    }
+
+    fn with_bos(&self, ids: &[u32], add_special_tokens: bool) -> Vec<u32> {
+        match self.ensure_bos {
+            Some(bos) if add_special_tokens && ids.first() != Some(&bos) => {
+                let mut out = Vec::with_capacity(ids.len() + 1);
+                out.push(bos);
+                out.extend_from_slice(ids);
+                out
+            }
+            _ => ids.to_vec(),
+        }
     }
 
     /// Makes `encode(_, true)` start with `bos_id` when the tokenizer.json post-processor
@@ -57,19 +130,26 @@ impl Tokenizer {
     }
 
     pub fn encode(&self, text: &str, add_special_tokens: bool) -> Result<Vec<u32>> {
-        let enc = self
-            .inner
-            .encode_fast(text, add_special_tokens)
-            .map_err(|e| CoreError::Tokenizer(e.to_string()))?;
-        let ids = enc.get_ids();
-        match self.ensure_bos {
-            Some(bos) if add_special_tokens && ids.first() != Some(&bos) => {
-                let mut out = Vec::with_capacity(ids.len() + 1);
-                out.push(bos);
-                out.extend_from_slice(ids);
-                Ok(out)
+        if let (Some(fast), Some(splitter)) = (&self.fast, &self.splitter) {
+            if !add_special_tokens {
+                return Ok(fast.encode(splitter, text));
             }
-            _ => Ok(ids.to_vec()),
+            if let Some((prefix, suffix)) = &self.post {
+                let ids = fast.encode(splitter, text);
+                let mut out = Vec::with_capacity(prefix.len() + ids.len() + suffix.len());
+                out.extend_from_slice(prefix);
+                out.extend_from_slice(&ids);
+                out.extend_from_slice(suffix);
+                return Ok(self.with_bos_owned(out));
+            }
+        }
+        self.encode_reference(text, add_special_tokens)
+    }
+
+    fn with_bos_owned(&self, ids: Vec<u32>) -> Vec<u32> {
+        match self.ensure_bos {
+            Some(bos) if ids.first() != Some(&bos) => self.with_bos(&ids, true),
+            _ => ids,
         }
     }
 
@@ -104,8 +184,9 @@ impl Tokenizer {
 
     /// Several texts at once, on the tokenizer's thread pool.
     pub fn encode_batch(&self, texts: &[&str], add_special_tokens: bool) -> Result<Vec<Vec<u32>>> {
-        if self.ensure_bos.is_some() && add_special_tokens {
-            return texts.iter().map(|t| self.encode(t, true)).collect();
+        if self.fast.is_some() || (self.ensure_bos.is_some() && add_special_tokens) {
+            use rayon::prelude::*;
+            return texts.par_iter().map(|t| self.encode(t, add_special_tokens)).collect();
         }
         let encs = self
             .inner

@@ -118,6 +118,15 @@ fn model_card_files() {
     assert_eq!(info.context_length, Some(4096));
     assert_eq!(info.eos_token_ids, vec![2, 7]);
     assert_eq!(info.bos_token.as_deref(), Some("<s>"));
+    assert_eq!((info.bos_token_id, info.eos_token_id), (Some(1), Some(2)));
+    assert_eq!((info.pad_token_id, info.unk_token_id), (None, None));
+    assert_eq!(
+        info.special_tokens,
+        vec![
+            portico_core::SpecialToken { name: "bos_token".into(), content: "<s>".into(), id: Some(1) },
+            portico_core::SpecialToken { name: "eos_token".into(), content: "</s>".into(), id: Some(2) },
+        ]
+    );
     let req = portico_core::ChatRequest {
         messages_json: br#"[{"role":"user","content":"hi"}]"#,
         tools_json: None,

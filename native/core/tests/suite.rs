@@ -4,6 +4,10 @@
 
 mod common;
 
+#[path = "suite/fast_encode.rs"]
+mod fast_encode;
+#[path = "suite/fuzz.rs"]
+mod fuzz;
 #[path = "suite/perf.rs"]
 mod perf;
 #[path = "suite/prefix_cache.rs"]

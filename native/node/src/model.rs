@@ -17,6 +17,32 @@ pub struct ModelInfo {
     pub eos_token: Option<String>,
     pub vocab_size: u32,
     pub has_chat_template: bool,
+    pub pad_token: Option<String>,
+    pub unk_token: Option<String>,
+    pub bos_token_id: Option<u32>,
+    pub eos_token_id: Option<u32>,
+    pub pad_token_id: Option<u32>,
+    pub unk_token_id: Option<u32>,
+    /// Named special tokens of tokenizer_config.json (`*_token`, `extra_special_tokens`).
+    pub special_tokens: Vec<SpecialToken>,
+    /// tokenizer_config.json `additional_special_tokens`.
+    pub additional_special_tokens: Vec<SpecialToken>,
+}
+
+#[napi(object, use_nullable = true)]
+pub struct SpecialToken {
+    pub name: String,
+    pub content: String,
+    /// Null when the token is not in the vocabulary.
+    pub id: Option<u32>,
+}
+
+fn special(t: portico_core::SpecialToken) -> SpecialToken {
+    SpecialToken {
+        name: t.name,
+        content: t.content,
+        id: t.id,
+    }
 }
 
 #[napi]
@@ -51,6 +77,14 @@ impl Model {
             eos_token: i.eos_token,
             vocab_size: i.vocab_size as u32,
             has_chat_template: i.has_chat_template,
+            pad_token: i.pad_token,
+            unk_token: i.unk_token,
+            bos_token_id: i.bos_token_id,
+            eos_token_id: i.eos_token_id,
+            pad_token_id: i.pad_token_id,
+            unk_token_id: i.unk_token_id,
+            special_tokens: i.special_tokens.into_iter().map(special).collect(),
+            additional_special_tokens: i.additional_special_tokens.into_iter().map(special).collect(),
         }
     }
 
