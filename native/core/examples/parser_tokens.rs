@@ -50,6 +50,8 @@ fn main() {
     run("hermes, inside streamed arguments", Some("hermes"), None, &o, "<tool_call>\n{\"name\": \"f\", \"arguments\": {", args, Some(b));
     run("kimi_k2, inside streamed arguments", Some("kimi_k2"), None, &o, "<|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{", args, Some(b));
     run("harmony, inside streamed arguments", Some("harmony"), None, &o, "<|start|>assistant<|channel|>commentary to=functions.f <|constrain|>json<|message|>{", args, Some(b));
-    let req = ParserOptions { tool_choice: ToolChoice::Required, ..o.clone() };
+    let xml: &[&str] = &["<parameter=", "k", ">\n", "some", " text", " here", "\n</parameter>\n"];
+    run("qwen3_coder, inside streamed parameters", Some("qwen3_coder"), None, &o, "<tool_call>\n<function=f>\n", xml, Some(b));
+        let req = ParserOptions { tool_choice: ToolChoice::Required, ..o.clone() };
     run("tool_choice required, inside streamed arguments", None, None, &req, "[{\"name\": \"f\", \"parameters\": {", args, Some(b));
 }

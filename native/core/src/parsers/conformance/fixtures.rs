@@ -37,9 +37,13 @@ pub(super) struct Fx {
 
 impl Fx {
     /// JSON-argument formats stream their arguments as they arrive (see `tool::stream`);
-    /// formats that convert (XML, Python, Gemma 4 literals) emit a call when it closes.
+    /// the `<function=..><parameter=..>` family streams parameter by parameter; other
+    /// formats that convert (minimax, glm, DSML, step3, Python, Gemma 4) emit a call when it closes.
     pub(super) fn streams(&self) -> bool {
-        self.mode == ArgsMode::Exact
+        self.mode == ArgsMode::Exact || self.streams_params()
+    }
+    pub(super) fn streams_params(&self) -> bool {
+        matches!(self.name, "qwen3_coder" | "nemotron_nano" | "seed_oss")
     }
 }
 

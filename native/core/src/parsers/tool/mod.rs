@@ -65,6 +65,12 @@ pub trait Format: Send {
     /// Calls in a region (complete, or unterminated at end of stream when `eof`).
     /// None = not a tool call: the text is given back as content.
     fn parse(&self, region: &str, marker: Option<usize>, eof: bool, cx: &Ctx) -> Option<Vec<Call>>;
+    /// `region_end`, told that no end was found in `buf[..floor]` before: formats whose end is a
+    /// plain marker search resume near `floor` instead of rescanning the region (linear cost
+    /// for long regions). The default rescans.
+    fn region_end_from(&self, buf: &str, marker: Option<usize>, _floor: usize) -> RegionEnd {
+        self.region_end(buf, marker)
+    }
     /// Does this format stream arguments (see `stream`)? False: calls go out when they close.
     fn streams(&self) -> bool {
         false
@@ -207,6 +213,8 @@ pub struct ToolEngine {
     streams: bool,
     /// The open region's streaming reader (formats that stream).
     stream: Option<stream::RegionStream>,
+    /// No region end in `buf[..end_floor]` (see `Format::region_end_from`).
+    end_floor: usize,
 }
 
 impl ToolEngine {
@@ -225,6 +233,7 @@ impl ToolEngine {
             seps: fmt.separators(),
             streams: fmt.streams(),
             stream: None,
+            end_floor: 0,
             mode: Mode::Format(fmt),
             buf: String::new(),
             region: None,
@@ -266,10 +275,15 @@ impl ToolEngine {
         let Mode::Format(f) = &self.mode else { return };
         let st = self.stream.get_or_insert_with(stream::RegionStream::new);
         let head = |r: &str| f.stream_head(r, marker);
-        st.advance(&head, &self.buf[..limit], &mut stream::Out { sink, ids: &mut self.ids, next_index: &mut self.next_index });
+        st.advance(
+            &head,
+            &self.buf[..limit],
+            &mut stream::Out { sink, ids: &mut self.ids, next_index: &mut self.next_index, schemas: &self.schemas },
+        );
     }
 
     fn close_region(&mut self, n: usize, marker: Option<usize>, eof: bool, sink: &mut Sink) {
+        self.end_floor = 0;
         if self.stream.take().is_some_and(|s| s.committed) {
             // its calls went out while it streamed; the rest of the region is call markup
             self.after_call = true;
@@ -336,9 +350,12 @@ impl ToolEngine {
                     }
                 }
                 let end = match &self.mode {
-                    Mode::Format(f) => f.region_end(&self.buf, marker),
+                    Mode::Format(f) => f.region_end_from(&self.buf, marker, self.end_floor),
                     Mode::Named { .. } => RegionEnd::NeedMore,
                 };
+                if end == RegionEnd::NeedMore {
+                    self.end_floor = self.buf.len();
+                }
                 match end {
                     RegionEnd::Complete(n) => {
                         let n = n.min(self.buf.len()).max(1);

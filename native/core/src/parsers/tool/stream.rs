@@ -16,6 +16,7 @@
 
 use super::IdGen;
 use crate::parsers::json;
+use crate::parsers::values::{json_string, strip_nl, typed, ToolSchemas};
 use crate::parsers::json_stream::{value_end, Feed, JsonStream};
 use crate::parsers::{Delta, Sink};
 
@@ -30,6 +31,10 @@ pub enum Head {
     List { at: usize, names: &'static [&'static str], args: &'static [&'static str] },
     /// One call: its name (and the model's own id) are known; its arguments object starts at `at`.
     Args { at: usize, name: String, id: Option<String> },
+    /// `<function=NAME>` elements with `<parameter=KEY>value</parameter>` children, from `at`
+    /// (qwen3_coder family): the call commits at its name; `{` goes out with it, each
+    /// parameter (typed as in batch) when it closes, `}` when `</function>` arrives.
+    Xml { at: usize },
 }
 
 enum St {
@@ -48,6 +53,10 @@ enum St {
     Args { jv: JsonStream, index: u32, list: bool, single: bool },
     /// The members after the arguments, up to the object's `}`.
     Tail { jv: JsonStream, single: bool },
+    /// Looking for the next `<function=` element.
+    XmlSeek,
+    /// Inside function `name` (call `index`): parameters of its body read up to `pos`.
+    XmlParams { name: String, index: u32, keys: Vec<String> },
     Done,
     /// Not streamable, or stopped being JSON.
     Stop,
@@ -58,6 +67,7 @@ pub struct Out<'a> {
     pub sink: &'a mut Sink,
     pub ids: &'a mut IdGen,
     pub next_index: &'a mut u32,
+    pub schemas: &'a ToolSchemas,
 }
 
 impl Out<'_> {
@@ -128,7 +138,69 @@ impl RegionStream {
                         self.pos = at;
                         self.st = St::Args { jv: JsonStream::new(), index, list: false, single: true };
                     }
+                    Head::Xml { at } => {
+                        self.pos = at;
+                        self.st = St::XmlSeek;
+                    }
                 },
+                St::XmlSeek => {
+                    let Some(p) = region[self.pos..].find(FUNC) else { return };
+                    let n0 = self.pos + p + FUNC.len();
+                    let Some(ne) = region[n0..].find('>') else { return };
+                    let name = region[n0..n0 + ne].trim();
+                    if name.is_empty() || name.contains(|c: char| c.is_whitespace() || c == '<' || c == '>') {
+                        self.st = St::Stop;
+                        continue;
+                    }
+                    let index = out.start(name.to_string(), None);
+                    out.sink.args(index, "{");
+                    self.committed = true;
+                    self.pos = n0 + ne + 1;
+                    self.st = St::XmlParams { name: name.to_string(), index, keys: Vec::new() };
+                }
+                St::XmlParams { name, index, keys } => {
+                    // the body ends at the first </function>; a value ends at its close tag,
+                    // the next open tag, or the body end (as `xml_function::params` reads it)
+                    let fe = region[self.pos..].find(FUNC_END).map(|e| self.pos + e);
+                    let limit = fe.unwrap_or(region.len());
+                    let body = &region[..limit];
+                    let param = body[self.pos..].find(P_OPEN).and_then(|p| {
+                        let h0 = self.pos + p + P_OPEN.len();
+                        let he = h0 + body[h0..].find('>')?;
+                        let v0 = he + 1;
+                        let rest = &body[v0..];
+                        let (vlen, next) = match (rest.find(P_CLOSE), rest.find(P_OPEN)) {
+                            (Some(c), Some(o)) if o < c => (o, v0 + o),
+                            (Some(c), _) => (c, v0 + c + P_CLOSE.len()),
+                            (None, Some(o)) => (o, v0 + o),
+                            (None, None) if fe.is_some() => (rest.len(), limit),
+                            (None, None) => return Some(None),
+                        };
+                        Some(Some((&body[h0..he], &rest[..vlen], next)))
+                    });
+                    match param {
+                        Some(Some((header, value, next))) => {
+                            let k = header.trim().trim_matches(|c| c == '"' || c == '\'');
+                            if !k.is_empty() && !keys.iter().any(|x| x == k) {
+                                let v = typed(strip_nl(value), out.schemas.param_type(name, k));
+                                let sep = if keys.is_empty() { "" } else { "," };
+                                out.sink.args(*index, &format!("{sep}{}:{v}", json_string(k)));
+                                keys.push(k.to_string());
+                            }
+                            self.pos = next;
+                        }
+                        // a parameter still arriving
+                        Some(None) => return,
+                        None => match fe {
+                            None => return,
+                            Some(e) => {
+                                out.sink.args(*index, "}");
+                                self.pos = e + FUNC_END.len();
+                                self.st = St::XmlSeek;
+                            }
+                        },
+                    }
+                }
                 St::Top => {
                     let i = ws(b, self.pos);
                     match b.get(i) {
@@ -252,6 +324,11 @@ impl RegionStream {
         }
     }
 }
+
+const FUNC: &str = "<function=";
+const FUNC_END: &str = "</function>";
+const P_OPEN: &str = "<parameter=";
+const P_CLOSE: &str = "</parameter>";
 
 fn ws(b: &[u8], mut i: usize) -> usize {
     while i < b.len() && matches!(b[i], b' ' | b'\t' | b'\n' | b'\r') {

@@ -7,6 +7,7 @@
 //! End of stream: a call is recovered when its `</function>` arrived (only the wrapper
 //! end is missing); otherwise the region is content.
 
+use super::stream::Head;
 use super::{until_marker, Ctx, Format, RegionEnd};
 use crate::parsers::values::{attr, strip_nl, typed, ArgsBuilder};
 use crate::parsers::Call;
@@ -77,10 +78,19 @@ impl Format for XmlFunction {
         }
     }
     fn region_end(&self, buf: &str, marker: Option<usize>) -> RegionEnd {
-        match marker {
-            Some(1) => until_marker(buf, FUNC.len(), FUNC_END),
-            _ => until_marker(buf, self.wrapper.0.len(), self.wrapper.1),
+        self.region_end_from(buf, marker, 0)
+    }
+    fn region_end_from(&self, buf: &str, marker: Option<usize>, floor: usize) -> RegionEnd {
+        // plain marker search: an end not found in buf[..floor] starts at floor - len + 1 or later
+        let (skip, end) = match marker {
+            Some(1) => (FUNC.len(), FUNC_END),
+            _ => (self.wrapper.0.len(), self.wrapper.1),
+        };
+        let mut from = skip.max(floor.saturating_sub(end.len()));
+        while !buf.is_char_boundary(from) {
+            from -= 1;
         }
+        until_marker(buf, from, end)
     }
     fn parse(&self, region: &str, _m: Option<usize>, _eof: bool, cx: &Ctx) -> Option<Vec<Call>> {
         let mut calls = Vec::new();
@@ -103,5 +113,11 @@ impl Format for XmlFunction {
         } else {
             Some(calls)
         }
+    }
+    fn streams(&self) -> bool {
+        true
+    }
+    fn stream_head(&self, _region: &str, _m: Option<usize>) -> Head {
+        Head::Xml { at: 0 }
     }
 }
