@@ -210,7 +210,7 @@ bad('/v1/chat/completions', 'token_data with strings', { ...CHAT, nvext: { token
 
 bad('/v1/completions', 'prompt null', { model: 'm', prompt: null }, /`prompt` is required/);
 bad('/v1/completions', 'prompt nested too deep', { model: 'm', prompt: [[[1]]] }, /token ids/);
-bad('/v1/completions', 'a prompt list with an empty string', { model: 'm', prompt: ['a', ''] }, /`prompt\[1\]` must not be empty/);
+bad('/v1/completions', 'a prompt list with an empty string', { model: 'm', prompt: ['a', ''] }, /`prompt\[1\]` must not be an empty string/);
 bad('/v1/completions', 'a token list with an empty list', { model: 'm', prompt: [[1], []] }, /`prompt\[1\]` must not be empty/);
 bad('/v1/completions', 'nvext.use_raw_prompt', { model: 'm', prompt: 'x', nvext: { use_raw_prompt: true } }, /not supported on \/v1\/completions/);
 

@@ -100,7 +100,7 @@ test('continuous_usage_stats puts usage on every chunk', async () => {
 
 const BAD: [string, object, RegExp][] = [
   ['prompt missing', { model: MODEL }, /`prompt` is required/],
-  ['prompt empty string', { model: MODEL, prompt: '' }, /`prompt` must not be empty/],
+  ['prompt empty string', { model: MODEL, prompt: '' }, /`prompt` must not be an empty string/],
   ['prompt empty array', { model: MODEL, prompt: [] }, /`prompt` must not be empty/],
   ['prompt of objects', { model: MODEL, prompt: [{ a: 1 }] }, /`prompt\[0\]` must be a string or an array of token ids/],
   ['negative token id', { model: MODEL, prompt: [1, -2] }, /non-negative integer token ids/],
