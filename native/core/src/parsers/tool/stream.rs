@@ -1,4 +1,5 @@
-//! Incremental argument streaming for the JSON-argument formats.
+//! Incremental argument streaming: JSON arguments byte by byte, XML-like arguments
+//! parameter by parameter (`Head::Params`).
 //!
 //! While a call region is open, its bytes are read as they arrive. As soon as a call's name
 //! and the `{` opening its arguments have been seen, the call is *committed*: its
@@ -31,10 +32,74 @@ pub enum Head {
     List { at: usize, names: &'static [&'static str], args: &'static [&'static str] },
     /// One call: its name (and the model's own id) are known; its arguments object starts at `at`.
     Args { at: usize, name: String, id: Option<String> },
-    /// `<function=NAME>` elements with `<parameter=KEY>value</parameter>` children, from `at`
-    /// (qwen3_coder family): the call commits at its name; `{` goes out with it, each
-    /// parameter (typed as in batch) when it closes, `}` when `</function>` arrives.
-    Xml { at: usize },
+    /// Calls whose arguments are written parameter by parameter (XML-like formats), read from
+    /// `at` by `syntax`: the call commits at its name; `{` goes out with it, each parameter
+    /// (converted as in batch) when it closes, `}` when the call's end marker arrives.
+    Params { at: usize, syntax: &'static ParamSyntax },
+}
+
+/// How a per-parameter format reads (see `Head::Params`). Batch parsing of these formats
+/// reads through the same `param` function, so both see the same parameters.
+pub struct ParamSyntax {
+    /// The next call at or after `from`: its name and where its body starts.
+    pub call: fn(&str, usize) -> CallStep,
+    /// Ends a call's body (the first occurrence after the body start).
+    pub call_end: &'static str,
+    /// The next parameter of `body` at or after `from`; `closed`: `body` is the whole body.
+    pub param: for<'a> fn(&'a str, usize, bool) -> ParamStep<'a>,
+    /// A parameter's JSON value: (function, key, raw value, tag header, schemas).
+    pub value: fn(&str, &str, &str, &str, &ToolSchemas) -> String,
+    /// More than one call per region (otherwise the region is done after its first call).
+    pub multi: bool,
+}
+
+impl std::fmt::Debug for ParamSyntax {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ParamSyntax({})", self.call_end)
+    }
+}
+impl PartialEq for ParamSyntax {
+    fn eq(&self, o: &Self) -> bool {
+        std::ptr::eq(self, o)
+    }
+}
+impl Eq for ParamSyntax {}
+
+/// A call head, as read so far.
+pub enum CallStep {
+    More,
+    /// Not a call: stop streaming (the region is parsed whole when it closes).
+    Bad,
+    Found { name: String, body: usize },
+}
+
+/// A parameter, as read so far.
+#[derive(Debug, PartialEq, Eq)]
+pub enum ParamStep<'a> {
+    /// Its end is not known yet.
+    More,
+    /// No further parameter in the body.
+    End,
+    /// `key` (empty: ignored) with its raw `value` and tag `header`; the next one is read from `next`.
+    Found { key: &'a str, value: &'a str, header: &'a str, next: usize },
+}
+
+/// Every parameter of a complete `body` (batch), read by `param`.
+pub fn all_params<'a>(body: &'a str, param: for<'b> fn(&'b str, usize, bool) -> ParamStep<'b>) -> Vec<(&'a str, &'a str, &'a str)> {
+    let mut out = Vec::new();
+    let mut cur = 0;
+    while let ParamStep::Found { key, value, header, next } = param(body, cur, true) {
+        if !key.is_empty() {
+            out.push((key, value, header));
+        }
+        cur = next;
+    }
+    out
+}
+
+/// The usual value conversion: one layout newline each side stripped, typed by schema.
+pub fn typed_value(func: &str, key: &str, v: &str, _header: &str, schemas: &ToolSchemas) -> String {
+    typed(strip_nl(v), schemas.param_type(func, key))
 }
 
 enum St {
@@ -53,10 +118,10 @@ enum St {
     Args { jv: JsonStream, index: u32, list: bool, single: bool },
     /// The members after the arguments, up to the object's `}`.
     Tail { jv: JsonStream, single: bool },
-    /// Looking for the next `<function=` element.
-    XmlSeek,
-    /// Inside function `name` (call `index`): parameters of its body read up to `pos`.
-    XmlParams { name: String, index: u32, keys: Vec<String> },
+    /// Looking for the next call (`Head::Params`).
+    Seek,
+    /// Inside call `name` (`index`): parameters of its body read up to `pos`.
+    Params { name: String, index: u32, keys: Vec<String> },
     Done,
     /// Not streamable, or stopped being JSON.
     Stop,
@@ -86,6 +151,7 @@ pub struct RegionStream {
     pos: usize,
     names: &'static [&'static str],
     args: &'static [&'static str],
+    syntax: Option<&'static ParamSyntax>,
     /// At least one call went out: the region is a call region whatever follows.
     pub committed: bool,
 }
@@ -109,7 +175,7 @@ impl Default for RegionStream {
 
 impl RegionStream {
     pub fn new() -> RegionStream {
-        RegionStream { st: St::Head, pos: 0, names: &[], args: &[], committed: false }
+        RegionStream { st: St::Head, pos: 0, names: &[], args: &[], syntax: None, committed: false }
     }
 
     /// Inside a call's arguments: the region cannot have ended (an end marker or the closing
@@ -138,65 +204,49 @@ impl RegionStream {
                         self.pos = at;
                         self.st = St::Args { jv: JsonStream::new(), index, list: false, single: true };
                     }
-                    Head::Xml { at } => {
+                    Head::Params { at, syntax } => {
                         self.pos = at;
-                        self.st = St::XmlSeek;
+                        self.syntax = Some(syntax);
+                        self.st = St::Seek;
                     }
                 },
-                St::XmlSeek => {
-                    let Some(p) = region[self.pos..].find(FUNC) else { return };
-                    let n0 = self.pos + p + FUNC.len();
-                    let Some(ne) = region[n0..].find('>') else { return };
-                    let name = region[n0..n0 + ne].trim();
-                    if name.is_empty() || name.contains(|c: char| c.is_whitespace() || c == '<' || c == '>') {
-                        self.st = St::Stop;
-                        continue;
+                St::Seek => {
+                    let Some(syn) = self.syntax else { return };
+                    match (syn.call)(region, self.pos) {
+                        CallStep::More => return,
+                        CallStep::Bad => self.st = St::Stop,
+                        CallStep::Found { name, body } => {
+                            let index = out.start(name.clone(), None);
+                            out.sink.args(index, "{");
+                            self.committed = true;
+                            self.pos = body;
+                            self.st = St::Params { name, index, keys: Vec::new() };
+                        }
                     }
-                    let index = out.start(name.to_string(), None);
-                    out.sink.args(index, "{");
-                    self.committed = true;
-                    self.pos = n0 + ne + 1;
-                    self.st = St::XmlParams { name: name.to_string(), index, keys: Vec::new() };
                 }
-                St::XmlParams { name, index, keys } => {
-                    // the body ends at the first </function>; a value ends at its close tag,
-                    // the next open tag, or the body end (as `xml_function::params` reads it)
-                    let fe = region[self.pos..].find(FUNC_END).map(|e| self.pos + e);
-                    let limit = fe.unwrap_or(region.len());
-                    let body = &region[..limit];
-                    let param = body[self.pos..].find(P_OPEN).and_then(|p| {
-                        let h0 = self.pos + p + P_OPEN.len();
-                        let he = h0 + body[h0..].find('>')?;
-                        let v0 = he + 1;
-                        let rest = &body[v0..];
-                        let (vlen, next) = match (rest.find(P_CLOSE), rest.find(P_OPEN)) {
-                            (Some(c), Some(o)) if o < c => (o, v0 + o),
-                            (Some(c), _) => (c, v0 + c + P_CLOSE.len()),
-                            (None, Some(o)) => (o, v0 + o),
-                            (None, None) if fe.is_some() => (rest.len(), limit),
-                            (None, None) => return Some(None),
-                        };
-                        Some(Some((&body[h0..he], &rest[..vlen], next)))
-                    });
-                    match param {
-                        Some(Some((header, value, next))) => {
-                            let k = header.trim().trim_matches(|c| c == '"' || c == '\'');
-                            if !k.is_empty() && !keys.iter().any(|x| x == k) {
-                                let v = typed(strip_nl(value), out.schemas.param_type(name, k));
+                St::Params { name, index, keys } => {
+                    let Some(syn) = self.syntax else { return };
+                    // the body ends at the first end marker; a parameter goes out once its end
+                    // is known (its type and trailing layout depend on it)
+                    let fe = region[self.pos..].find(syn.call_end).map(|e| self.pos + e);
+                    let body = &region[..fe.unwrap_or(region.len())];
+                    match (syn.param)(body, self.pos, fe.is_some()) {
+                        ParamStep::More => return,
+                        ParamStep::Found { key, value, header, next } => {
+                            if !key.is_empty() && !keys.iter().any(|x| x == key) {
+                                let v = (syn.value)(name, key, value, header, out.schemas);
                                 let sep = if keys.is_empty() { "" } else { "," };
-                                out.sink.args(*index, &format!("{sep}{}:{v}", json_string(k)));
-                                keys.push(k.to_string());
+                                out.sink.args(*index, &format!("{sep}{}:{v}", json_string(key)));
+                                keys.push(key.to_string());
                             }
                             self.pos = next;
                         }
-                        // a parameter still arriving
-                        Some(None) => return,
-                        None => match fe {
+                        ParamStep::End => match fe {
                             None => return,
                             Some(e) => {
                                 out.sink.args(*index, "}");
-                                self.pos = e + FUNC_END.len();
-                                self.st = St::XmlSeek;
+                                self.pos = e + syn.call_end.len();
+                                self.st = if syn.multi { St::Seek } else { St::Done };
                             }
                         },
                     }
@@ -324,11 +374,6 @@ impl RegionStream {
         }
     }
 }
-
-const FUNC: &str = "<function=";
-const FUNC_END: &str = "</function>";
-const P_OPEN: &str = "<parameter=";
-const P_CLOSE: &str = "</parameter>";
 
 fn ws(b: &[u8], mut i: usize) -> usize {
     while i < b.len() && matches!(b[i], b' ' | b'\t' | b'\n' | b'\r') {

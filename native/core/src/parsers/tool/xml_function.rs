@@ -7,7 +7,7 @@
 //! End of stream: a call is recovered when its `</function>` arrived (only the wrapper
 //! end is missing); otherwise the region is content.
 
-use super::stream::Head;
+use super::stream::{typed_value, CallStep, Head, ParamStep, ParamSyntax};
 use super::{until_marker, Ctx, Format, RegionEnd};
 use crate::parsers::values::{attr, strip_nl, typed, ArgsBuilder};
 use crate::parsers::Call;
@@ -24,31 +24,40 @@ pub const SEED_OSS: XmlFunction =
 const FUNC: &str = "<function=";
 const FUNC_END: &str = "</function>";
 
-/// Parameters of an element body: `open` starts a parameter tag whose header runs to
-/// `>`; `name_attr` reads `name="k"` from the header, otherwise the header is the name.
-/// A value ends at `close`, or (tolerated) at the next parameter or the end of the body.
+/// The next parameter of an element body at or after `from`: `open` starts a parameter tag
+/// whose header runs to `>`; `name_attr` reads `name="k"` from the header, otherwise the
+/// header is the name. A value ends at `close`, or (tolerated) at the next parameter or,
+/// when `closed`, the end of the body.
+pub fn next_param<'a>(body: &'a str, from: usize, closed: bool, open: &str, close: &str, name_attr: bool) -> ParamStep<'a> {
+    let more = if closed { ParamStep::End } else { ParamStep::More };
+    let Some(p) = body[from..].find(open) else { return more };
+    let h0 = from + p + open.len();
+    let Some(he) = body[h0..].find('>') else { return more };
+    let header = &body[h0..h0 + he];
+    let key = if name_attr {
+        attr(header, "name").unwrap_or("")
+    } else {
+        header.trim().trim_matches(|c| c == '"' || c == '\'')
+    };
+    let v0 = h0 + he + 1;
+    let rest = &body[v0..];
+    let (vlen, next) = match (rest.find(close), rest.find(open)) {
+        (Some(c), Some(o)) if o < c => (o, v0 + o),
+        (Some(c), _) => (c, v0 + c + close.len()),
+        (None, Some(o)) => (o, v0 + o),
+        (None, None) if closed => (rest.len(), body.len()),
+        (None, None) => return ParamStep::More,
+    };
+    ParamStep::Found { key, value: &rest[..vlen], header, next }
+}
+
+/// Parameters of a complete element body (see `next_param`).
 pub fn params<'a>(body: &'a str, open: &str, close: &str, name_attr: bool) -> Vec<(&'a str, &'a str, &'a str)> {
     let mut out = Vec::new();
     let mut cur = 0;
-    while let Some(p) = body[cur..].find(open) {
-        let h0 = cur + p + open.len();
-        let Some(he) = body[h0..].find('>') else { break };
-        let header = &body[h0..h0 + he];
-        let name = if name_attr {
-            attr(header, "name").unwrap_or("")
-        } else {
-            header.trim().trim_matches(|c| c == '"' || c == '\'')
-        };
-        let v0 = h0 + he + 1;
-        let rest = &body[v0..];
-        let (vlen, next) = match (rest.find(close), rest.find(open)) {
-            (Some(c), Some(o)) if o < c => (o, v0 + o),
-            (Some(c), _) => (c, v0 + c + close.len()),
-            (None, Some(o)) => (o, v0 + o),
-            (None, None) => (rest.len(), body.len()),
-        };
-        if !name.is_empty() {
-            out.push((name, &rest[..vlen], header));
+    while let ParamStep::Found { key, value, header, next } = next_param(body, cur, true, open, close, name_attr) {
+        if !key.is_empty() {
+            out.push((key, value, header));
         }
         cur = next;
     }
@@ -64,7 +73,27 @@ pub fn build_args(func: &str, ps: &[(&str, &str, &str)], cx: &Ctx) -> String {
     a.finish()
 }
 
-fn valid_name(n: &str) -> bool {
+/// `<function=NAME>`: the next call from `from`.
+fn function_head(region: &str, from: usize) -> CallStep {
+    let Some(p) = region[from..].find(FUNC) else { return CallStep::More };
+    let n0 = from + p + FUNC.len();
+    let Some(ne) = region[n0..].find('>') else { return CallStep::More };
+    let name = region[n0..n0 + ne].trim();
+    if valid_name(name) {
+        CallStep::Found { name: name.to_string(), body: n0 + ne + 1 }
+    } else {
+        CallStep::Bad
+    }
+}
+
+fn function_param(body: &str, from: usize, closed: bool) -> ParamStep<'_> {
+    next_param(body, from, closed, "<parameter=", "</parameter>", false)
+}
+
+static SYNTAX: ParamSyntax =
+    ParamSyntax { call: function_head, call_end: FUNC_END, param: function_param, value: typed_value, multi: true };
+
+pub fn valid_name(n: &str) -> bool {
     !n.is_empty() && !n.contains(|c: char| c.is_whitespace() || c == '<' || c == '>')
 }
 
@@ -118,6 +147,6 @@ impl Format for XmlFunction {
         true
     }
     fn stream_head(&self, _region: &str, _m: Option<usize>) -> Head {
-        Head::Xml { at: 0 }
+        Head::Params { at: 0, syntax: &SYNTAX }
     }
 }
