@@ -37,13 +37,27 @@ pub(super) struct Fx {
 
 impl Fx {
     /// JSON-argument formats stream their arguments as they arrive (see `tool::stream`);
-    /// the `<function=..><parameter=..>` family streams parameter by parameter; other
-    /// formats that convert (minimax, glm, DSML, step3, Python, Gemma 4) emit a call when it closes.
+    /// XML-like formats (`<function=..>`, minimax, glm, DSML, step3) stream parameter by
+    /// parameter; the others that convert (Python, Gemma 4) emit a call when it closes.
     pub(super) fn streams(&self) -> bool {
         self.mode == ArgsMode::Exact || self.streams_params()
     }
     pub(super) fn streams_params(&self) -> bool {
-        matches!(self.name, "qwen3_coder" | "nemotron_nano" | "seed_oss")
+        matches!(
+            self.name,
+            "qwen3_coder"
+                | "nemotron_nano"
+                | "seed_oss"
+                | "minimax_m2"
+                | "minimax_m3"
+                | "glm45"
+                | "glm47"
+                | "step3"
+                | "deepseek_v3_2"
+                | "deepseek_v4"
+                | "deepseek-v4"
+                | "deepseekv4"
+        )
     }
 }
 

@@ -124,3 +124,43 @@ fn xml_parameters_stream_one_by_one() {
     p.push(&text[..at("Paris\n</param")]);
     assert_eq!(p.push("eter>"), vec![Delta::ToolArgs { index: 0, text: r#""city":"Paris""#.into() }]);
 }
+
+#[test]
+fn other_xml_like_formats_stream_parameters_one_by_one() {
+    let tools = r#"[{"type":"function","function":{"name":"f","parameters":{"properties":{"n":{"type":"string"}}}}}]"#;
+    let o = opts(Some(tools.into()));
+    let ns = "]<]minimax[>[";
+    let m3 = format!(
+        "{ns}<tool_call>{ns}<invoke name=\"f\">\n{ns}<city>Paris{ns}</city>\n{ns}<n>12{ns}</n>\n{ns}</invoke>{ns}</tool_call>"
+    );
+    // (parser, text, end of the call head, end of the first parameter, arguments)
+    let cases: Vec<(&str, String, &str, &str, &str)> = vec![
+        ("minimax_m2", "<minimax:tool_call>\n<invoke name=\"f\">\n<parameter name=\"city\">Paris</parameter>\n<parameter name=\"n\">12</parameter>\n</invoke>\n</minimax:tool_call>".into(),
+            "<invoke name=\"f\">", "Paris</parameter>", r#"{"city":"Paris","n":"12"}"#),
+        ("minimax_m3", m3, "<invoke name=\"f\">", "Paris]<]minimax[>[</city>", r#"{"city":"Paris","n":"12"}"#),
+        ("glm47", "<tool_call>f<arg_key>city</arg_key><arg_value>Paris</arg_value><arg_key>n</arg_key><arg_value>12</arg_value></tool_call>".into(),
+            "f<arg_key>", "Paris</arg_value>", r#"{"city":"Paris","n":"12"}"#),
+        ("glm45", "<tool_call>f\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n<arg_key>n</arg_key>\n<arg_value>12</arg_value>\n</tool_call>".into(),
+            "f\n<arg_key>", "Paris</arg_value>", r#"{"city":"Paris","n":"12"}"#),
+        ("step3", "<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name=\"f\"><steptml:parameter name=\"city\">Paris</steptml:parameter><steptml:parameter name=\"n\">12</steptml:parameter></steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>".into(),
+            "<steptml:invoke name=\"f\">", "Paris</steptml:parameter>", r#"{"city":"Paris","n":"12"}"#),
+        ("deepseek_v3_2", "<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"f\">\n<｜DSML｜parameter name=\"city\" string=\"true\">Paris</｜DSML｜parameter>\n<｜DSML｜parameter name=\"n\" string=\"false\">12</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>".into(),
+            "<｜DSML｜invoke name=\"f\">", "Paris</｜DSML｜parameter>", r#"{"city":"Paris","n":12}"#),
+    ];
+    for (parser, text, head, first, args) in &cases {
+        let want = check_splits(Some(parser), None, &o, text);
+        assert_eq!(want.calls.iter().map(|c| (c.2.as_str(), c.3.as_str())).collect::<Vec<_>>(), vec![("f", *args)], "{parser}");
+        assert_eq!(want.content, "", "{parser}");
+        let at = |s: &str| text.find(s).unwrap() + s.len();
+        let mut p = OutputParser::new(Some(parser), None, &o).unwrap();
+        let d = p.push(&text[..at(head) - 1]);
+        assert!(!d.iter().any(|d| matches!(d, Delta::ToolStart { .. })), "{parser}: {d:?}");
+        let d = p.push(&text[at(head) - 1..at(head)]);
+        assert!(matches!(&d[..], [Delta::ToolStart { name, .. }, Delta::ToolArgs { text, .. }] if name == "f" && text == "{"), "{parser}: {d:?}");
+        // the value goes out only when its end is known
+        let d = p.push(&text[at(head)..at(first) - 1]);
+        assert!(d.is_empty(), "{parser}: {d:?}");
+        let d = p.push(&text[at(first) - 1..at(first)]);
+        assert_eq!(d, vec![Delta::ToolArgs { index: 0, text: r#""city":"Paris""#.into() }], "{parser}");
+    }
+}

@@ -4,12 +4,26 @@
 //! a string: not typed further). Regions are per invoke, the wrapper is dropped, so calls
 //! stream one by one and a missing wrapper end loses nothing.
 //!
-//! End of stream: an invoke without its `</invoke>` is content.
+//! Arguments stream parameter by parameter (see `stream::Head::Params`): the call starts at
+//! its name, each parameter goes out when it closes, `}` with `</invoke>`.
+//!
+//! End of stream: an invoke whose name arrived stays a call (`{` and the parameters that
+//! closed); one cut before its name is content.
 
-use super::xml_function::{build_args, params};
+use super::stream::{all_params, typed_value, CallStep, Head, ParamStep, ParamSyntax};
+use super::xml_function::{attr_head, build_args, next_param, params};
 use super::{until_marker, Ctx, Format, RegionEnd};
 use crate::parsers::values::attr;
 use crate::parsers::Call;
+
+fn m2_head(region: &str, from: usize) -> CallStep {
+    attr_head(region, from, "<invoke")
+}
+fn m2_param(body: &str, from: usize, closed: bool) -> ParamStep<'_> {
+    next_param(body, from, closed, "<parameter", "</parameter>", true)
+}
+static M2_SYNTAX: ParamSyntax =
+    ParamSyntax { call: m2_head, call_end: "</invoke>", param: m2_param, value: typed_value, multi: false };
 
 pub struct MiniMaxM2;
 
@@ -35,6 +49,12 @@ impl Format for MiniMaxM2 {
         let body = &region[he + 1..region.len() - "</invoke>".len()];
         let ps = params(body, "<parameter", "</parameter>", true);
         Some(vec![Call { name: name.to_string(), args: build_args(name, &ps, cx), id: None }])
+    }
+    fn streams(&self) -> bool {
+        true
+    }
+    fn stream_head(&self, _region: &str, _m: Option<usize>) -> Head {
+        Head::Params { at: 0, syntax: &M2_SYNTAX }
     }
 }
 
@@ -65,24 +85,41 @@ impl Format for MiniMaxM3 {
             return None;
         }
         let body = &region[he + 1..region.len() - M3_INVOKE_END.len()];
-        // <key>value</key>, every tag namespaced
-        let mut ps: Vec<(&str, &str, &str)> = Vec::new();
-        let mut cur = 0;
-        let open = "]<]minimax[>[<";
-        while let Some(p) = body[cur..].find(open) {
-            let k0 = cur + p + open.len();
-            let Some(ke) = body[k0..].find('>') else { break };
-            let key = &body[k0..k0 + ke];
-            if key.starts_with('/') || key.is_empty() || key.contains(char::is_whitespace) {
-                cur = k0 + ke + 1;
-                continue;
-            }
-            let v0 = k0 + ke + 1;
-            let close = format!("{NS}</{key}>");
-            let Some(ve) = body[v0..].find(&close) else { break };
-            ps.push((key, &body[v0..v0 + ve], ""));
-            cur = v0 + ve + close.len();
-        }
+        let ps = all_params(body, m3_param);
         Some(vec![Call { name: name.to_string(), args: build_args(name, &ps, cx), id: None }])
     }
+    fn streams(&self) -> bool {
+        true
+    }
+    fn stream_head(&self, _region: &str, _m: Option<usize>) -> Head {
+        Head::Params { at: 0, syntax: &M3_SYNTAX }
+    }
 }
+
+fn m3_head(region: &str, from: usize) -> CallStep {
+    attr_head(region, from, M3_INVOKE)
+}
+
+/// `<key>value</key>`, every tag namespaced; other tags (closing, odd names) are skipped.
+fn m3_param(body: &str, from: usize, closed: bool) -> ParamStep<'_> {
+    let more = if closed { ParamStep::End } else { ParamStep::More };
+    let open = "]<]minimax[>[<";
+    let mut cur = from;
+    loop {
+        let Some(p) = body[cur..].find(open) else { return more };
+        let k0 = cur + p + open.len();
+        let Some(ke) = body[k0..].find('>') else { return more };
+        let key = &body[k0..k0 + ke];
+        if key.starts_with('/') || key.is_empty() || key.contains(char::is_whitespace) {
+            cur = k0 + ke + 1;
+            continue;
+        }
+        let v0 = k0 + ke + 1;
+        let close = format!("{NS}</{key}>");
+        let Some(ve) = body[v0..].find(&close) else { return more };
+        return ParamStep::Found { key, value: &body[v0..v0 + ve], header: "", next: v0 + ve + close.len() };
+    }
+}
+
+static M3_SYNTAX: ParamSyntax =
+    ParamSyntax { call: m3_head, call_end: M3_INVOKE_END, param: m3_param, value: typed_value, multi: false };

@@ -2,10 +2,14 @@
 //! <steptml:parameter name="k">v</steptml:parameter></steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>`.
 //! Regions are per call; the section markers are dropped.
 //!
-//! End of stream: a call without `<｜tool_call_end｜>` is recovered when its
-//! `</steptml:invoke>` arrived; otherwise it is content.
+//! Arguments stream parameter by parameter (see `stream::Head::Params`): the call starts at
+//! its invoke name, each parameter goes out when it closes, `}` with `</steptml:invoke>`.
+//!
+//! End of stream: a call whose invoke name arrived stays a call (`{` and the parameters
+//! that closed, `}` too when `</steptml:invoke>` arrived); one cut before it is content.
 
-use super::xml_function::{build_args, params};
+use super::stream::{typed_value, CallStep, Head, ParamStep, ParamSyntax};
+use super::xml_function::{attr_head, build_args, next_param, params};
 use super::{until_marker, Ctx, Format, RegionEnd};
 use crate::parsers::values::attr;
 use crate::parsers::Call;
@@ -38,4 +42,18 @@ impl Format for Step3 {
         let ps = params(&region[he + 1..be], "<steptml:parameter", "</steptml:parameter>", true);
         Some(vec![Call { name: name.to_string(), args: build_args(name, &ps, cx), id: None }])
     }
+    fn streams(&self) -> bool {
+        true
+    }
+    fn stream_head(&self, _region: &str, _m: Option<usize>) -> Head {
+        Head::Params { at: 0, syntax: &SYNTAX }
+    }
 }
+
+fn head(region: &str, from: usize) -> CallStep {
+    attr_head(region, from, INVOKE)
+}
+fn param(body: &str, from: usize, closed: bool) -> ParamStep<'_> {
+    next_param(body, from, closed, "<steptml:parameter", "</steptml:parameter>", true)
+}
+static SYNTAX: ParamSyntax = ParamSyntax { call: head, call_end: INVOKE_END, param, value: typed_value, multi: false };

@@ -73,6 +73,17 @@ pub fn build_args(func: &str, ps: &[(&str, &str, &str)], cx: &Ctx) -> String {
     a.finish()
 }
 
+/// `TAG name="f" ...>` (minimax, step3, DSML invokes): the next call from `from`.
+pub fn attr_head(region: &str, from: usize, tag: &str) -> CallStep {
+    let Some(p) = region[from..].find(tag) else { return CallStep::More };
+    let h0 = from + p + tag.len();
+    let Some(he) = region[h0..].find('>') else { return CallStep::More };
+    match attr(&region[h0..h0 + he], "name").map(str::trim) {
+        Some(name) if !name.is_empty() => CallStep::Found { name: name.to_string(), body: h0 + he + 1 },
+        _ => CallStep::Bad,
+    }
+}
+
 /// `<function=NAME>`: the next call from `from`.
 fn function_head(region: &str, from: usize) -> CallStep {
     let Some(p) = region[from..].find(FUNC) else { return CallStep::More };
