@@ -13,6 +13,7 @@
 //!    matches (a lone number, a control or format character) is left to the gap.
 
 use super::classes::{decode, table, L, M, N, P, S, WS};
+use super::pretokenize::whitespace_end;
 
 /// The three patterns, as tokenizer.json spells them.
 pub const DIGITS: &str = r"\p{N}{1,3}";
@@ -153,30 +154,5 @@ fn main_end(b: &[u8], t: &[u8], i: usize) -> Option<usize> {
         return None;
     }
     // 4-6. white space, as in `pretokenize`.
-    let mut j = i;
-    let mut last_nl_end = None;
-    let mut last_start = i;
-    let mut count = 0usize;
-    while j < n {
-        let (c, l) = decode(b, j);
-        if t[c as usize] & WS == 0 {
-            break;
-        }
-        if c == '\r' as u32 || c == '\n' as u32 {
-            last_nl_end = Some(j + l);
-        }
-        last_start = j;
-        j += l;
-        count += 1;
-    }
-    if let Some(e) = last_nl_end {
-        return Some(e);
-    }
-    if j == n {
-        return Some(j);
-    }
-    if count >= 2 {
-        return Some(last_start);
-    }
-    Some(j)
+    Some(whitespace_end(b, t, i))
 }

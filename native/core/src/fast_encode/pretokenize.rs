@@ -114,36 +114,44 @@ impl Gpt4Split {
         }
         // c0 is white space from here on.
         debug_assert!(k0 & WS != 0);
-        let mut j = i;
-        let mut last_nl_end = None;
-        let mut last_start = i;
-        let mut count = 0usize;
-        while j < n {
-            let (c, l) = decode(b, j);
-            if t[c as usize] & WS == 0 {
-                break;
-            }
-            if c == '\r' as u32 || c == '\n' as u32 {
-                last_nl_end = Some(j + l);
-            }
-            last_start = j;
-            j += l;
-            count += 1;
-        }
-        // 5. up to the last CR/LF of the run.
-        if let Some(e) = last_nl_end {
-            return e;
-        }
-        // 6. the run at the end of the text, or the run minus its last character.
-        if j == n {
-            return j;
-        }
-        if count >= 2 {
-            return last_start;
-        }
-        // 7. the single white-space character.
-        j
+        whitespace_end(b, t, i)
     }
+}
+
+/// End of the white-space alternatives shared by the Qwen2 / Llama 3 and DeepSeek patterns,
+/// `\s*[\r\n]+|\s+(?!\S)|\s+`, for a run starting at `i` (a white-space character).
+#[inline]
+pub(super) fn whitespace_end(b: &[u8], t: &[u8], i: usize) -> usize {
+    let n = b.len();
+    let mut j = i;
+    let mut last_nl_end = None;
+    let mut last_start = i;
+    let mut count = 0usize;
+    while j < n {
+        let (c, l) = decode(b, j);
+        if t[c as usize] & WS == 0 {
+            break;
+        }
+        if c == '\r' as u32 || c == '\n' as u32 {
+            last_nl_end = Some(j + l);
+        }
+        last_start = j;
+        j += l;
+        count += 1;
+    }
+    // Up to the last CR/LF of the run.
+    if let Some(e) = last_nl_end {
+        return e;
+    }
+    // The run at the end of the text, or the run minus its last character.
+    if j == n {
+        return j;
+    }
+    if count >= 2 {
+        return last_start;
+    }
+    // The single white-space character.
+    j
 }
 
 /// End of `(?i:s|t|re|ve|m|ll|d)` at `i` (after the apostrophe), if it matches.
