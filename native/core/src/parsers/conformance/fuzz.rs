@@ -41,16 +41,8 @@ fn fuzz_random_text_and_splits_never_panic_and_agree() {
         let want = batch(tool, reasoning, &o, &text);
         let bounds: Vec<usize> = (0..=text.len()).filter(|i| text.is_char_boundary(*i)).collect();
         for _ in 0..8 {
-            let mut cuts: Vec<usize> = (0..rng.below(8)).map(|_| bounds[rng.below(bounds.len())]).collect();
-            cuts.sort();
-            cuts.dedup();
-            let mut parts = Vec::new();
-            let mut last = 0;
-            for c in cuts {
-                parts.push(&text[last..c]);
-                last = c;
-            }
-            parts.push(&text[last..]);
+            let cuts: Vec<usize> = (0..rng.below(8)).map(|_| bounds[rng.below(bounds.len())]).collect();
+            let parts = split_at(&text, cuts);
             assert_eq!(run_chunks(tool, reasoning, &o, &parts), want, "{tool:?}/{reasoning:?} {parts:?}");
         }
         // random raw bytes (invalid UTF-8 included) through push_bytes: no panic
@@ -90,16 +82,8 @@ fn check_splits_light(tool: Option<&str>, reasoning: Option<&str>, text: &str, r
     let o = opts(None);
     let want = batch(tool, reasoning, &o, text);
     let bounds: Vec<usize> = (0..=text.len()).filter(|i| text.is_char_boundary(*i)).collect();
-    let mut cuts: Vec<usize> = (0..rng.below(5)).map(|_| bounds[rng.below(bounds.len())]).collect();
-    cuts.sort();
-    cuts.dedup();
-    let mut parts = Vec::new();
-    let mut last = 0;
-    for c in cuts {
-        parts.push(&text[last..c]);
-        last = c;
-    }
-    parts.push(&text[last..]);
+    let cuts: Vec<usize> = (0..rng.below(5)).map(|_| bounds[rng.below(bounds.len())]).collect();
+    let parts = split_at(text, cuts);
     assert_eq!(run_chunks(tool, reasoning, &o, &parts), want);
     want
 }

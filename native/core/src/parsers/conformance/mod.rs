@@ -67,6 +67,20 @@ pub fn run_chunks(tool: Option<&str>, reasoning: Option<&str>, o: &ParserOptions
     merge(&all)
 }
 
+/// `text` cut at the given byte offsets (char boundaries, any order, repeats allowed).
+pub fn split_at(text: &str, mut cuts: Vec<usize>) -> Vec<&str> {
+    cuts.sort();
+    cuts.dedup();
+    let mut parts = Vec::with_capacity(cuts.len() + 1);
+    let mut last = 0;
+    for c in cuts {
+        parts.push(&text[last..c]);
+        last = c;
+    }
+    parts.push(&text[last..]);
+    parts
+}
+
 pub struct Rng(u64);
 impl Rng {
     pub fn next(&mut self) -> u64 {
@@ -102,16 +116,8 @@ pub fn check_splits(tool: Option<&str>, reasoning: Option<&str>, o: &ParserOptio
     assert_eq!(run_chunks(tool, reasoning, o, &refs), want, "{tool:?}/{reasoning:?}: char by char {text:?}");
     let mut rng = Rng(0x9E37_79B9 ^ text.len() as u64);
     for _ in 0..20 {
-        let mut cuts: Vec<usize> = (0..rng.below(6) + 1).map(|_| bounds.get(rng.below(bounds.len())).copied().unwrap_or(0)).collect();
-        cuts.sort();
-        cuts.dedup();
-        let mut parts = Vec::new();
-        let mut last = 0;
-        for c in cuts {
-            parts.push(&text[last..c]);
-            last = c;
-        }
-        parts.push(&text[last..]);
+        let cuts: Vec<usize> = (0..rng.below(6) + 1).map(|_| bounds.get(rng.below(bounds.len())).copied().unwrap_or(0)).collect();
+        let parts = split_at(text, cuts);
         assert_eq!(run_chunks(tool, reasoning, o, &parts), want, "{tool:?}/{reasoning:?}: random split {parts:?}");
     }
     want
