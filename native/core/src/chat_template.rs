@@ -9,6 +9,7 @@ use minijinja::{AutoEscape, Environment, Error, ErrorKind, State};
 use crate::content_format::{detect, ContentFormat};
 use crate::error::{CoreError, Result};
 use crate::pyfmt::{to_json, to_py_str, JsonOptions};
+use crate::template_value::json_to_value;
 
 const NAME: &str = "chat_template";
 
@@ -21,7 +22,8 @@ pub struct ChatTemplate {
 /// Everything a render needs besides the template.
 pub struct RenderInput {
     pub messages: serde_json::Value,
-    pub tools: Option<serde_json::Value>,
+    /// Already a template value (see `tools_cache`).
+    pub tools: Option<Value>,
     pub add_generation_prompt: bool,
     /// Special tokens (`bos_token`, `eos_token`, ...) — only those that are defined.
     pub special_tokens: Vec<(String, String)>,
@@ -52,7 +54,11 @@ impl ChatTemplate {
         env.set_auto_escape_callback(|_| AutoEscape::None);
         env.set_unknown_method_callback(minijinja_contrib::pycompat::unknown_method_callback);
         env.set_formatter(|out, _state, value| {
-            out.write_str(&to_py_str(value)).map_err(Error::from)
+            match value.as_str() {
+                Some(s) => out.write_str(s),
+                None => out.write_str(&to_py_str(value)),
+            }
+            .map_err(Error::from)
         });
         env.add_filter("tojson", tojson);
         env.add_function("raise_exception", raise_exception);
@@ -93,18 +99,12 @@ impl ChatTemplate {
         if let Some(kwargs) = input.kwargs {
             for (k, v) in kwargs {
                 if !RESERVED.contains(&k.as_str()) {
-                    ctx.push((k, Value::from_serialize(&v)));
+                    ctx.push((k, json_to_value(v)));
                 }
             }
         }
-        ctx.push((
-            "messages".to_owned(),
-            Value::from_serialize(&input.messages),
-        ));
-        let tools = input
-            .tools
-            .map(|t| Value::from_serialize(&t))
-            .unwrap_or(Value::from(()));
+        ctx.push(("messages".to_owned(), json_to_value(input.messages)));
+        let tools = input.tools.unwrap_or(Value::from(()));
         ctx.push(("tools".to_owned(), tools));
         ctx.push((
             "add_generation_prompt".to_owned(),
