@@ -369,6 +369,32 @@ mod tests {
     }
 
     #[test]
+    fn cached_tools_render_the_same_on_every_turn() {
+        let tpl = ChatTemplate::compile(
+            "{% for t in tools %}{{ t | tojson }}|{{ t | tojson(indent=2) }}|{{ t.function.name }}|{{ t }}\n{% endfor %}{{ tools | tojson }}|{{ tools | tojson(sort_keys=true) }}",
+        )
+        .unwrap();
+        let bytes = br#"[{"type":"function","function":{"name":"f\u00e9","parameters":{"b":[1,2.5,null],"a":"x\n"}}}]"#;
+        let cache = crate::tools_cache::ToolsCache::default();
+        let render = |tools: Option<Value>| {
+            tpl.render(RenderInput {
+                messages: json!([]),
+                tools,
+                add_generation_prompt: false,
+                special_tokens: vec![],
+                continue_final_message: false,
+                kwargs: None,
+            })
+            .unwrap()
+        };
+        let plain: serde_json::Value = serde_json::from_slice(bytes).unwrap();
+        let expected = render(Some(Value::from_serialize(&plain)));
+        assert_eq!(render(cache.get(Some(bytes)).unwrap()), expected);
+        assert_eq!(render(cache.get(Some(bytes)).unwrap()), expected);
+        assert!(expected.starts_with(r#"{"type": "function", "function": {"name": "fé", "parameters": {"b": [1, 2.5, null], "a": "x\n"}}}|{"#), "{expected}");
+    }
+
+    #[test]
     fn generation_tags_are_ignored() {
         let out = render(
             "{% generation %}X{%- endgeneration %}",
