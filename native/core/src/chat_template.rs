@@ -9,7 +9,7 @@ use minijinja::{AutoEscape, Environment, Error, ErrorKind, State};
 use crate::content_format::{detect, ContentFormat};
 use crate::error::{CoreError, Result};
 use crate::pyfmt::{to_json, to_py_str, JsonOptions};
-use crate::template_value::json_to_value;
+use crate::template_value::{json_to_value, JsonMap};
 
 const NAME: &str = "chat_template";
 
@@ -166,6 +166,14 @@ fn tojson(
     positional: Option<Value>,
     kwargs: Kwargs,
 ) -> std::result::Result<Value, Error> {
+    // A tool map from the tools cache already holds its default-options text.
+    if positional.is_none() && kwargs.args().next().is_none() {
+        if let Some(map) = value.downcast_object_ref::<JsonMap>() {
+            return Ok(Value::from(
+                map.default_json(|inner| to_json(inner, &JsonOptions::new(None))),
+            ));
+        }
+    }
     let mut indent: Option<Value> = kwargs.get("indent")?;
     let mut ensure_ascii: Option<bool> = kwargs.get("ensure_ascii")?;
     if let Some(p) = positional {
