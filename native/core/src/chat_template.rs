@@ -9,6 +9,7 @@ use minijinja::{AutoEscape, Environment, Error, ErrorKind, State};
 use crate::content_format::{detect, ContentFormat};
 use crate::error::{CoreError, Result};
 use crate::pyfmt::{to_json, to_py_str, JsonOptions};
+use crate::template_value::{json_to_value, JsonMap};
 
 const NAME: &str = "chat_template";
 
@@ -21,7 +22,8 @@ pub struct ChatTemplate {
 /// Everything a render needs besides the template.
 pub struct RenderInput {
     pub messages: serde_json::Value,
-    pub tools: Option<serde_json::Value>,
+    /// Already a template value (see `tools_cache`).
+    pub tools: Option<Value>,
     pub add_generation_prompt: bool,
     /// Special tokens (`bos_token`, `eos_token`, ...) — only those that are defined.
     pub special_tokens: Vec<(String, String)>,
@@ -52,7 +54,11 @@ impl ChatTemplate {
         env.set_auto_escape_callback(|_| AutoEscape::None);
         env.set_unknown_method_callback(minijinja_contrib::pycompat::unknown_method_callback);
         env.set_formatter(|out, _state, value| {
-            out.write_str(&to_py_str(value)).map_err(Error::from)
+            match value.as_str() {
+                Some(s) => out.write_str(s),
+                None => out.write_str(&to_py_str(value)),
+            }
+            .map_err(Error::from)
         });
         env.add_filter("tojson", tojson);
         env.add_function("raise_exception", raise_exception);
@@ -93,18 +99,12 @@ impl ChatTemplate {
         if let Some(kwargs) = input.kwargs {
             for (k, v) in kwargs {
                 if !RESERVED.contains(&k.as_str()) {
-                    ctx.push((k, Value::from_serialize(&v)));
+                    ctx.push((k, json_to_value(v)));
                 }
             }
         }
-        ctx.push((
-            "messages".to_owned(),
-            Value::from_serialize(&input.messages),
-        ));
-        let tools = input
-            .tools
-            .map(|t| Value::from_serialize(&t))
-            .unwrap_or(Value::from(()));
+        ctx.push(("messages".to_owned(), json_to_value(input.messages)));
+        let tools = input.tools.unwrap_or(Value::from(()));
         ctx.push(("tools".to_owned(), tools));
         ctx.push((
             "add_generation_prompt".to_owned(),
@@ -166,6 +166,14 @@ fn tojson(
     positional: Option<Value>,
     kwargs: Kwargs,
 ) -> std::result::Result<Value, Error> {
+    // A tool map from the tools cache already holds its default-options text.
+    if positional.is_none() && kwargs.args().next().is_none() {
+        if let Some(map) = value.downcast_object_ref::<JsonMap>() {
+            return Ok(Value::from(
+                map.default_json(|inner| to_json(inner, &JsonOptions::new(None))),
+            ));
+        }
+    }
     let mut indent: Option<Value> = kwargs.get("indent")?;
     let mut ensure_ascii: Option<bool> = kwargs.get("ensure_ascii")?;
     if let Some(p) = positional {
@@ -366,6 +374,32 @@ mod tests {
             tpl.render(input(false)).unwrap(),
             "<user>Hi</user>\n<assistant>Sure, </assistant>\n"
         );
+    }
+
+    #[test]
+    fn cached_tools_render_the_same_on_every_turn() {
+        let tpl = ChatTemplate::compile(
+            "{% for t in tools %}{{ t | tojson }}|{{ t | tojson(indent=2) }}|{{ t.function.name }}|{{ t }}\n{% endfor %}{{ tools | tojson }}|{{ tools | tojson(sort_keys=true) }}",
+        )
+        .unwrap();
+        let bytes = br#"[{"type":"function","function":{"name":"f\u00e9","parameters":{"b":[1,2.5,null],"a":"x\n"}}}]"#;
+        let cache = crate::tools_cache::ToolsCache::default();
+        let render = |tools: Option<Value>| {
+            tpl.render(RenderInput {
+                messages: json!([]),
+                tools,
+                add_generation_prompt: false,
+                special_tokens: vec![],
+                continue_final_message: false,
+                kwargs: None,
+            })
+            .unwrap()
+        };
+        let plain: serde_json::Value = serde_json::from_slice(bytes).unwrap();
+        let expected = render(Some(Value::from_serialize(&plain)));
+        assert_eq!(render(cache.get(Some(bytes)).unwrap()), expected);
+        assert_eq!(render(cache.get(Some(bytes)).unwrap()), expected);
+        assert!(expected.starts_with(r#"{"type": "function", "function": {"name": "fé", "parameters": {"b": [1, 2.5, null], "a": "x\n"}}}|{"#), "{expected}");
     }
 
     #[test]

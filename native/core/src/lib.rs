@@ -17,7 +17,9 @@ pub mod raw_prompt;
 pub mod sequence;
 pub mod special_split;
 pub mod stop;
+pub mod template_value;
 pub mod tokenizer;
+pub mod tools_cache;
 
 pub use detokenizer::Detokenizer;
 pub use error::{CoreError, Result};

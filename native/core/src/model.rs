@@ -4,9 +4,10 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::chat_template::{ChatTemplate, RenderInput};
+use crate::tools_cache::ToolsCache;
 use crate::detokenizer::Detokenizer;
 use crate::error::{CoreError, Result};
-use crate::messages::{normalise_for_template, parse_array, parse_messages};
+use crate::messages::{normalise_for_template, parse_messages};
 use crate::model_card::ModelCard;
 use crate::raw_prompt::raw_prompt_text;
 use crate::sequence::{Sequence, SequenceOptions};
@@ -60,6 +61,7 @@ pub struct Model {
     /// transformers uses the `tool_use` named template when tools are given and it exists.
     tool_use_template: Option<ChatTemplate>,
     eos_token_ids: Vec<u32>,
+    tools_cache: ToolsCache,
 }
 
 impl Model {
@@ -123,6 +125,7 @@ impl Model {
             template,
             tool_use_template,
             eos_token_ids,
+            tools_cache: ToolsCache::default(),
         })
     }
 
@@ -204,7 +207,7 @@ impl Model {
     /// `continue_final_message: true` in the kwargs leaves the final message open (as the
     /// apply_chat_template argument of that name; vLLM passes it through the same way).
     pub fn render_chat(&self, req: &ChatRequest<'_>) -> Result<String> {
-        let tools = parse_array(req.tools_json, "tools")?;
+        let tools = self.tools_cache.get(req.tools_json)?;
         let template = match (&tools, &self.tool_use_template) {
             (Some(_), Some(t)) => Some(t),
             _ => self.template.as_ref().or(self.tool_use_template.as_ref()),

@@ -6,6 +6,8 @@ use std::fmt::Write;
 
 use minijinja::value::{Value, ValueKind};
 
+use crate::template_value::JsonMap;
+
 /// Options of transformers' `tojson` filter.
 pub struct JsonOptions {
     pub indent: Option<String>,
@@ -27,6 +29,15 @@ impl JsonOptions {
             ensure_ascii: false,
         }
     }
+
+    /// `json.dumps(x, ensure_ascii=False)`'s own options (the text `JsonMap` keeps).
+    fn is_default(&self) -> bool {
+        self.indent.is_none()
+            && self.item_sep == ", "
+            && self.key_sep == ": "
+            && !self.sort_keys
+            && !self.ensure_ascii
+    }
 }
 
 /// `json.dumps` of a template value.
@@ -37,6 +48,14 @@ pub fn to_json(value: &Value, opts: &JsonOptions) -> String {
 }
 
 fn write_json(out: &mut String, value: &Value, opts: &JsonOptions, depth: usize) {
+    if let Some(map) = value.downcast_object_ref::<JsonMap>() {
+        if opts.is_default() {
+            out.push_str(map.default_json(|inner| to_json(inner, opts)));
+        } else {
+            write_json(out, map.inner(), opts, depth);
+        }
+        return;
+    }
     match value.kind() {
         ValueKind::Undefined | ValueKind::None => out.push_str("null"),
         ValueKind::Bool => out.push_str(if value.is_true() { "true" } else { "false" }),
