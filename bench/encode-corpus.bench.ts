@@ -2,6 +2,8 @@
 // Rust sources plus the bundled template fixtures (prose, code, JSON, CJK and emoji), so the
 // word cache of either encoder sees few repeats. Complements tokenize.bench.ts, whose long
 // texts repeat one paragraph.
+// Then the prefix cache on the same kind of text: a 50k-token varied system prompt shared by
+// requests whose user turn differs each call, bodies built before timing.
 //   npm run build:ts && node dist/bench/encode-corpus.bench.js [tokens=60000] [rounds=5]
 import { createRequire } from 'node:module';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -64,3 +66,24 @@ console.log('| encoder | ms per encode | vs portico |\n|---|---:|---:|');
 console.log(`| portico (hand-written encoder) | ${a.toFixed(2)} | 1.00× |`);
 console.log(`| portico, tokenizers pipeline (PORTICO_NO_FAST_ENCODE) | ${b.toFixed(2)} | ${(b / a).toFixed(1)}× slower |`);
 console.log(`| @anush008/tokenizers | ${c.toFixed(2)} | ${(c / a).toFixed(1)}× slower |`);
+
+// Prefix cache: cold (cache cleared before each call) against a hit (a new user turn each call).
+const system = model.decode(model.encode(text, false).subarray(0, 50_000), false);
+const bodies = Array.from({ length: ROUNDS * 4 + 2 }, (_, i) =>
+  Buffer.from(JSON.stringify([{ role: 'system', content: system }, { role: 'user', content: `Question ${i}: what is the first error?` }])),
+);
+const chat = (b: Buffer) => model.encodeChat(b, 0, b.length, -1, -1, true, null);
+model.clearPrefixCache();
+const first = chat(bodies[0]!);
+const again = chat(bodies[0]!);
+console.log(`\nprefix cache: ${first.length} tokens, hit ids identical to cold: ${same(first, again)}`);
+let k = 1;
+const coldMs = await time(() => {
+  model.clearPrefixCache();
+  return chat(bodies[k++ % bodies.length]!);
+});
+chat(bodies[0]!);
+const hitMs = await time(() => chat(bodies[k++ % bodies.length]!));
+console.log('| encodeChat, 50k-token varied system prompt | ms per call | vs cold |\n|---|---:|---:|');
+console.log(`| cold (cache cleared every call) | ${coldMs.toFixed(2)} | 1.000× |`);
+console.log(`| prefix cache hit (new user turn each call) | ${hitMs.toFixed(2)} | ${(hitMs / coldMs).toFixed(3)}× |`);
