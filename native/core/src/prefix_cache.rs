@@ -3,9 +3,10 @@
 //! long piece — is not re-tokenized. Keyed by the piece's text (hash, then full compare),
 //! bounded in bytes, evicting the least recently used entries.
 
-use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
+use std::hash::Hasher;
+
+use rustc_hash::FxHasher;
 use std::sync::{Arc, Mutex};
 
 /// Pieces shorter than this are encoded directly (a lookup would cost about as much).
@@ -49,8 +50,10 @@ impl PrefixCache {
     }
 
     pub fn key(text: &str) -> u64 {
-        let mut h = DefaultHasher::new();
-        text.hash(&mut h);
+        // Fx, not SipHash: the key is only a bucket (a hit compares the full text), and a
+        // 150 KB system prompt is hashed on every request.
+        let mut h = FxHasher::default();
+        h.write(text.as_bytes());
         h.finish()
     }
 
