@@ -5,7 +5,7 @@
 // (sglang-client.ts, vllm-client.ts) keep only their request and response mapping.
 
 import type { DescMessage, MessageShape } from '@bufbuild/protobuf';
-import { fromBinary, toBinary } from '@bufbuild/protobuf';
+import { fromBinary } from '@bufbuild/protobuf';
 import { Code, ConnectError, type Transport } from '@connectrpc/connect';
 import { createGrpcTransport, Http2SessionManager } from '@connectrpc/connect-node';
 
@@ -106,19 +106,19 @@ export class EngineConnection {
   }
 
   /**
-   * Opens a Generate server stream: framed straight on the session (h2), or through
-   * Connect's client when the 'connect' transport was chosen.
+   * Opens a Generate server stream: `encode`'s gRPC frame sent straight on the
+   * session (h2), or the request made by `viaConnect` through Connect's client
+   * when the 'connect' transport was chosen.
    */
-  generate<I extends DescMessage, O extends DescMessage>(
+  generate<O extends DescMessage>(
     path: string,
-    input: I,
     output: O,
-    request: MessageShape<I>,
-    viaConnect: (request: MessageShape<I>, cancel: AbortSignal) => AsyncIterable<MessageShape<O>>,
+    encode: () => Buffer,
+    viaConnect: (cancel: AbortSignal) => AsyncIterable<MessageShape<O>>,
   ): ServerStream<MessageShape<O>> {
     return this.direct
-      ? openServerStream(this.session, path, toBinary(input, request), (b) => fromBinary(output, b), this.aliveNotifyMs)
-      : fromConnectStream((cancel) => viaConnect(request, cancel));
+      ? openServerStream(this.session, path, encode(), (b) => fromBinary(output, b), this.aliveNotifyMs)
+      : fromConnectStream(viaConnect);
   }
 
   close(): void {

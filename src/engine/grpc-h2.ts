@@ -65,16 +65,16 @@ export function frameMessage(bytes: Uint8Array): Buffer {
 }
 
 /**
- * Open `path` on a session of `sm`, send `request` (already protobuf-encoded)
- * and yield every response message through `decode`. Failures reject next()
+ * Open `path` on a session of `sm`, send `frame` (one gRPC length-prefixed
+ * message, see frameMessage) and yield every response message through `decode`. Failures reject next()
  * with a ConnectError whose code follows gRPC's status (or, for transport
  * failures, Unavailable / Aborted / Internal as connect-node would report them).
  */
 export function openServerStream<T>(
-  sm: Http2SessionManager, path: string, request: Uint8Array, decode: (bytes: Uint8Array) => T,
+  sm: Http2SessionManager, path: string, frame: Buffer, decode: (bytes: Uint8Array) => T,
   aliveNotifyMs = ALIVE_NOTIFY_MS,
 ): ServerStream<T> {
-  return new H2ServerStream(sm, path, frameMessage(request), decode, aliveNotifyMs);
+  return new H2ServerStream(sm, path, frame, decode, aliveNotifyMs);
 }
 
 class H2ServerStream<T> implements ServerStream<T> {

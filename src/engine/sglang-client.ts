@@ -29,6 +29,7 @@ import {
 import { sglangEmbed } from './embed.js';
 import type { EmbedParams, EmbedResult } from './types.js';
 import { generateStream } from './generate-stream.js';
+import { encodeSglangGenerate, SGLANG_JSON_OBJECT_SCHEMA } from './sglang-generate-wire.js';
 import { EngineConnection, rankLoadOf, type EngineClientOptions } from './grpc-connection.js';
 import type {
   EngineClient,
@@ -58,7 +59,7 @@ export class SglangEngineClient implements EngineClient {
   generate(p: GenerateParams, signal: AbortSignal): AsyncGenerator<EngineEvent> {
     return generateStream(
       this.url, p, signal,
-      () => this.conn.generate(GENERATE_PATH, GenerateRequestSchema, GenerateResponseSchema, buildGenerateRequest(p), (req, cancel) => this.rpc.generate(req, { signal: cancel })),
+      () => this.conn.generate(GENERATE_PATH, GenerateResponseSchema, () => encodeSglangGenerate(p), (cancel) => this.rpc.generate(buildGenerateRequest(p), { signal: cancel })),
       (id, reason) => this.abort(id, reason),
     );
   }
@@ -113,7 +114,12 @@ export function createSglangClient(url: string, opts?: SglangClientOptions): Eng
   return new SglangEngineClient(url, opts);
 }
 
-/** GenerateParams → wire request, with engine defaults filled in. */
+/**
+ * GenerateParams → wire request, with engine defaults filled in. The h2 path
+ * sends encodeSglangGenerate(p) instead, the same bytes without protobuf-es;
+ * this one serves the 'connect' transport and is the reference the encoder is
+ * tested against.
+ */
 export function buildGenerateRequest(p: GenerateParams): GenerateRequest {
   const sampling = create(SamplingParamsSchema, {
     temperature: p.temperature ?? 1,
@@ -155,7 +161,7 @@ export function buildGenerateRequest(p: GenerateParams): GenerateRequest {
 function sglangConstraint(c: GenerateParams['constraint']): SamplingParams['constraint'] {
   switch (c?.kind) {
     case 'json_schema': return { case: 'jsonSchema', value: c.value };
-    case 'json_object': return { case: 'jsonSchema', value: '{"type":"object"}' };
+    case 'json_object': return { case: 'jsonSchema', value: SGLANG_JSON_OBJECT_SCHEMA };
     case 'regex': return { case: 'regex', value: c.value };
     case 'ebnf': return { case: 'ebnfGrammar', value: c.value };
     case 'structural_tag': return { case: 'structuralTag', value: c.value };

@@ -33,6 +33,7 @@ import {
 import { vllmEmbed } from './embed.js';
 import type { EmbedParams, EmbedResult } from './types.js';
 import { generateStream, type WireResponse } from './generate-stream.js';
+import { encodeVllmGenerate } from './vllm-generate-wire.js';
 import { mapStream, type ServerStream } from './grpc-h2.js';
 import { EngineConnection, rankLoadOf, type EngineClientOptions } from './grpc-connection.js';
 import type {
@@ -62,7 +63,7 @@ export class VllmEngineClient implements EngineClient {
   generate(p: GenerateParams, signal: AbortSignal): AsyncGenerator<EngineEvent> {
     return generateStream(
       this.url, p, signal,
-      () => accumulate(this.conn.generate(GENERATE_PATH, GenerateRequestSchema, GenerateResponseSchema, buildVllmGenerateRequest(p), (req, cancel) => this.rpc.generate(req, { signal: cancel })), p.stream),
+      () => accumulate(this.conn.generate(GENERATE_PATH, GenerateResponseSchema, () => encodeVllmGenerate(p), (cancel) => this.rpc.generate(buildVllmGenerateRequest(p), { signal: cancel })), p.stream),
       (id) => this.abort(id),
     );
   }
@@ -142,7 +143,12 @@ function accumulate(src: ServerStream<GenerateResponse>, stream: boolean): Serve
   });
 }
 
-/** GenerateParams → vLLM wire request, with vLLM's defaults filled in. */
+/**
+ * GenerateParams → vLLM wire request, with vLLM's defaults filled in. The h2
+ * path sends encodeVllmGenerate(p) instead, the same bytes without
+ * protobuf-es; this one serves the 'connect' transport and is the reference
+ * the encoder is tested against.
+ */
 export function buildVllmGenerateRequest(p: GenerateParams): GenerateRequest {
   const sampling = create(SamplingParamsSchema, {
     temperature: p.temperature ?? 1,

@@ -1,0 +1,182 @@
+// A minimal protobuf wire writer for the one message whose encoding cost
+// matters: GenerateRequest, once per request. protobuf-es's create() +
+// toBinary() walk reflective descriptors and allocate a message object per
+// nested message; the hand-written encoders (sglang-generate-wire.ts,
+// vllm-generate-wire.ts) call this writer directly instead. It writes into
+// one scratch buffer reused across calls (encoding is synchronous) and
+// returns a fresh Buffer holding the gRPC length-prefixed frame.
+//
+// Values are checked as protobuf-es checks them (an int32 that is not an
+// integer in range throws), so a bad value fails the same way it did.
+
+const GRPC_PREFIX = 5;
+
+const f32 = new Float32Array(1);
+const f32Bytes = new Uint8Array(f32.buffer);
+
+export const WIRE_VARINT = 0;
+export const WIRE_LEN = 2;
+export const WIRE_FIXED32 = 5;
+
+/** Bytes of a uint32 varint. */
+function varintSize(v: number): number {
+  return v < 0x80 ? 1 : v < 0x4000 ? 2 : v < 0x200000 ? 3 : v < 0x10000000 ? 4 : 5;
+}
+
+function invalid(kind: string, field: string, v: unknown): Error {
+  return new Error(`cannot encode field ${field} to binary: invalid ${kind}: ${String(v)}`);
+}
+
+export class ProtoWriter {
+  private buf = Buffer.allocUnsafe(4096);
+  private pos = GRPC_PREFIX;
+  private readonly forks: number[] = [];
+
+  /** Start a new message (after room for the gRPC prefix). */
+  begin(): this {
+    this.pos = GRPC_PREFIX;
+    this.forks.length = 0;
+    return this;
+  }
+
+  /** The message written since begin(), as one gRPC frame (flag 0, length, bytes), in a new Buffer. */
+  finishFrame(): Buffer {
+    const len = this.pos - GRPC_PREFIX;
+    const out = Buffer.allocUnsafe(this.pos);
+    this.buf.copy(out, GRPC_PREFIX, GRPC_PREFIX, this.pos);
+    out[0] = 0;
+    out.writeUInt32BE(len, 1);
+    return out;
+  }
+
+  private ensure(n: number): void {
+    if (this.pos + n <= this.buf.length) return;
+    const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.pos + n));
+    this.buf.copy(next, 0, 0, this.pos);
+    this.buf = next;
+  }
+
+  /** A varint known to be a uint32 (tags, lengths, values already checked). */
+  private varint(v: number): void {
+    this.ensure(5);
+    const b = this.buf;
+    while (v > 0x7f) {
+      b[this.pos++] = (v & 0x7f) | 0x80;
+      v >>>= 7;
+    }
+    b[this.pos++] = v;
+  }
+
+  tag(field: number, wire: number): this {
+    this.varint(((field << 3) | wire) >>> 0);
+    return this;
+  }
+
+  uint32(v: number, field: string): this {
+    if (typeof v !== 'number' || (v >>> 0) !== v) throw invalid('uint32', field, v);
+    this.varint(v);
+    return this;
+  }
+
+  int32(v: number, field: string): this {
+    if (typeof v !== 'number' || (v | 0) !== v) throw invalid('int32', field, v);
+    if (v >= 0) {
+      this.varint(v);
+      return this;
+    }
+    // Negative: sign-extended to 64 bits, ten bytes.
+    this.ensure(10);
+    const b = this.buf;
+    for (let i = 0; i < 9; i++) {
+      b[this.pos++] = (v & 0x7f) | 0x80;
+      v >>= 7;
+    }
+    b[this.pos++] = 1;
+    return this;
+  }
+
+  bool(v: boolean): this {
+    this.ensure(1);
+    this.buf[this.pos++] = v ? 1 : 0;
+    return this;
+  }
+
+  float(v: number, field: string): this {
+    if (typeof v !== 'number') throw invalid('float32', field, typeof v);
+    // Finite but too large for a float32 (it would round to infinity).
+    if (!Number.isFinite(Math.fround(v)) && Number.isFinite(v)) throw invalid('float32', field, v);
+    this.ensure(4);
+    f32[0] = v;
+    const b = this.buf;
+    b[this.pos] = f32Bytes[0]!;
+    b[this.pos + 1] = f32Bytes[1]!;
+    b[this.pos + 2] = f32Bytes[2]!;
+    b[this.pos + 3] = f32Bytes[3]!;
+    this.pos += 4;
+    return this;
+  }
+
+  /** A length-prefixed UTF-8 string. */
+  string(s: string): this {
+    const len = s.length;
+    if (len < 0x80) {
+      // ASCII fast path: one length byte, one byte per char.
+      this.ensure(len + 1);
+      const b = this.buf;
+      let p = this.pos + 1;
+      let i = 0;
+      for (; i < len; i++) {
+        const c = s.charCodeAt(i);
+        if (c > 0x7f) break;
+        b[p++] = c;
+      }
+      if (i === len) {
+        b[this.pos] = len;
+        this.pos = p;
+        return this;
+      }
+    }
+    // A UTF-16 unit takes at most three UTF-8 bytes; guess the prefix from the ASCII length.
+    this.ensure(len * 3 + 5);
+    const guess = varintSize(len);
+    const start = this.pos;
+    const written = this.buf.write(s, start + guess, 'utf8');
+    const size = varintSize(written);
+    if (size !== guess) this.buf.copyWithin(start + size, start + guess, start + guess + written);
+    this.varint(written);
+    this.pos += written;
+    return this;
+  }
+
+  /** Packed repeated uint32 (nothing when empty). */
+  packedUint32(field: number, ids: ArrayLike<number>, name: string, checked = false): this {
+    const n = ids.length;
+    if (n === 0) return this;
+    this.tag(field, WIRE_LEN).fork();
+    if (checked) for (let i = 0; i < n; i++) this.varint(ids[i]!);
+    else for (let i = 0; i < n; i++) this.uint32(ids[i]!, name);
+    return this.join();
+  }
+
+  /** Open a length-delimited field's body (its tag already written); close it with join(). */
+  fork(): this {
+    this.ensure(1);
+    this.forks.push(this.pos);
+    this.pos += 1; // most bodies are < 128 bytes: a one-byte length, moved if not
+    return this;
+  }
+
+  join(): this {
+    const start = this.forks.pop()!;
+    const len = this.pos - start - 1;
+    const size = varintSize(len);
+    if (size > 1) {
+      this.ensure(size - 1);
+      this.buf.copyWithin(start + size, start + 1, this.pos);
+    }
+    this.pos = start;
+    this.varint(len);
+    this.pos += len;
+    return this;
+  }
+}

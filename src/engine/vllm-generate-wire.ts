@@ -1,0 +1,85 @@
+// GenerateParams → vLLM engine GenerateRequest bytes, written by hand
+// (proto/vllm_engine.proto). The same message buildVllmGenerateRequest()
+// (vllm-client.ts) builds with protobuf-es, byte for byte: fields in number
+// order, proto3 zeros left out, explicit-presence fields written when set
+// (test/engine-wire.test.ts compares the two over every field).
+
+import type { GenerateParams } from './types.js';
+import { ProtoWriter, WIRE_FIXED32, WIRE_LEN, WIRE_VARINT } from './proto-writer.js';
+
+const w = new ProtoWriter();
+
+/** One gRPC frame (5-byte prefix + GenerateRequest) for `p`. */
+export function encodeVllmGenerate(p: GenerateParams): Buffer {
+  w.begin();
+  // 1 request_id
+  if (p.requestId !== '') w.tag(1, WIRE_LEN).string(p.requestId);
+  // 2 tokenized (oneof input: always written)
+  w.tag(2, WIRE_LEN).fork();
+  const text = p.originalText ?? '';
+  if (text !== '') w.tag(1, WIRE_LEN).string(text);
+  w.packedUint32(2, p.inputIds, 'TokenizedInput.input_ids', true);
+  w.join();
+  // 4 sampling_params
+  w.tag(4, WIRE_LEN).fork();
+  writeSampling(p);
+  w.join();
+  // 5 stream
+  if (p.stream) w.tag(5, WIRE_VARINT).bool(true);
+  // 9 data_parallel_rank (optional)
+  if (p.dataParallelRank !== undefined) w.tag(9, WIRE_VARINT).int32(p.dataParallelRank, 'GenerateRequest.data_parallel_rank');
+  return w.finishFrame();
+}
+
+function float(field: number, v: number, name: string): void {
+  if (!Object.is(v, 0)) w.tag(field, WIRE_FIXED32).float(v, name);
+}
+
+function writeSampling(p: GenerateParams): void {
+  // 1 temperature is optional: always set, so written even when 0.
+  w.tag(1, WIRE_FIXED32).float(p.temperature ?? 1, 'SamplingParams.temperature');
+  float(2, p.topP ?? 1, 'SamplingParams.top_p');
+  // top_k 0 means "no top-k" here.
+  const topK = p.topK === undefined || p.topK <= 0 ? 0 : p.topK;
+  if (topK != 0) w.tag(3, WIRE_VARINT).uint32(topK, 'SamplingParams.top_k');
+  float(4, p.minP ?? 0, 'SamplingParams.min_p');
+  float(5, p.frequencyPenalty ?? 0, 'SamplingParams.frequency_penalty');
+  float(6, p.presencePenalty ?? 0, 'SamplingParams.presence_penalty');
+  float(7, p.repetitionPenalty ?? 1, 'SamplingParams.repetition_penalty');
+  if (p.maxNewTokens !== undefined) w.tag(8, WIRE_VARINT).uint32(p.maxNewTokens, 'SamplingParams.max_tokens');
+  const minTokens = p.minNewTokens ?? 0;
+  if (minTokens != 0) w.tag(9, WIRE_VARINT).uint32(minTokens, 'SamplingParams.min_tokens');
+  if (p.stopTokenIds) w.packedUint32(11, p.stopTokenIds, 'SamplingParams.stop_token_ids');
+  // 12 skip_special_tokens, 13 spaces_between_special_tokens: Portico detokenizes itself.
+  w.tag(12, WIRE_VARINT).bool(true);
+  w.tag(13, WIRE_VARINT).bool(true);
+  if (p.ignoreEos) w.tag(14, WIRE_VARINT).bool(true);
+  const n = Math.max(1, p.n ?? 1);
+  if (n != 0) w.tag(15, WIRE_VARINT).uint32(n, 'SamplingParams.n');
+  const c = p.constraint;
+  if (c) {
+    switch (c.kind) {
+      case 'json_schema': w.tag(16, WIRE_LEN).string(c.value); break;
+      case 'regex': w.tag(17, WIRE_LEN).string(c.value); break;
+      case 'ebnf': w.tag(18, WIRE_LEN).string(c.value); break;
+      case 'structural_tag': w.tag(19, WIRE_LEN).string(c.value); break;
+      case 'json_object': w.tag(20, WIRE_VARINT).bool(true); break;
+    }
+  }
+  // 22 logprobs = k: the sampled token's logprob plus the k best.
+  if (p.logprobs === true) w.tag(22, WIRE_VARINT).int32(p.topLogprobs ?? 0, 'SamplingParams.logprobs');
+  if (p.promptLogprobs !== undefined) w.tag(23, WIRE_VARINT).int32(p.promptLogprobs, 'SamplingParams.prompt_logprobs');
+  if (p.seed !== undefined) w.tag(24, WIRE_VARINT).int32(p.seed | 0, 'SamplingParams.seed');
+  if (p.logitBias && p.logitBias.size > 0) {
+    // 26 map<int32, float>: entries in the order of a plain object's keys, as
+    // protobuf-es writes them (integer-like keys ascending), keys parsed back.
+    const bias: Record<string, number> = {};
+    for (const [id, b] of p.logitBias) bias[String(id)] = b;
+    for (const key of Object.keys(bias)) {
+      w.tag(26, WIRE_LEN).fork();
+      w.tag(1, WIRE_VARINT).int32(Number.parseInt(key), 'SamplingParams.logit_bias');
+      w.tag(2, WIRE_FIXED32).float(bias[key]!, 'SamplingParams.logit_bias');
+      w.join();
+    }
+  }
+}

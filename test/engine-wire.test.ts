@@ -1,0 +1,108 @@
+// The hand-written GenerateRequest encoders (what the h2 transport sends) against
+// protobuf-es encoding the request buildGenerateRequest / buildVllmGenerateRequest
+// build (what the Connect transport sends): the same bytes for every field Portico
+// sets, defaults, edge values and sizes that move length prefixes; the same failure
+// for a value the wire type cannot hold.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+
+import { fromBinary, toBinary } from '@bufbuild/protobuf';
+
+import * as sgl from '../src/gen/sglang_scheduler_pb.js';
+import * as vllm from '../src/gen/vllm_engine_pb.js';
+import { frameMessage } from '../src/engine/grpc-h2.js';
+import { buildGenerateRequest } from '../src/engine/sglang-client.js';
+import { encodeSglangGenerate } from '../src/engine/sglang-generate-wire.js';
+import type { GenerateParams } from '../src/engine/types.js';
+import { buildVllmGenerateRequest } from '../src/engine/vllm-client.js';
+import { encodeVllmGenerate } from '../src/engine/vllm-generate-wire.js';
+
+const ids = (n: number, start = 0) => Uint32Array.from({ length: n }, (_, i) => start + i * 997);
+const base: GenerateParams = { requestId: 'chatcmpl-1', inputIds: Uint32Array.from([1, 2, 3]), stream: false };
+
+const cases: Array<[string, GenerateParams]> = [
+  ['defaults only', base],
+  ['stream', { ...base, stream: true }],
+  ['empty request id, no input ids', { requestId: '', inputIds: new Uint32Array(0), stream: false }],
+  ['every sampling field', {
+    ...base, originalText: 'Say hello.', maxNewTokens: 7, minNewTokens: 2, temperature: 0.5, topP: 0.9, topK: 40,
+    minP: 0.05, frequencyPenalty: 0.1, presencePenalty: -0.2, repetitionPenalty: 1.1, stopTokenIds: [3, 4, 151645],
+    ignoreEos: true, seed: 1234, n: 3, loraId: 'adapter-1', dataParallelRank: 2, stream: true,
+  }],
+  ['zeros where defaults are not zero', { ...base, temperature: 0, topP: 0, repetitionPenalty: 0, maxNewTokens: 0, n: 0, topK: 0, dataParallelRank: 0 }],
+  ['negative zero and tiny floats', { ...base, temperature: -0, minP: 1e-50, frequencyPenalty: -0 }],
+  ['infinities and NaN', { ...base, temperature: Infinity, topP: NaN, presencePenalty: -Infinity }],
+  ['max values', { ...base, maxNewTokens: 0xffffffff, topK: 0x7fffffff, minNewTokens: 0xfffffffe, seed: 2 ** 40 + 5, dataParallelRank: -1 }],
+  ['negative seed', { ...base, seed: -7 }],
+  ['top_k negative means disabled', { ...base, topK: -5 }],
+  ['empty stop ids and logit bias', { ...base, stopTokenIds: [], logitBias: new Map() }],
+  ['logit bias, keys out of order', { ...base, logitBias: new Map([[500, -100], [3, 0], [151643, 100], [0, 2.5]]) }],
+  ['constraint json_schema', { ...base, constraint: { kind: 'json_schema', value: '{"type":"object","properties":{"a":{"type":"integer"}}}' } }],
+  ['constraint json_object', { ...base, constraint: { kind: 'json_object', value: '' } }],
+  ['constraint regex', { ...base, constraint: { kind: 'regex', value: '[a-z]+\\d{2}' } }],
+  ['constraint ebnf', { ...base, constraint: { kind: 'ebnf', value: 'root ::= "yes" | "no"' } }],
+  ['constraint structural_tag', { ...base, constraint: { kind: 'structural_tag', value: '{"type":"structural_tag"}' } }],
+  ['constraint with empty value', { ...base, constraint: { kind: 'regex', value: '' } }],
+  ['logprobs', { ...base, logprobs: true }],
+  ['logprobs with top', { ...base, logprobs: true, topLogprobs: 5 }],
+  ['top logprobs without logprobs', { ...base, logprobs: false, topLogprobs: 5 }],
+  ['prompt logprobs', { ...base, promptLogprobs: 0 }],
+  ['prompt and output logprobs', { ...base, logprobs: true, topLogprobs: 2, promptLogprobs: 7 }],
+  ['non-ASCII text', { ...base, originalText: 'Grüße, 世界 🌍', requestId: 'req-é' }],
+  ['127- and 128-char text', { ...base, originalText: 'a'.repeat(127), loraId: 'b'.repeat(128) }],
+  ['long text (3-byte length)', { ...base, originalText: 'Привет мир. '.repeat(1500) }],
+  ['many input ids (2- and 3-byte lengths)', { ...base, inputIds: ids(40_000, 5) }],
+  ['large ids', { ...base, inputIds: Uint32Array.from([0, 127, 128, 16383, 16384, 0xffffffff]) }],
+  ['many stop ids', { ...base, stopTokenIds: Array.from(ids(300, 1)) }],
+];
+
+const protocols = [
+  {
+    name: 'SGLang',
+    encode: encodeSglangGenerate,
+    reference: (p: GenerateParams) => frameMessage(toBinary(sgl.GenerateRequestSchema, buildGenerateRequest(p))),
+    decode: (b: Uint8Array) => fromBinary(sgl.GenerateRequestSchema, b),
+  },
+  {
+    name: 'vLLM',
+    encode: encodeVllmGenerate,
+    reference: (p: GenerateParams) => frameMessage(toBinary(vllm.GenerateRequestSchema, buildVllmGenerateRequest(p))),
+    decode: (b: Uint8Array) => fromBinary(vllm.GenerateRequestSchema, b),
+  },
+];
+
+for (const proto of protocols) {
+  describe(`${proto.name} GenerateRequest encoder`, () => {
+    for (const [name, p] of cases) {
+      test(`same bytes as protobuf-es: ${name}`, () => {
+        const want = proto.reference(p);
+        const got = proto.encode(p);
+        assert.equal(got.toString('hex'), want.toString('hex'));
+      });
+    }
+
+    test('consecutive encodes do not share or leak bytes', () => {
+      const big = proto.encode(cases.find(([n]) => n.startsWith('every'))![1]);
+      const bigCopy = Buffer.from(big);
+      const small = proto.encode(base);
+      assert.deepEqual(big, bigCopy);
+      assert.equal(small.toString('hex'), proto.reference(base).toString('hex'));
+      assert.equal(small.readUInt32BE(1), small.length - 5);
+      assert.deepEqual(proto.decode(small.subarray(5)), proto.decode(proto.reference(base).subarray(5)));
+    });
+
+    for (const [name, p] of [
+      ['fractional max tokens', { ...base, maxNewTokens: 1.5 }],
+      ['max tokens past uint32', { ...base, maxNewTokens: 2 ** 32 }],
+      ['negative stop id', { ...base, stopTokenIds: [5, -1] }],
+      ['NaN choices', { ...base, n: NaN }],
+      ['float past float32', { ...base, temperature: 1e39 }],
+      ['fractional data-parallel rank', { ...base, dataParallelRank: 0.5 }],
+    ] as Array<[string, GenerateParams]>) {
+      test(`a value the wire type cannot hold throws in both: ${name}`, () => {
+        assert.throws(() => proto.reference(p), /cannot encode field .* to binary: invalid/);
+        assert.throws(() => proto.encode(p), /cannot encode field .* to binary: invalid/);
+      });
+    }
+  });
+}
