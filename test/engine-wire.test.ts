@@ -2,14 +2,17 @@
 // protobuf-es encoding the request buildGenerateRequest / buildVllmGenerateRequest
 // build (what the Connect transport sends): the same bytes for every field Portico
 // sets, defaults, edge values and sizes that move length prefixes; the same failure
-// for a value the wire type cannot hold.
+// for a value the wire type cannot hold. Then the hand GenerateResponse reader
+// against protobuf-es fromBinary.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { fromBinary, toBinary } from '@bufbuild/protobuf';
+import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
 
 import * as sgl from '../src/gen/sglang_scheduler_pb.js';
 import * as vllm from '../src/gen/vllm_engine_pb.js';
+import { decodeGenerateResponse, SGLANG_RESPONSE, VLLM_RESPONSE } from '../src/engine/generate-response-wire.js';
+import type { WireChunk, WireResponse } from '../src/engine/generate-stream.js';
 import { frameMessage } from '../src/engine/grpc-h2.js';
 import { buildGenerateRequest } from '../src/engine/sglang-client.js';
 import { encodeSglangGenerate } from '../src/engine/sglang-generate-wire.js';
@@ -104,5 +107,105 @@ for (const proto of protocols) {
         assert.throws(() => proto.encode(p), /cannot encode field .* to binary: invalid/);
       });
     }
+  });
+}
+
+// Responses: the hand reader (h2 transport) against protobuf-es fromBinary,
+// projected onto the fields generate-stream.ts reads.
+type AnyResponse = { response: { case: string | undefined; value?: Record<string, unknown> } };
+
+function project(r: AnyResponse): WireResponse {
+  const lp = (l: any) => l === undefined ? undefined : {
+    tokenLogprobs: [...l.tokenLogprobs],
+    topLogprobs: l.topLogprobs.map((t: any) => ({ values: [...t.values], tokenIds: [...t.tokenIds] })),
+  };
+  const v = r.response.value as any;
+  if (r.response.case === 'chunk') {
+    return { response: { case: 'chunk', value: {
+      tokenIds: [...v.tokenIds], promptTokens: v.promptTokens, completionTokens: v.completionTokens, cachedTokens: v.cachedTokens,
+      index: v.index, outputLogprobs: lp(v.outputLogprobs),
+      inputLogprobs: v.inputLogprobs === undefined ? undefined : {
+        tokenLogprobs: v.inputLogprobs.tokenLogprobs.map((x: any) => (x.value === undefined ? {} : { value: x.value })),
+        topLogprobs: lp(v.inputLogprobs)!.topLogprobs,
+      },
+    } } };
+  }
+  if (r.response.case === 'complete') {
+    return { response: { case: 'complete', value: {
+      outputIds: [...v.outputIds], finishReason: v.finishReason, promptTokens: v.promptTokens, completionTokens: v.completionTokens,
+      cachedTokens: v.cachedTokens, index: v.index, outputLogprobs: lp(v.outputLogprobs),
+      matchedStop: v.matchedStop.case === undefined ? { case: undefined } : { case: v.matchedStop.case, value: v.matchedStop.value },
+    } } };
+  }
+  return { response: { case: undefined } };
+}
+
+const outLp = { tokenLogprobs: [-0.5, -1.25, -9999, 0], tokenIds: [7, 8, 9, 10], topLogprobs: [{ values: [-0.1, -2.5], tokenIds: [7, 100000] }, { values: [], tokenIds: [] }] };
+const inLp = { tokenLogprobs: [{}, { value: -3.5 }, { value: 0 }], tokenIds: [1, 2, 3], topLogprobs: [{ values: [-1], tokenIds: [4] }] };
+const chunkFields = { tokenIds: [5, 128, 0xffffffff], promptTokens: 11, completionTokens: 3, cachedTokens: 4, index: 2 };
+const completeFields = { outputIds: [1, 2, 3, 151645], finishReason: 'stop', promptTokens: 11, completionTokens: 4, cachedTokens: 8, index: 1 };
+
+const responseCases: Array<[string, Record<string, unknown>]> = [
+  ['empty response', {}],
+  ['empty chunk', { response: { case: 'chunk', value: {} } }],
+  ['empty complete', { response: { case: 'complete', value: {} } }],
+  ['chunk with every read field', { response: { case: 'chunk', value: { ...chunkFields, outputLogprobs: outLp, inputLogprobs: inLp } } }],
+  ['chunk, logprobs present but empty', { response: { case: 'chunk', value: { tokenIds: [1], outputLogprobs: {}, inputLogprobs: {} } } }],
+  ['complete with every read field, stop id', { response: { case: 'complete', value: { ...completeFields, outputLogprobs: outLp, inputLogprobs: inLp, matchedStop: { case: 'matchedTokenId', value: 151645 } } } }],
+  ['complete, stop id 0', { response: { case: 'complete', value: { ...completeFields, matchedStop: { case: 'matchedTokenId', value: 0 } } } }],
+  ['complete, stop string (non-ASCII)', { response: { case: 'complete', value: { ...completeFields, finishReason: 'length', matchedStop: { case: 'matchedStopStr', value: 'Ende — 終わり' } } } }],
+  ['complete, empty stop string', { response: { case: 'complete', value: { ...completeFields, matchedStop: { case: 'matchedStopStr', value: '' } } } }],
+  ['many ids', { response: { case: 'complete', value: { outputIds: Array.from(ids(5000, 3)) } } }],
+];
+
+const responseProtocols = [
+  { name: 'SGLang', schema: sgl.GenerateResponseSchema as any, layout: SGLANG_RESPONSE,
+    // Fields Portico never reads, which the reader must skip.
+    extra: { chunk: { hiddenStates: [0.5, 1.5], reasoningTokens: 3 }, complete: { allHiddenStates: [{ values: [1, 2] }], reasoningTokens: 2, specAcceptedTokens: 5, specDraftTokens: 6 }, top: { requestId: 'r-1' } } },
+  { name: 'vLLM', schema: vllm.GenerateResponseSchema as any, layout: VLLM_RESPONSE,
+    extra: { chunk: {}, complete: { kvTransferParamsJson: '{"a":1}', specAcceptedTokens: 5, specDraftTokens: 6 }, top: {} } },
+];
+
+for (const proto of responseProtocols) {
+  describe(`${proto.name} GenerateResponse reader`, () => {
+    for (const [name, init] of responseCases) {
+      for (const withExtra of [false, true]) {
+        test(`same fields as fromBinary: ${name}${withExtra ? ', with unread fields' : ''}`, () => {
+          let msgInit: any = init;
+          if (withExtra) {
+            const r = (init as any).response;
+            msgInit = { ...proto.extra.top, ...init };
+            if (r?.case === 'chunk') msgInit.response = { case: 'chunk', value: { ...r.value, ...proto.extra.chunk } };
+            if (r?.case === 'complete') msgInit.response = { case: 'complete', value: { ...r.value, ...proto.extra.complete } };
+          }
+          const bytes = toBinary(proto.schema, create(proto.schema, msgInit));
+          assert.deepEqual(decodeGenerateResponse(bytes, proto.layout), project(fromBinary(proto.schema, bytes) as unknown as AnyResponse));
+        });
+      }
+    }
+
+    test('unpacked repeated fields read like packed ones', () => {
+      const chunkField = proto.layout.chunk;
+      // chunk { token_ids: 5 (unpacked), token_ids: 300 (unpacked), output_logprobs { token_logprobs: -1.5 (unpacked) } }
+      const lpBody = Buffer.concat([Buffer.from([0x0d]), Buffer.from(new Float32Array([-1.5]).buffer)]);
+      const body = Buffer.concat([Buffer.from([0x08, 5, 0x08, 0xac, 0x02, 0x2a, lpBody.length]), lpBody]);
+      const bytes = Buffer.concat([Buffer.from([(chunkField << 3) | 2, body.length]), body]);
+      const got = decodeGenerateResponse(bytes, proto.layout);
+      assert.deepEqual(got, project(fromBinary(proto.schema, bytes) as unknown as AnyResponse));
+      assert.deepEqual((got.response.value as WireChunk).tokenIds, [5, 300]);
+    });
+
+    test('truncated and malformed messages throw in both', () => {
+      const full = toBinary(proto.schema, create(proto.schema, { response: { case: 'complete', value: { ...completeFields, matchedStop: { case: 'matchedStopStr', value: 'stop here' } } } } as any));
+      for (const cut of [1, 5, full.length - 1]) {
+        const bytes = full.subarray(0, cut);
+        assert.throws(() => fromBinary(proto.schema, bytes));
+        assert.throws(() => decodeGenerateResponse(bytes, proto.layout));
+      }
+      // finish_reason with invalid UTF-8
+      const bad = Buffer.from([(proto.layout.complete << 3) | 2, 4, 0x12, 2, 0xc3, 0x28]);
+      assert.throws(() => fromBinary(proto.schema, bad));
+      assert.throws(() => decodeGenerateResponse(bad, proto.layout));
+    });
   });
 }

@@ -4,8 +4,6 @@
 // Connect, and the per-rank load rows both GetLoads answers carry. The protocol clients
 // (sglang-client.ts, vllm-client.ts) keep only their request and response mapping.
 
-import type { DescMessage, MessageShape } from '@bufbuild/protobuf';
-import { fromBinary } from '@bufbuild/protobuf';
 import { Code, ConnectError, type Transport } from '@connectrpc/connect';
 import { createGrpcTransport, Http2SessionManager } from '@connectrpc/connect-node';
 
@@ -107,17 +105,18 @@ export class EngineConnection {
 
   /**
    * Opens a Generate server stream: `encode`'s gRPC frame sent straight on the
-   * session (h2), or the request made by `viaConnect` through Connect's client
-   * when the 'connect' transport was chosen.
+   * session and every response message read through `decode` (h2), or the
+   * request made by `viaConnect` through Connect's client when the 'connect'
+   * transport was chosen.
    */
-  generate<O extends DescMessage>(
+  generate<T>(
     path: string,
-    output: O,
+    decode: (bytes: Uint8Array) => T,
     encode: () => Buffer,
-    viaConnect: (cancel: AbortSignal) => AsyncIterable<MessageShape<O>>,
-  ): ServerStream<MessageShape<O>> {
+    viaConnect: (cancel: AbortSignal) => AsyncIterable<T>,
+  ): ServerStream<T> {
     return this.direct
-      ? openServerStream(this.session, path, encode(), (b) => fromBinary(output, b), this.aliveNotifyMs)
+      ? openServerStream(this.session, path, encode(), decode, this.aliveNotifyMs)
       : fromConnectStream(viaConnect);
   }
 

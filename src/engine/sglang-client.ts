@@ -16,7 +16,6 @@ import { createClient, type Client } from '@connectrpc/connect';
 import {
   AbortRequestSchema,
   GenerateRequestSchema,
-  GenerateResponseSchema,
   GetLoadsRequestSchema,
   GetModelInfoRequestSchema,
   GetServerInfoRequestSchema,
@@ -28,7 +27,8 @@ import {
 } from '../gen/sglang_scheduler_pb.js';
 import { sglangEmbed } from './embed.js';
 import type { EmbedParams, EmbedResult } from './types.js';
-import { generateStream } from './generate-stream.js';
+import { generateStream, type WireResponse } from './generate-stream.js';
+import { decodeGenerateResponse, SGLANG_RESPONSE } from './generate-response-wire.js';
 import { encodeSglangGenerate, SGLANG_JSON_OBJECT_SCHEMA } from './sglang-generate-wire.js';
 import { EngineConnection, rankLoadOf, type EngineClientOptions } from './grpc-connection.js';
 import type {
@@ -44,6 +44,7 @@ export { toBaseUrl } from './grpc-connection.js';
 export type SglangClientOptions = EngineClientOptions;
 
 const GENERATE_PATH = `/${SglangScheduler.typeName}/${SglangScheduler.method.generate.name}`;
+const decodeSglangResponse = (b: Uint8Array) => decodeGenerateResponse(b, SGLANG_RESPONSE);
 
 export class SglangEngineClient implements EngineClient {
   readonly url: string;
@@ -59,7 +60,7 @@ export class SglangEngineClient implements EngineClient {
   generate(p: GenerateParams, signal: AbortSignal): AsyncGenerator<EngineEvent> {
     return generateStream(
       this.url, p, signal,
-      () => this.conn.generate(GENERATE_PATH, GenerateResponseSchema, () => encodeSglangGenerate(p), (cancel) => this.rpc.generate(buildGenerateRequest(p), { signal: cancel })),
+      () => this.conn.generate<WireResponse>(GENERATE_PATH, decodeSglangResponse, () => encodeSglangGenerate(p), (cancel) => this.rpc.generate(buildGenerateRequest(p), { signal: cancel })),
       (id, reason) => this.abort(id, reason),
     );
   }

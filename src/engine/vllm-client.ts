@@ -19,7 +19,6 @@ import { createClient, type Client } from '@connectrpc/connect';
 import {
   AbortRequestSchema,
   GenerateRequestSchema,
-  GenerateResponseSchema,
   GetLoadsRequestSchema,
   GetModelInfoRequestSchema,
   GetServerInfoRequestSchema,
@@ -27,13 +26,13 @@ import {
   SamplingParamsSchema,
   VllmEngine,
   type GenerateRequest,
-  type GenerateResponse,
   type SamplingParams,
 } from '../gen/vllm_engine_pb.js';
 import { vllmEmbed } from './embed.js';
 import type { EmbedParams, EmbedResult } from './types.js';
 import { generateStream, type WireResponse } from './generate-stream.js';
 import { encodeVllmGenerate } from './vllm-generate-wire.js';
+import { decodeGenerateResponse, VLLM_RESPONSE } from './generate-response-wire.js';
 import { mapStream, type ServerStream } from './grpc-h2.js';
 import { EngineConnection, rankLoadOf, type EngineClientOptions } from './grpc-connection.js';
 import type {
@@ -48,6 +47,7 @@ import type {
 export type VllmClientOptions = EngineClientOptions;
 
 const GENERATE_PATH = `/${VllmEngine.typeName}/${VllmEngine.method.generate.name}`;
+const decodeVllmResponse = (b: Uint8Array) => decodeGenerateResponse(b, VLLM_RESPONSE);
 
 export class VllmEngineClient implements EngineClient {
   readonly url: string;
@@ -63,7 +63,7 @@ export class VllmEngineClient implements EngineClient {
   generate(p: GenerateParams, signal: AbortSignal): AsyncGenerator<EngineEvent> {
     return generateStream(
       this.url, p, signal,
-      () => accumulate(this.conn.generate(GENERATE_PATH, GenerateResponseSchema, () => encodeVllmGenerate(p), (cancel) => this.rpc.generate(buildVllmGenerateRequest(p), { signal: cancel })), p.stream),
+      () => accumulate(this.conn.generate<WireResponse>(GENERATE_PATH, decodeVllmResponse, () => encodeVllmGenerate(p), (cancel) => this.rpc.generate(buildVllmGenerateRequest(p), { signal: cancel })), p.stream),
       (id) => this.abort(id),
     );
   }
@@ -125,7 +125,7 @@ export class VllmEngineClient implements EngineClient {
 }
 
 /** Stream mode: turn vLLM's per-message deltas into running totals. */
-function accumulate(src: ServerStream<GenerateResponse>, stream: boolean): ServerStream<WireResponse> {
+function accumulate(src: ServerStream<WireResponse>, stream: boolean): ServerStream<WireResponse> {
   if (!stream) return src;
   // Choice index → tokens so far; an array, indexes are small.
   const totals: number[] = [];

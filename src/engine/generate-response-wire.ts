@@ -1,0 +1,266 @@
+// GenerateResponse bytes → WireResponse, read by hand for the h2 transport.
+// protobuf-es's fromBinary builds every message reflectively (and every
+// field Portico never reads: hidden states, request ids, spec counters);
+// this reader fills only the fields generate-stream.ts reads. Both protocols
+// share the message shapes and differ in field numbers (proto/*.proto), so
+// one reader takes a field-number layout. test/engine-wire.test.ts checks it
+// against fromBinary over chunks and completes with every read field.
+
+import type { WireChunk, WireComplete, WireInputLogprobs, WireLogprobs, WireResponse } from './generate-stream.js';
+
+/** Field numbers that differ between the two protocols. */
+export interface ResponseLayout {
+  /** GenerateResponse.chunk / .complete */
+  chunk: number;
+  complete: number;
+  /** GenerateStreamChunk.input_logprobs / .index */
+  chunkInputLogprobs: number;
+  chunkIndex: number;
+  /** GenerateComplete.index / .matched_token_id / .matched_stop_str */
+  completeIndex: number;
+  matchedTokenId: number;
+  matchedStopStr: number;
+}
+
+/** proto/sglang_scheduler.proto */
+export const SGLANG_RESPONSE: ResponseLayout = {
+  chunk: 2, complete: 3, chunkInputLogprobs: 7, chunkIndex: 8, completeIndex: 11, matchedTokenId: 8, matchedStopStr: 9,
+};
+
+/** proto/vllm_engine.proto */
+export const VLLM_RESPONSE: ResponseLayout = {
+  chunk: 1, complete: 2, chunkInputLogprobs: 6, chunkIndex: 7, completeIndex: 8, matchedTokenId: 10, matchedStopStr: 11,
+};
+
+class Reader {
+  pos: number;
+  constructor(readonly b: Uint8Array, start: number, public end: number) {
+    this.pos = start;
+  }
+
+  varint(): number {
+    if (this.pos >= this.end) throw new Error('premature end of varint');
+    const b = this.b;
+    let x = b[this.pos++]!;
+    if (x < 0x80) return x;
+    x &= 0x7f;
+    let shift = 7;
+    for (;;) {
+      if (this.pos >= this.end) throw new Error('premature end of varint');
+      const c = b[this.pos++]!;
+      if (shift < 28) x |= (c & 0x7f) << shift;
+      else if (shift === 28) x = (x | ((c & 0x0f) << 28)) >>> 0;
+      // Bits past 32 are dropped (uint32 fields), as protobuf-es does.
+      if (c < 0x80) return x >>> 0;
+      shift += 7;
+      if (shift > 63) throw new Error('invalid varint');
+    }
+  }
+
+  float(): number {
+    if (this.pos + 4 > this.end) throw new Error('premature end of float');
+    const b = this.b;
+    u8[0] = b[this.pos]!;
+    u8[1] = b[this.pos + 1]!;
+    u8[2] = b[this.pos + 2]!;
+    u8[3] = b[this.pos + 3]!;
+    this.pos += 4;
+    return f32[0]!;
+  }
+
+  /** The end of a length-delimited field's body (pos at its start). */
+  lenEnd(): number {
+    const len = this.varint();
+    const e = this.pos + len;
+    if (e > this.end) throw new Error('premature end of length-delimited field');
+    return e;
+  }
+
+  string(): string {
+    const e = this.lenEnd();
+    const s = decoder.decode(this.b.subarray(this.pos, e));
+    this.pos = e;
+    return s;
+  }
+
+  skip(wire: number): void {
+    switch (wire) {
+      case 0:
+        this.varint();
+        break;
+      case 1:
+        this.pos += 8;
+        break;
+      case 2:
+        this.pos = this.lenEnd();
+        break;
+      case 5:
+        this.pos += 4;
+        break;
+      default:
+        throw new Error(`cannot skip wire type ${wire}`);
+    }
+    if (this.pos > this.end) throw new Error('premature end of field');
+  }
+
+  /** A repeated uint32, packed (wire 2) or one element (wire 0), appended to `out`. */
+  uint32s(wire: number, out: number[]): void {
+    if (wire === 0) {
+      out.push(this.varint());
+      return;
+    }
+    const e = this.lenEnd();
+    while (this.pos < e) out.push(this.varint());
+    if (this.pos !== e) throw new Error('packed field overran its length');
+  }
+
+  /** A repeated float, packed (wire 2) or one element (wire 5), appended to `out`. */
+  floats(wire: number, out: number[]): void {
+    if (wire === 5) {
+      out.push(this.float());
+      return;
+    }
+    const e = this.lenEnd();
+    while (this.pos < e) out.push(this.float());
+    if (this.pos !== e) throw new Error('packed field overran its length');
+  }
+}
+
+const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+const f32 = new Float32Array(1);
+const u8 = new Uint8Array(f32.buffer);
+
+/** Decode one GenerateResponse message. */
+export function decodeGenerateResponse(bytes: Uint8Array, layout: ResponseLayout): WireResponse {
+  const r = new Reader(bytes, 0, bytes.length);
+  let res: WireResponse = { response: { case: undefined } };
+  while (r.pos < r.end) {
+    const tag = r.varint();
+    const field = tag >>> 3;
+    const wire = tag & 7;
+    if (wire === 2 && field === layout.chunk) {
+      const e = r.lenEnd();
+      res = { response: { case: 'chunk', value: readChunk(r, e, layout) } };
+    } else if (wire === 2 && field === layout.complete) {
+      const e = r.lenEnd();
+      res = { response: { case: 'complete', value: readComplete(r, e, layout) } };
+    } else r.skip(wire);
+  }
+  return res;
+}
+
+/** Reads fields until `end`, then restores the reader's outer end. */
+function readChunk(r: Reader, end: number, layout: ResponseLayout): WireChunk {
+  const outer = r.end;
+  r.end = end;
+  const c: WireChunk = {
+    tokenIds: [], promptTokens: 0, completionTokens: 0, cachedTokens: 0, index: 0,
+    outputLogprobs: undefined, inputLogprobs: undefined,
+  };
+  while (r.pos < end) {
+    const tag = r.varint();
+    const field = tag >>> 3;
+    const wire = tag & 7;
+    if (field === 1 && (wire === 0 || wire === 2)) r.uint32s(wire, c.tokenIds);
+    else if (field === 2 && wire === 0) c.promptTokens = r.varint();
+    else if (field === 3 && wire === 0) c.completionTokens = r.varint();
+    else if (field === 4 && wire === 0) c.cachedTokens = r.varint();
+    else if (field === 5 && wire === 2) c.outputLogprobs = readOutputLogprobs(r, c.outputLogprobs);
+    else if (field === layout.chunkInputLogprobs && wire === 2) c.inputLogprobs = readInputLogprobs(r, c.inputLogprobs);
+    else if (field === layout.chunkIndex && wire === 0) c.index = r.varint();
+    else r.skip(wire);
+  }
+  r.end = outer;
+  return c;
+}
+
+function readComplete(r: Reader, end: number, layout: ResponseLayout): WireComplete {
+  const outer = r.end;
+  r.end = end;
+  const c: WireComplete = {
+    outputIds: [], finishReason: '', promptTokens: 0, completionTokens: 0, cachedTokens: 0, index: 0,
+    outputLogprobs: undefined, matchedStop: { case: undefined },
+  };
+  while (r.pos < end) {
+    const tag = r.varint();
+    const field = tag >>> 3;
+    const wire = tag & 7;
+    if (field === 1 && (wire === 0 || wire === 2)) r.uint32s(wire, c.outputIds);
+    else if (field === 2 && wire === 2) c.finishReason = r.string();
+    else if (field === 3 && wire === 0) c.promptTokens = r.varint();
+    else if (field === 4 && wire === 0) c.completionTokens = r.varint();
+    else if (field === 5 && wire === 0) c.cachedTokens = r.varint();
+    else if (field === 6 && wire === 2) c.outputLogprobs = readOutputLogprobs(r, c.outputLogprobs);
+    else if (field === layout.completeIndex && wire === 0) c.index = r.varint();
+    else if (field === layout.matchedTokenId && wire === 0) c.matchedStop = { case: 'matchedTokenId', value: r.varint() };
+    else if (field === layout.matchedStopStr && wire === 2) c.matchedStop = { case: 'matchedStopStr', value: r.string() };
+    else r.skip(wire);
+  }
+  r.end = outer;
+  return c;
+}
+
+/** TopLogProbs {1 values: float, 2 token_ids: uint32}, appended to `out`. */
+function readTop(r: Reader, out: Array<{ values: number[]; tokenIds: number[] }>): void {
+  const e = r.lenEnd();
+  const outer = r.end;
+  r.end = e;
+  const t = { values: [] as number[], tokenIds: [] as number[] };
+  while (r.pos < e) {
+    const tag = r.varint();
+    const field = tag >>> 3;
+    const wire = tag & 7;
+    if (field === 1 && (wire === 5 || wire === 2)) r.floats(wire, t.values);
+    else if (field === 2 && (wire === 0 || wire === 2)) r.uint32s(wire, t.tokenIds);
+    else r.skip(wire);
+  }
+  r.end = outer;
+  out.push(t);
+}
+
+/** OutputLogProbs {1 token_logprobs: float, 3 top_logprobs}; a repeated occurrence merges. */
+function readOutputLogprobs(r: Reader, into: WireLogprobs | undefined): WireLogprobs {
+  const lp = into ?? { tokenLogprobs: [], topLogprobs: [] };
+  const e = r.lenEnd();
+  const outer = r.end;
+  r.end = e;
+  while (r.pos < e) {
+    const tag = r.varint();
+    const field = tag >>> 3;
+    const wire = tag & 7;
+    if (field === 1 && (wire === 5 || wire === 2)) r.floats(wire, lp.tokenLogprobs);
+    else if (field === 3 && wire === 2) readTop(r, lp.topLogprobs);
+    else r.skip(wire);
+  }
+  r.end = outer;
+  return lp;
+}
+
+/** InputLogProbs {1 token_logprobs: InputTokenLogProb{optional float value = 1}, 3 top_logprobs}. */
+function readInputLogprobs(r: Reader, into: WireInputLogprobs | undefined): WireInputLogprobs {
+  const lp = into ?? { tokenLogprobs: [], topLogprobs: [] };
+  const e = r.lenEnd();
+  const outer = r.end;
+  r.end = e;
+  while (r.pos < e) {
+    const tag = r.varint();
+    const field = tag >>> 3;
+    const wire = tag & 7;
+    if (field === 1 && wire === 2) {
+      const ve = r.lenEnd();
+      const o = r.end;
+      r.end = ve;
+      const v: { value?: number } = {};
+      while (r.pos < ve) {
+        const t = r.varint();
+        if (t === ((1 << 3) | 5)) v.value = r.float();
+        else r.skip(t & 7);
+      }
+      r.end = o;
+      lp.tokenLogprobs.push(v);
+    } else if (field === 3 && wire === 2) readTop(r, lp.topLogprobs);
+    else r.skip(wire);
+  }
+  r.end = outer;
+  return lp;
+}
