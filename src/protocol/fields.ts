@@ -22,6 +22,13 @@ export interface Span {
 
 const MAX_MEMBERS = 512;
 
+/**
+ * The gate writes every scan's records here; a Fields keeps a copy of only the records it
+ * got (a few hundred bytes) instead of a fresh 32 KiB array per object scanned. scan() is
+ * synchronous, so one buffer per thread is enough.
+ */
+const scratch = new Float64Array(MAX_MEMBERS * STRIDE);
+
 /** A set of known member names for one object level, compiled once into a gate table. */
 export class FieldTable<N extends string> {
   readonly id: number;
@@ -75,9 +82,8 @@ export class Fields<N extends string> {
   static scan<N extends string>(body: Buffer, table: FieldTable<N>, span: Span | null = null, path = ''): Fields<N> {
     const start = span ? span.start : 0;
     const end = span ? span.end : body.length;
-    const out = new Float64Array(MAX_MEMBERS * STRIDE);
-    const n = scan(body, start, end, table.id, out);
-    if (n >= 0) return new Fields(body, table, path, out, n);
+    const n = scan(body, start, end, table.id, scratch);
+    if (n >= 0) return new Fields(body, table, path, scratch.slice(0, n * STRIDE), n);
     if (n === -2) {
       throw ApiError.badRequest(path ? `\`${path}\` must be an object` : 'request body must be a JSON object', path || null, 'invalid_json');
     }

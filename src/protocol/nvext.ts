@@ -70,6 +70,21 @@ export function nvextEnabled(env: NodeJS.ProcessEnv = process.env): boolean {
   return true;
 }
 
+/**
+ * nvextEnabled() of this process's environment, read once: every request asked it, and each
+ * process.env read is a getenv() through a V8 interceptor plus two regex tests (0.7% of a
+ * 1-token chat request's CPU). The variables are deployment settings, fixed at startup.
+ */
+let enabledHere: boolean | undefined;
+function nvextEnabledHere(): boolean {
+  return (enabledHere ??= nvextEnabled());
+}
+
+const WORKER_HEADERS = ['x-dynamo-worker-instance-id', 'x-worker-instance-id'];
+const PREFILL_WORKER_HEADERS = ['x-dynamo-prefill-instance-id', 'x-prefill-instance-id'];
+const DP_RANK_HEADERS = ['x-dynamo-dp-rank', 'x-dp-rank', 'x-data-parallel-rank'];
+const PREFILL_DP_RANK_HEADERS = ['x-dynamo-prefill-dp-rank', 'x-prefill-dp-rank'];
+
 type Header = (name: string) => string;
 
 function bad(message: string, param: string): ApiError {
@@ -95,7 +110,7 @@ function stringList(f: Fields<(typeof NVEXT_FIELDS)[number]>, name: 'annotations
   return list as string[];
 }
 
-function headerInt(header: Header, names: string[]): number | undefined {
+function headerInt(header: Header, names: readonly string[]): number | undefined {
   for (const name of names) {
     const v = header(name);
     if (v === '') continue;
@@ -109,14 +124,28 @@ function headerInt(header: Header, names: string[]): number | undefined {
  * Read `nvext` from the body and apply header overrides. `topLevelCacheSalt` is the
  * compatibility top-level `cache_salt` of chat/completions, lowest in precedence.
  */
-export function readNvext(f: Pick<Fields<'nvext'>, 'object' | 'body'>, header: Header, topLevelCacheSalt: string | undefined, enabled = nvextEnabled()): NvExt {
+export function readNvext(f: Pick<Fields<'nvext'>, 'object' | 'body'>, header: Header, topLevelCacheSalt: string | undefined, enabled = nvextEnabledHere()): NvExt {
   const span = f.object('nvext');
   if (!enabled) {
-    if (f.object('nvext') !== undefined) throw new ApiError(400, '`nvext` is disabled on this server', { param: 'nvext', code: 'unsupported_parameter' });
+    if (span !== undefined) throw new ApiError(400, '`nvext` is disabled on this server', { param: 'nvext', code: 'unsupported_parameter' });
     return { ...NO_NVEXT, cacheSalt: topLevelCacheSalt || undefined };
   }
   tables ??= { nvext: new FieldTable(NVEXT_FIELDS), hints: new FieldTable(HINT_FIELDS) };
-  const n: NvExt = { ...NO_NVEXT, annotations: [], extraFields: new Set(), agentHints: { speculativePrefill: false } };
+  const n: NvExt = {
+    greedSampling: false,
+    useRawPrompt: false,
+    annotations: [],
+    backendInstanceId: undefined,
+    tokenData: undefined,
+    maxThinkingTokens: undefined,
+    cacheSalt: undefined,
+    extraFields: new Set(),
+    prefillWorkerId: undefined,
+    decodeWorkerId: undefined,
+    dpRank: undefined,
+    prefillDpRank: undefined,
+    agentHints: { speculativePrefill: false },
+  };
   if (span) {
     const nf = Fields.scan(f.body, tables.nvext, span, 'nvext');
     admit(nf.unknown, 'nvext', false);
@@ -164,14 +193,14 @@ export function readNvext(f: Pick<Fields<'nvext'>, 'object' | 'body'>, header: H
     if (nf.type('use_raw_prompt') === JsonType.Null) n.useRawPrompt = false;
   }
   // Routing headers beat body values (spec 001, "Header Overrides").
-  const worker = headerInt(header, ['x-dynamo-worker-instance-id', 'x-worker-instance-id']);
+  const worker = headerInt(header, WORKER_HEADERS);
   if (worker !== undefined) {
     n.backendInstanceId = worker;
     n.decodeWorkerId = worker;
   }
-  n.prefillWorkerId = headerInt(header, ['x-dynamo-prefill-instance-id', 'x-prefill-instance-id']) ?? n.prefillWorkerId;
-  n.dpRank = headerInt(header, ['x-dynamo-dp-rank', 'x-dp-rank', 'x-data-parallel-rank']) ?? n.dpRank;
-  n.prefillDpRank = headerInt(header, ['x-dynamo-prefill-dp-rank', 'x-prefill-dp-rank']) ?? n.prefillDpRank;
+  n.prefillWorkerId = headerInt(header, PREFILL_WORKER_HEADERS) ?? n.prefillWorkerId;
+  n.dpRank = headerInt(header, DP_RANK_HEADERS) ?? n.dpRank;
+  n.prefillDpRank = headerInt(header, PREFILL_DP_RANK_HEADERS) ?? n.prefillDpRank;
   // cache_salt precedence: x-tenant-id, then nvext.cache_salt, then top-level; empty = absent.
   n.cacheSalt = header('x-tenant-id') || n.cacheSalt || topLevelCacheSalt || undefined;
   refuseUndeliverable(n);
