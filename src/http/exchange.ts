@@ -3,7 +3,7 @@
 // After the client aborts, every write becomes a no-op: uWS must not be touched then.
 
 import type { HttpResponse } from './uws.js';
-import type { Exchange, ModelStatsRef } from '../api/exchange.js';
+import type { Exchange, ModelStatsRef, Route } from '../api/exchange.js';
 import { statusLine } from '../protocol/errors.js';
 
 export class UwsExchange implements Exchange {
@@ -12,8 +12,14 @@ export class UwsExchange implements Exchange {
   /** Created only when a handler asks for the signal: most requests never need one. */
   private ac: AbortController | null = null;
   private drained: (() => void) | null = null;
-  /** Called once when the exchange is over: response ended, client gone, or aborted by the server. */
-  onDone: (() => void) | null = null;
+  /** Told once when the exchange is over: response ended, client gone, or aborted by the server. */
+  owner: ExchangeOwner | null = null;
+  /** The route being served (set by the server; its owner reads it at the end). */
+  route: Route | null = null;
+  /** Set by the server when this request counts against the concurrent-generation limit. */
+  countsAsGenerating = false;
+  /** The server's request deadline timer, if it set one. */
+  timer: ReturnType<typeof setTimeout> | null = null;
   /** What the metrics need at the end: set by describe() and by the writes. */
   readonly startedAt = performance.now();
   model: ModelStatsRef | null = null;
@@ -87,9 +93,9 @@ export class UwsExchange implements Exchange {
       this.counted = false;
       this.model!.stats.inflight.dec();
     }
-    const cb = this.onDone;
-    this.onDone = null;
-    cb?.();
+    const owner = this.owner;
+    this.owner = null;
+    owner?.finished(this);
   }
 
   /** Called by the server from uWS's onAborted. */
@@ -140,16 +146,28 @@ export class UwsExchange implements Exchange {
     if (this.done) return;
     this.finished = true;
     this.status = status;
-    this.res.cork(() => {
-      this.res.writeStatus(statusLine(status));
-      for (const [k, v] of extraHeaders) this.res.writeHeader(k, v);
-      if (this.corsOrigin) this.res.writeHeader('access-control-allow-origin', this.corsOrigin).writeHeader('vary', 'Origin');
-      this.res
-        .writeHeader('content-type', contentType)
-        .writeHeader('x-request-id', this.requestId)
-        .end(body, closeConnection);
-    });
+    // One corked write of status, headers and body, through a function made once (not a
+    // closure per response); cork runs it synchronously, so the module-level slot is safe.
+    corked.ex = this;
+    corked.body = body;
+    corked.contentType = contentType;
+    corked.close = closeConnection;
+    corked.extra = extraHeaders;
+    this.res.cork(writeCorked);
+    corked.ex = null;
+    corked.body = '';
+    corked.extra = NO_HEADERS;
     this.over();
+  }
+
+  /** Status, headers and body of a complete response; called inside cork(). */
+  writeResponse(body: string, contentType: string, closeConnection: boolean, extraHeaders: readonly [string, string][]): void {
+    const res = this.res;
+    // uWS answers 200 OK when no status is written.
+    if (this.status !== 200) res.writeStatus(statusLine(this.status));
+    for (let i = 0; i < extraHeaders.length; i++) res.writeHeader(extraHeaders[i][0], extraHeaders[i][1]);
+    if (this.corsOrigin) res.writeHeader('access-control-allow-origin', this.corsOrigin).writeHeader('vary', 'Origin');
+    res.writeHeader('content-type', contentType).writeHeader('x-request-id', this.requestId).end(body, closeConnection);
   }
 
   startEventStream(): void {
@@ -198,3 +216,14 @@ export class UwsExchange implements Exchange {
 }
 
 const EMPTY = Buffer.alloc(0);
+const NO_HEADERS: readonly [string, string][] = [];
+
+/** What the server's end-of-exchange bookkeeping needs (one object per server). */
+export interface ExchangeOwner {
+  finished(ex: UwsExchange): void;
+}
+
+const corked = { ex: null as UwsExchange | null, body: '', contentType: '', close: false, extra: NO_HEADERS };
+function writeCorked(): void {
+  corked.ex!.writeResponse(corked.body, corked.contentType, corked.close, corked.extra);
+}

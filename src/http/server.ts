@@ -3,9 +3,8 @@
 // thrown error becomes an HTTP response.
 
 import { randomUUID, timingSafeEqual } from 'node:crypto';
-import { isMainThread } from 'node:worker_threads';
 import { uws, type HttpRequest, type HttpResponse, type us_listen_socket } from './uws.js';
-import { UwsExchange } from './exchange.js';
+import { UwsExchange, type ExchangeOwner } from './exchange.js';
 import { ApiError, errorBody, type ErrorFormat } from '../protocol/errors.js';
 import type { Handler, Route } from '../api/exchange.js';
 import type { FrontendMetrics } from '../metrics/frontend.js';
@@ -34,7 +33,7 @@ export interface HttpServer {
   readonly port: number;
   /** Requests being served now. */
   readonly inflight: number;
-  /** Refuse new generations; resolve when in-flight ones end or `timeoutMs` passes, then abort the rest and stop listening. */
+  /** Refuse new generations; resolve when in-flight ones end or `timeoutMs` passes, then stop listening and abort the rest. Open connections stay open. */
   drain(timeoutMs: number): Promise<void>;
   close(): void;
 }
@@ -59,18 +58,28 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServer> {
     return cors.includes(origin) ? origin : null;
   };
 
-  const begin = (res: HttpResponse, req: HttpRequest, r: Route): UwsExchange | null => {
-    const ex = exchangeFor(res, req);
-    for (let i = 0, n = paramCount(r.path); i < n; i++) ex.params.push(decodeURIComponent(req.getParameter(i)));
-    ex.corsOrigin = allowOrigin(ex.header('origin'));
-    const format = r.errors ?? 'openai';
-    live.add(ex);
-    ex.countsInflight = r.generation === true;
-    ex.onDone = () => {
+  // What a request's end updates, shared by every exchange (no closures per request).
+  const owner: ExchangeOwner = {
+    finished(ex: UwsExchange): void {
       live.delete(ex);
+      const r = ex.route!;
+      if (r.generation && ex.countsAsGenerating) {
+        generating--;
+        if (ex.timer) clearTimeout(ex.timer);
+      }
       if (opts.metrics) record(opts.metrics, ex, r.path);
       if (opts.logRequests) logRequest(ex, r);
-    };
+    },
+  };
+
+  const begin = (res: HttpResponse, req: HttpRequest, r: Route, params: number, format: ErrorFormat): UwsExchange | null => {
+    const ex = exchangeFor(res, req);
+    for (let i = 0; i < params; i++) ex.params.push(decodeURIComponent(req.getParameter(i)));
+    if (cors.length > 0) ex.corsOrigin = allowOrigin(ex.header('origin'));
+    live.add(ex);
+    ex.countsInflight = r.generation === true;
+    ex.route = r;
+    ex.owner = owner;
     if (key && !r.public && !authorized(ex, key)) {
       const err = new ApiError(401, 'Incorrect or missing API key: send it as "Authorization: Bearer <key>"', { code: 'invalid_api_key' });
       ex.sendJson(401, errorBody(err, format), false, [['www-authenticate', 'Bearer']]);
@@ -88,27 +97,23 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServer> {
         return null;
       }
       generating++;
-      const timer = timeoutMs > 0 ? setTimeout(() => expire(ex, timeoutMs, format), timeoutMs) : null;
-      const prev = ex.onDone;
-      ex.onDone = () => {
-        generating--;
-        if (timer) clearTimeout(timer);
-        prev?.();
-      };
+      ex.countsAsGenerating = true;
+      if (timeoutMs > 0) ex.timer = setTimeout(expire, timeoutMs, ex, timeoutMs, format);
     }
     return ex;
   };
 
   for (const r of opts.routes) {
     const format = r.errors ?? 'openai';
+    const params = paramCount(r.path);
     if (r.method === 'post') {
       app.post(r.path, (res, req) => {
-        const ex = begin(res, req, r);
-        if (ex) readBody(ex, res, maxBody, format, () => run(ex, r.handler, format));
+        const ex = begin(res, req, r, params, format);
+        if (ex) readBody(ex, res, maxBody, format, r.handler);
       });
     } else {
       const handle = (res: HttpResponse, req: HttpRequest) => {
-        const ex = begin(res, req, r);
+        const ex = begin(res, req, r, params, format);
         if (ex) run(ex, r.handler, format);
       };
       if (r.method === 'get') app.get(r.path, handle);
@@ -162,12 +167,10 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServer> {
           while (generating > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
           stopListening();
           for (const ex of [...live]) ex.abortFromServer();
-          // Close idle keep-alive connections too: a server shard's thread can then end
-          // at once instead of after uWS's idle timeout. (The binary has App.close; its
-          // bundled typings do not list it.) Not on the main thread, which exits the process
-          // right after draining anyway: there App.close() right after a burst of requests
-          // aborted the process with std::bad_alloc in 2 of 6 SIGTERMs (0 of 6 without it).
-          if (!isMainThread) (app as unknown as { close(): void }).close();
+          // No App.close(): called right after a burst of requests it aborted the process
+          // with std::bad_alloc (issue 8). Idle keep-alive connections stay open, still
+          // answered (503 shutting_down), until the process exits (one shard) or the
+          // supervisor terminates this shard's thread once every shard has drained.
         },
         close: stopListening,
       });
@@ -247,7 +250,7 @@ function fail(ex: UwsExchange, err: unknown, format: ErrorFormat): void {
   ex.sendJson(e.status, errorBody(e, format), false, typeof retryAfter === 'number' ? [['retry-after', String(retryAfter)]] : []);
 }
 
-function readBody(ex: UwsExchange, res: HttpResponse, maxBody: number, format: ErrorFormat, then: () => void): void {
+function readBody(ex: UwsExchange, res: HttpResponse, maxBody: number, format: ErrorFormat, handler: Handler): void {
   const declared = Number(ex.header('content-length') || '0');
   if (declared > maxBody) {
     tooLarge(ex, maxBody, format);
@@ -269,11 +272,11 @@ function readBody(ex: UwsExchange, res: HttpResponse, maxBody: number, format: E
       buf = grown;
     }
     // uWS reuses the chunk's memory after this callback: copy it out now.
-    Buffer.from(chunk).copy(buf, len);
+    buf.set(new Uint8Array(chunk), len);
     len += n;
     if (isLast) {
       ex.body = len === buf.length ? buf : buf.subarray(0, len);
-      then();
+      run(ex, handler, format);
     }
   });
 }
