@@ -25,11 +25,14 @@ export function chatCompletions(ctx: AppContext) {
     const req = readChatRequest(ex.body, ctx.ignoreUnsupportedFields, (h) => ex.header(h));
     const model = modelFor(ctx, req.model);
     ex.describe(model, req.stream);
-    const promptIds = await promptFor(model, ex.body, req, req.nvext);
+    const prompt = promptFor(model, ex.body, req, req.nvext);
+    // Short prompts are tokenized synchronously: no await (and no microtask hop) for them.
+    const promptIds = prompt instanceof Promise ? await prompt : prompt;
     const maxTokens = completionBudget(model, promptIds.length, req.sampling.maxTokens);
     const hints = req.nvext.agentHints;
     const route = routeHints(req.nvext, (h) => ex.header(h));
-    const gen = generate(model, promptIds, { ...req.sampling, maxTokens }, ex.requestId, ex.signal, route);
+    const sampling = maxTokens === req.sampling.maxTokens ? req.sampling : { ...req.sampling, maxTokens };
+    const gen = generate(model, promptIds, sampling, ex.requestId, ex.signal, route);
     const timing: Timing = { arrived, dispatched: performance.now(), firstToken: null, lastToken: null };
     const tap = req.sampling.logprobs ? tapLogprobs(gen) : null;
     const decoded = decodeOutputs(model, tap?.gen ?? gen, {
@@ -50,7 +53,8 @@ export function chatCompletions(ctx: AppContext) {
     const outputs = parseOutputs(decoded, plan, req.sampling.n);
     const id = `chatcmpl-${randomUUID().replaceAll('-', '')}`;
     const created = Math.floor(Date.now() / 1000);
-    const namer = tokenNamer((t) => model.native.decode(Uint32Array.of(t), false), req.sampling.returnTokensAsTokenIds ?? false, model);
+    // Token names are needed only for logprobs.
+    const namer = tap ? tokenNamer((t) => model.native.decode(Uint32Array.of(t), false), req.sampling.returnTokensAsTokenIds ?? false, model) : null;
     const r: ChatRun = { ex, model, req, gen, timing, promptIds, id, created, reply: '', tap, namer };
     if (req.stream) await streamChat(r, outputs);
     else await unaryChat(r, outputs);
@@ -71,14 +75,15 @@ interface ChatRun {
   reply: string;
   /** Set when logprobs were asked for. */
   tap: LogprobTap | null;
-  namer: TokenNamer;
+  /** Set with tap. */
+  namer: TokenNamer | null;
 }
 
 /** The `logprobs` JSON of a streamed delta of choice `index`: its tokens since the last delta. */
 function deltaLogprobs(r: ChatRun, index: number): string {
   if (!r.tap) return 'null';
   const list = r.tap.take(index);
-  return list.length ? chatDeltaLogprobs(list, r.namer, r.req.sampling.topLogprobs ?? 0) : 'null';
+  return list.length ? chatDeltaLogprobs(list, r.namer!, r.req.sampling.topLogprobs ?? 0) : 'null';
 }
 
 function noteTime(t: Timing): void {
@@ -100,7 +105,7 @@ async function unaryChat(r: ChatRun, outputs: AsyncIterable<ParsedEvent>) {
   const detokenize = r.req.sampling.detokenize !== false;
   for await (const ev of outputs) {
     noteTime(r.timing);
-    if (r.tap && ev.kind !== 'end') (choices[ev.index].logprobs ??= []).push(...chatLogprobContent(r.tap.take(ev.index), r.namer, r.req.sampling.topLogprobs ?? 0));
+    if (r.tap && ev.kind !== 'end') (choices[ev.index].logprobs ??= []).push(...chatLogprobContent(r.tap.take(ev.index), r.namer!, r.req.sampling.topLogprobs ?? 0));
     if (ev.kind === 'text') {
       if (detokenize) choices[ev.index].content += ev.text;
     }

@@ -7,7 +7,8 @@ import type { NvExt } from '../protocol/nvext.js';
 import { tokenizeChat, type TemplateInput } from '../pipeline/preprocess.js';
 import type { ServedModel } from '../pipeline/served-model.js';
 
-export async function promptFor(model: ServedModel, body: Buffer, input: TemplateInput, nvext: NvExt): Promise<Uint32Array> {
+/** The prompt ids, or a promise of them when they are tokenized off the event loop. */
+export function promptFor(model: ServedModel, body: Buffer, input: TemplateInput, nvext: NvExt): Uint32Array | Promise<Uint32Array> {
   if (nvext.tokenData && (nvext.backendInstanceId !== undefined || nvext.decodeWorkerId !== undefined)) {
     const vocab = model.info.vocabSize;
     for (const t of nvext.tokenData) {

@@ -72,15 +72,23 @@ export async function* decodeOutputs(model: ServedModel, gen: Generation, opts: 
   const stats = model.stats;
   let last = -1;
 
-  // Flush a choice's held text and report its end.
-  async function* close(index: number, reason: FinishReason, matchedStop: string | number | null): AsyncGenerator<OutputEvent> {
-    const dec = decoder(index);
-    const tail = dec.finish();
-    if (tail) yield new TextOutput(index, tail, NO_IDS, counts);
+  // Flush a choice's held text (returned, or null) and mark it ended; then its finish event.
+  // (Plain functions, not a nested async generator: that cost a generator and promises per choice.)
+  const closeTail = (index: number): TextOutput | null => {
+    const tail = decoder(index).finish();
     finished[index] = true;
     remaining--;
-    yield { kind: 'finish', index, reason, completionTokens: dec.completionTokens, matchedStop, usage: counts(), tokenIds: ids ? ids[index] : null };
-  }
+    return tail ? new TextOutput(index, tail, NO_IDS, counts) : null;
+  };
+  const finishEvent = (index: number, reason: FinishReason, matchedStop: string | number | null): OutputEvent => ({
+    kind: 'finish',
+    index,
+    reason,
+    completionTokens: decoder(index).completionTokens,
+    matchedStop,
+    usage: counts(),
+    tokenIds: ids ? ids[index] : null,
+  });
 
   const end = (): OutputEvent => {
     const usage = counts();
@@ -129,7 +137,11 @@ export async function* decodeOutputs(model: ServedModel, gen: Generation, opts: 
         // did: finish it now; once every choice is over, leaving the loop aborts the request
         // unless the engine is about to end it too (see the finally below).
         engineEndsItself &&= enforcedByEngine(dec);
-        yield* close(c.index, dec.finishReason ?? 'stop', dec.matchedStop);
+        const reason = dec.finishReason ?? 'stop';
+        const matchedStop = dec.matchedStop;
+        const tail = closeTail(c.index);
+        if (tail) yield tail;
+        yield finishEvent(c.index, reason, matchedStop);
         if (remaining === 0) {
           yield end();
           return;
@@ -147,7 +159,10 @@ export async function* decodeOutputs(model: ServedModel, gen: Generation, opts: 
         if (text) yield new TextOutput(d.index, text, d.outputIds, counts);
       }
       const reason = dec.finishReason ?? finishReasonOf(d.finishReason);
-      yield* close(d.index, reason, dec.matchedStop ?? d.matchedStopStr ?? null);
+      const matchedStop = dec.matchedStop ?? d.matchedStopStr ?? null;
+      const tail = closeTail(d.index);
+      if (tail) yield tail;
+      yield finishEvent(d.index, reason, matchedStop);
       if (remaining === 0) {
         yield end();
         return;

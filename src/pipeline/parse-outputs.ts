@@ -69,11 +69,13 @@ export function planParsing(
   };
 }
 
-export async function* parseOutputs(events: AsyncIterable<OutputEvent>, plan: ParsingPlan | null, n: number): AsyncGenerator<ParsedEvent> {
-  if (!plan) {
-    yield* events;
-    return;
-  }
+/** The parsed events of a request's outputs; the outputs themselves when nothing is parsed. */
+export function parseOutputs(events: AsyncIterable<OutputEvent>, plan: ParsingPlan | null, n: number): AsyncIterable<ParsedEvent> {
+  // No parser: no generator layer either (each would cost promises per event).
+  return plan ? parsed(events, plan, n) : events;
+}
+
+async function* parsed(events: AsyncIterable<OutputEvent>, plan: ParsingPlan, n: number): AsyncGenerator<ParsedEvent> {
   const parsers: OutputParser[] = Array.from(
     { length: n },
     () =>

@@ -24,14 +24,24 @@ export interface TemplateInput {
   templateKwargs: string | null;
 }
 
-export async function tokenizeChat(model: ServedModel, body: Buffer, req: TemplateInput): Promise<Uint32Array> {
+/**
+ * The prompt ids of a chat request: the ids themselves for a short prompt (rendered and
+ * encoded on the event loop), a promise for a long one (on the libuv pool). Callers may
+ * `await` either; the unary path then saves the promise and the microtask hops.
+ */
+export function tokenizeChat(model: ServedModel, body: Buffer, req: TemplateInput): Uint32Array | Promise<Uint32Array> {
   const t0 = performance.now();
-  const ids = await render(model, body, req);
+  const ids = render(model, body, req);
+  if (ids instanceof Promise) return ids.then((v) => observed(model, t0, v));
+  return observed(model, t0, ids);
+}
+
+function observed(model: ServedModel, t0: number, ids: Uint32Array): Uint32Array {
   model.stats.tokenizer.observe((performance.now() - t0) / 1000);
   return ids;
 }
 
-async function render(model: ServedModel, body: Buffer, req: TemplateInput): Promise<Uint32Array> {
+function render(model: ServedModel, body: Buffer, req: TemplateInput): Uint32Array | Promise<Uint32Array> {
   const m = model.native;
   const { start, end } = req.messages;
   try {
@@ -39,15 +49,21 @@ async function render(model: ServedModel, body: Buffer, req: TemplateInput): Pro
     const ts = req.tools ? req.tools.start : -1;
     const te = req.tools ? req.tools.end : -1;
     if (end - start > ASYNC_THRESHOLD_BYTES) {
-      return await m.encodeChatAsync(body, start, end, ts, te, req.addGenerationPrompt, req.templateKwargs);
+      return m.encodeChatAsync(body, start, end, ts, te, req.addGenerationPrompt, req.templateKwargs).catch(renderFailure);
     }
     return m.encodeChat(body, start, end, ts, te, req.addGenerationPrompt, req.templateKwargs);
   } catch (err) {
-    // Faults in what the client sent (message shapes, template raise_exception) are 400s;
-    // anything else is the server's own failure.
-    if (isClientError(err)) throw ApiError.badRequest((err as Error).message, 'messages');
-    throw err;
+    return renderFailure(err);
   }
+}
+
+/**
+ * Faults in what the client sent (message shapes, template raise_exception) are 400s;
+ * anything else is the server's own failure.
+ */
+function renderFailure(err: unknown): never {
+  if (isClientError(err)) throw ApiError.badRequest((err as Error).message, 'messages');
+  throw err;
 }
 
 /**
