@@ -81,25 +81,25 @@ export interface ChatChoice {
   logprobs?: unknown[];
 }
 
+/**
+ * The chat.completion body, written as text: the same bytes as JSON.stringify of its object
+ * form (test/chat-response.test.ts holds them equal), without building that tree per request.
+ */
 export function chatCompletion(id: string, model: string, created: number, choices: ChatChoice[], usage: Usage, nvext: Record<string, unknown> | null = null): string {
-  return JSON.stringify({
-    id,
-    object: 'chat.completion',
-    created,
-    model,
-    choices: choices.map((c) => ({
-      index: c.index,
-      message: {
-        role: 'assistant',
-        // OpenAI: content is null when the turn is only tool calls.
-        content: c.content === '' && c.toolCalls.length > 0 ? null : c.content,
-        ...(c.reasoning ? { reasoning_content: c.reasoning } : {}),
-        ...(c.toolCalls.length > 0 ? { tool_calls: c.toolCalls.map((t) => ({ id: t.id, type: 'function', function: { name: t.name, arguments: t.arguments } })) } : {}),
-      },
-      logprobs: c.logprobs ? { content: c.logprobs } : null,
-      finish_reason: c.finishReason,
-    })),
-    usage,
-    ...(nvext ? { nvext } : {}),
-  });
+  let out = `{"id":${JSON.stringify(id)},"object":"chat.completion","created":${JSON.stringify(created)},"model":${JSON.stringify(model)},"choices":[`;
+  for (let i = 0; i < choices.length; i++) {
+    const c = choices[i];
+    if (i > 0) out += ',';
+    // OpenAI: content is null when the turn is only tool calls.
+    const content = c.content === '' && c.toolCalls.length > 0 ? 'null' : JSON.stringify(c.content);
+    out += `{"index":${JSON.stringify(c.index)},"message":{"role":"assistant","content":${content}`;
+    if (c.reasoning) out += `,"reasoning_content":${JSON.stringify(c.reasoning)}`;
+    if (c.toolCalls.length > 0) {
+      out += `,"tool_calls":${JSON.stringify(c.toolCalls.map((t) => ({ id: t.id, type: 'function', function: { name: t.name, arguments: t.arguments } })))}`;
+    }
+    out += `},"logprobs":${c.logprobs ? JSON.stringify({ content: c.logprobs }) : 'null'},"finish_reason":${JSON.stringify(c.finishReason)}}`;
+  }
+  out += `],"usage":${JSON.stringify(usage)}`;
+  if (nvext) out += `,"nvext":${JSON.stringify(nvext)}`;
+  return out + '}';
 }
