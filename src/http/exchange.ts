@@ -38,7 +38,8 @@ export class UwsExchange implements Exchange {
 
   constructor(
     private readonly res: HttpResponse,
-    private readonly headers: Map<string, string>,
+    /** Lower-cased names and values, alternating, as uWS gave them. */
+    private readonly headers: readonly string[],
     readonly requestId: string,
     public body: Buffer = EMPTY,
   ) {}
@@ -77,7 +78,7 @@ export class UwsExchange implements Exchange {
   }
 
   header(name: string): string {
-    return this.headers.get(name) ?? '';
+    return headerIn(this.headers, name) ?? '';
   }
 
   /** Count `bytes` more (or, with 0, none) as held by uWS for this response. */
@@ -216,6 +217,12 @@ export class UwsExchange implements Exchange {
 }
 
 const EMPTY = Buffer.alloc(0);
+
+/** The value of a header in a [name, value, ...] list; the last one wins, as a Map's set did. */
+export function headerIn(headers: readonly string[], name: string): string | undefined {
+  for (let i = headers.length - 2; i >= 0; i -= 2) if (headers[i] === name) return headers[i + 1];
+  return undefined;
+}
 const NO_HEADERS: readonly [string, string][] = [];
 
 /** What the server's end-of-exchange bookkeeping needs (one object per server). */

@@ -4,7 +4,7 @@
 
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { uws, type HttpRequest, type HttpResponse, type us_listen_socket } from './uws.js';
-import { UwsExchange, type ExchangeOwner } from './exchange.js';
+import { UwsExchange, headerIn, type ExchangeOwner } from './exchange.js';
 import { ApiError, errorBody, type ErrorFormat } from '../protocol/errors.js';
 import type { Handler, Route } from '../api/exchange.js';
 import type { FrontendMetrics } from '../metrics/frontend.js';
@@ -218,10 +218,18 @@ function authorized(ex: UwsExchange, key: Buffer): boolean {
   return b.length === key.length && timingSafeEqual(b, key);
 }
 
+/** The headers of the request being read, as [name, value, name, value, ...] (see collectHeader). */
+let collecting: string[] = [];
+function collectHeader(k: string, v: string): void {
+  collecting.push(k, v);
+}
+
 function exchangeFor(res: HttpResponse, req: HttpRequest): UwsExchange {
-  const headers = new Map<string, string>();
-  req.forEach((k, v) => headers.set(k, v));
-  const given = headers.get('x-request-id');
+  // A flat list filled by a function made once: no Map and no closure per request (a
+  // request has a handful of headers; lookups scan them).
+  const headers: string[] = (collecting = []);
+  req.forEach(collectHeader);
+  const given = headerIn(headers, 'x-request-id');
   const id = given && REQUEST_ID_RE.test(given) ? given : randomUUID();
   const ex = new UwsExchange(res, headers, id);
   res.onAborted(() => ex.clientGone());

@@ -96,8 +96,15 @@ export function readChatRequest(body: Buffer, ignoreUnsupported: boolean, header
     templateKwargs,
     useRawPrompt: nvext.useRawPrompt,
     nvext,
-    sampling: withToolConstraint({ ...withGreedy(readSampling(f, ignoreUnsupported), nvext), ...readChatLogprobs(f) }, toolConstraint),
+    sampling: withToolConstraint(withChatLogprobs(withGreedy(readSampling(f, ignoreUnsupported), nvext), readChatLogprobs(f)), toolConstraint),
   };
+}
+
+/** The chat logprobs fields set on sampling options that are this request's own (fresh) object. */
+function withChatLogprobs(s: SamplingOptions, lp: { logprobs?: boolean; topLogprobs?: number }): SamplingOptions {
+  s.logprobs = lp.logprobs;
+  s.topLogprobs = lp.topLogprobs;
+  return s;
 }
 
 /** tool_choice required / named constrain the output: no other constraint may. */
