@@ -53,6 +53,8 @@ export interface WireResponse {
     | { case: undefined; value?: undefined };
 }
 
+const ONCE: AddEventListenerOptions = { once: true };
+
 export async function* generateStream(
   url: string,
   p: GenerateParams,
@@ -77,7 +79,7 @@ export async function* generateStream(
     // ended it first (then no RST_STREAM at all).
     wire.cancel(sendAbort('client disconnected'));
   };
-  signal.addEventListener('abort', onAbort, { once: true });
+  signal.addEventListener('abort', onAbort, ONCE);
 
   // Choices seen complete; a bit set is enough for the usual n = 1.
   let doneCount = 0;

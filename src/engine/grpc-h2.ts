@@ -40,6 +40,9 @@ const HEADERS_BASE = {
   'user-agent': 'portico-engine-client',
 };
 
+/** session.request options (Node copies them; no object per request here). */
+const REQUEST_OPTIONS: http2.ClientSessionRequestOptions = {};
+
 /**
  * Tell the session manager the connection is alive at most this often (each
  * call re-arms its PING timer). Callers with a short PING interval pass less.
@@ -98,7 +101,7 @@ class H2ServerStream<T> implements ServerStream<T> {
     private readonly decode: (bytes: Uint8Array) => T,
     private readonly aliveNotifyMs: number,
   ) {
-    sm.request('POST', path, HEADERS_BASE, {}).then(
+    sm.request('POST', path, HEADERS_BASE, REQUEST_OPTIONS).then(
       (s) => this.attach(s, body),
       (err: unknown) => this.fail(fromNodeError(err)),
     );
@@ -162,21 +165,26 @@ class H2ServerStream<T> implements ServerStream<T> {
     }
   }
 
-  private attach(s: http2.ClientHttp2Stream, body: Buffer): void {
+  /** @internal (called by the shared stream listeners below) */
+  attach(s: http2.ClientHttp2Stream, body: Buffer): void {
     this.stream = s;
     if (this.cancelled) {
       s.close(NGHTTP2_CANCEL);
       return;
     }
-    s.on('response', (h) => this.onHeaders(h));
-    s.on('trailers', (h) => this.onTrailers(h));
-    s.on('data', (d: Buffer) => this.onData(d));
-    s.on('error', (err) => this.fail(fromNodeError(err)));
-    s.on('close', () => this.onClose());
+    // The same five listener functions for every stream, finding this object
+    // through the stream: no closures per request.
+    (s as OwnedStream)[kOwner] = this as unknown as H2ServerStream<unknown>;
+    s.on('response', onStreamResponse);
+    s.on('trailers', onStreamTrailers);
+    s.on('data', onStreamData);
+    s.on('error', onStreamError);
+    s.on('close', onStreamClose);
     s.end(body);
   }
 
-  private onHeaders(h: http2.IncomingHttpHeaders & http2.IncomingHttpStatusHeader): void {
+  /** @internal */
+  onHeaders(h: http2.IncomingHttpHeaders & http2.IncomingHttpStatusHeader): void {
     const status = h[':status'] ?? 0;
     if (status !== 200) {
       this.fail(new ConnectError(`HTTP ${status} from the worker`, codeFromHttpStatus(status)));
@@ -191,7 +199,8 @@ class H2ServerStream<T> implements ServerStream<T> {
     if (h['grpc-status'] !== undefined) this.onTrailers(h);
   }
 
-  private onTrailers(h: http2.IncomingHttpHeaders): void {
+  /** @internal */
+  onTrailers(h: http2.IncomingHttpHeaders): void {
     const code = Number(h['grpc-status']);
     this.status = Number.isInteger(code) && code >= 0 && code <= 16 ? code : Code.Unknown;
     const msg = h['grpc-message'];
@@ -204,7 +213,8 @@ class H2ServerStream<T> implements ServerStream<T> {
     }
   }
 
-  private onData(d: Buffer): void {
+  /** @internal */
+  onData(d: Buffer): void {
     const now = Date.now();
     if (now - (lastNotify.get(this.sm) ?? 0) >= this.aliveNotifyMs) {
       lastNotify.set(this.sm, now);
@@ -249,7 +259,8 @@ class H2ServerStream<T> implements ServerStream<T> {
     } else this.queue.push(msg);
   }
 
-  private onClose(): void {
+  /** @internal */
+  onClose(): void {
     if (this.ended || this.failure) return;
     const s = this.stream!;
     if (this.status === undefined) {
@@ -279,7 +290,8 @@ class H2ServerStream<T> implements ServerStream<T> {
     }
   }
 
-  private fail(err: ConnectError): void {
+  /** @internal */
+  fail(err: ConnectError): void {
     if (this.failure || this.ended) return;
     this.failure = err;
     // Queued messages are still delivered before the error.
@@ -290,6 +302,25 @@ class H2ServerStream<T> implements ServerStream<T> {
       w.reject(err);
     }
   }
+}
+
+const kOwner = Symbol('portico.h2ServerStream');
+type OwnedStream = http2.ClientHttp2Stream & { [kOwner]: H2ServerStream<unknown> };
+
+function onStreamResponse(this: OwnedStream, h: http2.IncomingHttpHeaders & http2.IncomingHttpStatusHeader): void {
+  this[kOwner].onHeaders(h);
+}
+function onStreamTrailers(this: OwnedStream, h: http2.IncomingHttpHeaders): void {
+  this[kOwner].onTrailers(h);
+}
+function onStreamData(this: OwnedStream, d: Buffer): void {
+  this[kOwner].onData(d);
+}
+function onStreamError(this: OwnedStream, err: unknown): void {
+  this[kOwner].fail(fromNodeError(err));
+}
+function onStreamClose(this: OwnedStream): void {
+  this[kOwner].onClose();
 }
 
 /** gRPC's HTTP-to-status mapping for responses that are not gRPC at all. */

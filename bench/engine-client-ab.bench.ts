@@ -1,0 +1,118 @@
+// Engine-client CPU per request, A/B in one run: two builds of Portico (two
+// directories holding a compiled dist/, e.g. a /tmp copy of main's and this
+// tree's) each drive the same out-of-process echo mock engine with issue 8's
+// request shape (11-token prompt, max_tokens 1, unary, 64 in flight). Each
+// client runs in its own child process (process.cpuUsage, all threads), the two
+// alternate for `rounds` rounds, and each measured run follows its own warm-up.
+// Consumers stop reading at the completion, as src/pipeline does. No HTTP.
+//
+// Usage: npm run build:ts && node dist/bench/engine-client-ab.bench.js <dirA> <dirB> [sglang|vllm] [requests=20000] [rounds=3]
+
+import { spawn } from 'node:child_process';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const SELF = fileURLToPath(import.meta.url);
+const CONCURRENCY = 64;
+
+if (process.argv[2] === '--mock') {
+  // Child: an echo mock from build A; answers "cpu" on stdin with its CPU time in µs.
+  const { startMockEngine } = await import(pathToFileURL(`${process.argv[3]}/dist/src/mock/engine-server.js`).href);
+  const m = await startMockEngine({ port: 0, mode: 'echo', protocol: process.argv[4], eosTokenIds: [151645], vocabSize: 151669 });
+  process.stdout.write(`${m.url}\n`);
+  process.stdin.setEncoding('utf8');
+  process.stdin.on('data', (d: string) => {
+    for (const line of d.split('\n')) {
+      if (line === 'cpu') {
+        const u = process.cpuUsage();
+        process.stdout.write(`${u.user + u.system}\n`);
+      } else if (line === 'exit') process.exit(0);
+    }
+  });
+} else if (process.argv[2] === '--client') {
+  const [, , , dir, url, requests] = process.argv;
+  const { createEngineClient } = await import(pathToFileURL(`${dir}/dist/src/engine/factory.js`).href);
+  const client = createEngineClient(url!);
+  const inputIds = Uint32Array.from([151644, 872, 198, 45764, 23811, 13, 151645, 198, 151644, 77091, 198]);
+  let seq = 0;
+  const one = async () => {
+    const ac = new AbortController();
+    const p = { requestId: `chatcmpl-${process.pid}-${seq++}`, inputIds, stream: false, maxNewTokens: 1, temperature: 0.7, stopTokenIds: [151645] };
+    for await (const ev of client.generate(p, ac.signal)) if (ev.kind === 'done') break;
+  };
+  const run = async (n: number) => {
+    let left = n;
+    const worker = async () => {
+      while (left-- > 0) await one();
+    };
+    await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+  };
+  const n = Number(requests);
+  await run(Math.max(2000, n / 4)); // warm-up: JIT and the connection
+  const c0 = process.cpuUsage();
+  const t0 = process.hrtime.bigint();
+  await run(n);
+  const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+  const c = process.cpuUsage(c0);
+  process.stdout.write(JSON.stringify({ cpuUs: c.user + c.system, ms, n }) + '\n');
+  client.close();
+  process.exit(0);
+} else {
+  await main();
+}
+
+function child(args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const c = spawn(process.execPath, [SELF, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    c.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    c.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`client exited ${code}`))));
+  });
+}
+
+async function main(): Promise<void> {
+  const [dirA, dirB, protocol = 'sglang', requests = '20000', roundsArg = '3'] = process.argv.slice(2);
+  if (!dirA || !dirB) throw new Error('usage: engine-client-ab.bench.js <dirA> <dirB> [sglang|vllm] [requests] [rounds]');
+  const mock = spawn(process.execPath, [SELF, '--mock', dirA, protocol], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const lines: string[] = [];
+  let waiting: ((l: string) => void) | undefined;
+  let buf = '';
+  mock.stdout!.on('data', (d: Buffer) => {
+    buf += d.toString();
+    let i;
+    while ((i = buf.indexOf('\n')) >= 0) {
+      const l = buf.slice(0, i);
+      buf = buf.slice(i + 1);
+      if (waiting) {
+        const w = waiting;
+        waiting = undefined;
+        w(l);
+      } else lines.push(l);
+    }
+  });
+  const line = () => (lines.length ? Promise.resolve(lines.shift()!) : new Promise<string>((r) => (waiting = r)));
+  const mockCpu = async () => {
+    mock.stdin!.write('cpu\n');
+    return Number(await line());
+  };
+  let url = await line();
+  if (protocol === 'vllm') url = url.replace(/^grpc:/, 'vllm+grpc:');
+  console.log(`engine client A/B, ${protocol}, ${requests} requests × ${CONCURRENCY} in flight, mock ${url}`);
+  console.log('| round | build | req/s | client CPU / req | mock CPU / req | load |');
+  console.log('|---|---|---:|---:|---:|---:|');
+  const per: Record<string, number[]> = { A: [], B: [] };
+  for (let r = 1; r <= Number(roundsArg); r++) {
+    for (const [name, dir] of [['A', dirA], ['B', dirB]] as const) {
+      const m0 = await mockCpu();
+      const res = JSON.parse(await child(['--client', dir, url, requests]));
+      const m1 = await mockCpu();
+      const load = (await import('node:os')).loadavg()[0]!.toFixed(1);
+      // The mock's figure includes its share of the client's warm-up.
+      const perReq = res.cpuUs / res.n;
+      per[name]!.push(perReq);
+      console.log(`| ${r} | ${name} | ${Math.round((res.n * 1000) / res.ms)} | ${perReq.toFixed(1)} µs | ${((m1 - m0) / (res.n + Math.max(2000, res.n / 4))).toFixed(1)} µs | ${load} |`);
+    }
+  }
+  const med = (a: number[]) => [...a].sort((x, y) => x - y)[a.length >> 1]!;
+  console.log(`median client CPU / req: A ${med(per.A!).toFixed(1)} µs, B ${med(per.B!).toFixed(1)} µs, B/A ${(med(per.B!) / med(per.A!)).toFixed(3)}`);
+  mock.stdin!.write('exit\n');
+}
