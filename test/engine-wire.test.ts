@@ -55,6 +55,7 @@ const cases: Array<[string, GenerateParams]> = [
   ['127- and 128-char text', { ...base, originalText: 'a'.repeat(127), loraId: 'b'.repeat(128) }],
   ['long text (3-byte length)', { ...base, originalText: 'Привет мир. '.repeat(1500) }],
   ['many input ids (2- and 3-byte lengths)', { ...base, inputIds: ids(40_000, 5) }],
+  ['a frame over 1 MiB (the scratch buffer shrinks after it)', { ...base, inputIds: ids(300_000, 3_000_000) }],
   ['large ids', { ...base, inputIds: Uint32Array.from([0, 127, 128, 16383, 16384, 0xffffffff]) }],
   ['many stop ids', { ...base, stopTokenIds: Array.from(ids(300, 1)) }],
 ];

@@ -10,6 +10,8 @@
 // integer in range throws), so a bad value fails the same way it did.
 
 const GRPC_PREFIX = 5;
+const INITIAL = 4096;
+const MAX_KEPT = 1 << 20;
 
 const f32 = new Float32Array(1);
 const f32Bytes = new Uint8Array(f32.buffer);
@@ -28,7 +30,7 @@ function invalid(kind: string, field: string, v: unknown): Error {
 }
 
 export class ProtoWriter {
-  private buf = Buffer.allocUnsafe(4096);
+  private buf = Buffer.allocUnsafe(INITIAL);
   private pos = GRPC_PREFIX;
   private readonly forks: number[] = [];
 
@@ -46,6 +48,8 @@ export class ProtoWriter {
     this.buf.copy(out, GRPC_PREFIX, GRPC_PREFIX, this.pos);
     out[0] = 0;
     out.writeUInt32BE(len, 1);
+    // A long prompt grew the scratch buffer: do not keep megabytes per thread for it.
+    if (this.buf.length > MAX_KEPT) this.buf = Buffer.allocUnsafe(INITIAL);
     return out;
   }
 
