@@ -21,7 +21,7 @@ export function encodeSglangGenerate(p: GenerateParams): Buffer {
   w.tag(2, WIRE_LEN).fork();
   const text = p.originalText ?? '';
   if (text !== '') w.tag(1, WIRE_LEN).string(text);
-  w.packedUint32(2, p.inputIds, 'TokenizedInput.input_ids', true);
+  w.packedUint32(2, p.inputIds, 'sglang.grpc.scheduler.TokenizedInput.input_ids', true);
   w.join();
   // 4 sampling_params
   w.tag(4, WIRE_LEN).fork();
@@ -30,14 +30,14 @@ export function encodeSglangGenerate(p: GenerateParams): Buffer {
   // 5 return_logprob, 6 logprob_start_len, 7 top_logprobs_num
   if (p.logprobs === true || p.promptLogprobs !== undefined) w.tag(5, WIRE_VARINT).bool(true);
   // -1: no prompt logprobs, only output ones; 0: from the first prompt token.
-  if (p.promptLogprobs === undefined) w.tag(6, WIRE_VARINT).int32(-1, 'GenerateRequest.logprob_start_len');
+  if (p.promptLogprobs === undefined) w.tag(6, WIRE_VARINT).int32(-1, 'sglang.grpc.scheduler.GenerateRequest.logprob_start_len');
   const top = Math.max(p.logprobs === true ? (p.topLogprobs ?? 0) : 0, p.promptLogprobs ?? 0);
-  if (top != 0) w.tag(7, WIRE_VARINT).int32(top, 'GenerateRequest.top_logprobs_num');
+  if (top != 0) w.tag(7, WIRE_VARINT).int32(top, 'sglang.grpc.scheduler.GenerateRequest.top_logprobs_num');
   // 15 lora_id
   const lora = p.loraId ?? '';
   if (lora !== '') w.tag(15, WIRE_LEN).string(lora);
   // 16 data_parallel_rank (optional)
-  if (p.dataParallelRank !== undefined) w.tag(16, WIRE_VARINT).int32(p.dataParallelRank, 'GenerateRequest.data_parallel_rank');
+  if (p.dataParallelRank !== undefined) w.tag(16, WIRE_VARINT).int32(p.dataParallelRank, 'sglang.grpc.scheduler.GenerateRequest.data_parallel_rank');
   // 17 stream
   if (p.stream) w.tag(17, WIRE_VARINT).bool(true);
   return w.finishFrame();
@@ -48,16 +48,16 @@ function float(field: number, v: number, name: string): void {
 }
 
 function writeSampling(p: GenerateParams): void {
-  float(1, p.temperature ?? 1, 'SamplingParams.temperature');
-  float(2, p.topP ?? 1, 'SamplingParams.top_p');
+  float(1, p.temperature ?? 1, 'sglang.grpc.scheduler.SamplingParams.temperature');
+  float(2, p.topP ?? 1, 'sglang.grpc.scheduler.SamplingParams.top_p');
   const topK = p.topK === undefined || p.topK <= 0 ? -1 : p.topK;
-  if (topK != 0) w.tag(3, WIRE_VARINT).int32(topK, 'SamplingParams.top_k');
-  float(4, p.minP ?? 0, 'SamplingParams.min_p');
-  float(5, p.frequencyPenalty ?? 0, 'SamplingParams.frequency_penalty');
-  float(6, p.presencePenalty ?? 0, 'SamplingParams.presence_penalty');
-  float(7, p.repetitionPenalty ?? 1, 'SamplingParams.repetition_penalty');
-  if (p.maxNewTokens !== undefined) w.tag(8, WIRE_VARINT).uint32(p.maxNewTokens, 'SamplingParams.max_new_tokens');
-  if (p.stopTokenIds) w.packedUint32(10, p.stopTokenIds, 'SamplingParams.stop_token_ids');
+  if (topK != 0) w.tag(3, WIRE_VARINT).int32(topK, 'sglang.grpc.scheduler.SamplingParams.top_k');
+  float(4, p.minP ?? 0, 'sglang.grpc.scheduler.SamplingParams.min_p');
+  float(5, p.frequencyPenalty ?? 0, 'sglang.grpc.scheduler.SamplingParams.frequency_penalty');
+  float(6, p.presencePenalty ?? 0, 'sglang.grpc.scheduler.SamplingParams.presence_penalty');
+  float(7, p.repetitionPenalty ?? 1, 'sglang.grpc.scheduler.SamplingParams.repetition_penalty');
+  if (p.maxNewTokens !== undefined) w.tag(8, WIRE_VARINT).uint32(p.maxNewTokens, 'sglang.grpc.scheduler.SamplingParams.max_new_tokens');
+  if (p.stopTokenIds) w.packedUint32(10, p.stopTokenIds, 'sglang.grpc.scheduler.SamplingParams.stop_token_ids');
   // 11 skip_special_tokens, 12 spaces_between_special_tokens: Portico detokenizes itself.
   w.tag(11, WIRE_VARINT).bool(true);
   w.tag(12, WIRE_VARINT).bool(true);
@@ -72,9 +72,9 @@ function writeSampling(p: GenerateParams): void {
     }
   }
   const n = Math.max(1, p.n ?? 1);
-  if (n != 0) w.tag(17, WIRE_VARINT).uint32(n, 'SamplingParams.n');
+  if (n != 0) w.tag(17, WIRE_VARINT).uint32(n, 'sglang.grpc.scheduler.SamplingParams.n');
   const minNew = p.minNewTokens ?? 0;
-  if (minNew != 0) w.tag(18, WIRE_VARINT).uint32(minNew, 'SamplingParams.min_new_tokens');
+  if (minNew != 0) w.tag(18, WIRE_VARINT).uint32(minNew, 'sglang.grpc.scheduler.SamplingParams.min_new_tokens');
   if (p.ignoreEos) w.tag(19, WIRE_VARINT).bool(true);
   if (p.logitBias && p.logitBias.size > 0) {
     // 22 map<string, float>: entries in the order of a plain object's keys, as
@@ -84,7 +84,7 @@ function writeSampling(p: GenerateParams): void {
     for (const key of Object.keys(bias)) {
       w.tag(22, WIRE_LEN).fork();
       w.tag(1, WIRE_LEN).string(key);
-      w.tag(2, WIRE_FIXED32).float(bias[key]!, 'SamplingParams.logit_bias');
+      w.tag(2, WIRE_FIXED32).float(bias[key]!, 'sglang.grpc.scheduler.SamplingParams.logit_bias');
       w.join();
     }
   }

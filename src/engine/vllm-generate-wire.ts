@@ -18,7 +18,7 @@ export function encodeVllmGenerate(p: GenerateParams): Buffer {
   w.tag(2, WIRE_LEN).fork();
   const text = p.originalText ?? '';
   if (text !== '') w.tag(1, WIRE_LEN).string(text);
-  w.packedUint32(2, p.inputIds, 'TokenizedInput.input_ids', true);
+  w.packedUint32(2, p.inputIds, 'vllm.grpc.engine.TokenizedInput.input_ids', true);
   w.join();
   // 4 sampling_params
   w.tag(4, WIRE_LEN).fork();
@@ -27,7 +27,7 @@ export function encodeVllmGenerate(p: GenerateParams): Buffer {
   // 5 stream
   if (p.stream) w.tag(5, WIRE_VARINT).bool(true);
   // 9 data_parallel_rank (optional)
-  if (p.dataParallelRank !== undefined) w.tag(9, WIRE_VARINT).int32(p.dataParallelRank, 'GenerateRequest.data_parallel_rank');
+  if (p.dataParallelRank !== undefined) w.tag(9, WIRE_VARINT).int32(p.dataParallelRank, 'vllm.grpc.engine.GenerateRequest.data_parallel_rank');
   return w.finishFrame();
 }
 
@@ -37,25 +37,25 @@ function float(field: number, v: number, name: string): void {
 
 function writeSampling(p: GenerateParams): void {
   // 1 temperature is optional: always set, so written even when 0.
-  w.tag(1, WIRE_FIXED32).float(p.temperature ?? 1, 'SamplingParams.temperature');
-  float(2, p.topP ?? 1, 'SamplingParams.top_p');
+  w.tag(1, WIRE_FIXED32).float(p.temperature ?? 1, 'vllm.grpc.engine.SamplingParams.temperature');
+  float(2, p.topP ?? 1, 'vllm.grpc.engine.SamplingParams.top_p');
   // top_k 0 means "no top-k" here.
   const topK = p.topK === undefined || p.topK <= 0 ? 0 : p.topK;
-  if (topK != 0) w.tag(3, WIRE_VARINT).uint32(topK, 'SamplingParams.top_k');
-  float(4, p.minP ?? 0, 'SamplingParams.min_p');
-  float(5, p.frequencyPenalty ?? 0, 'SamplingParams.frequency_penalty');
-  float(6, p.presencePenalty ?? 0, 'SamplingParams.presence_penalty');
-  float(7, p.repetitionPenalty ?? 1, 'SamplingParams.repetition_penalty');
-  if (p.maxNewTokens !== undefined) w.tag(8, WIRE_VARINT).uint32(p.maxNewTokens, 'SamplingParams.max_tokens');
+  if (topK != 0) w.tag(3, WIRE_VARINT).uint32(topK, 'vllm.grpc.engine.SamplingParams.top_k');
+  float(4, p.minP ?? 0, 'vllm.grpc.engine.SamplingParams.min_p');
+  float(5, p.frequencyPenalty ?? 0, 'vllm.grpc.engine.SamplingParams.frequency_penalty');
+  float(6, p.presencePenalty ?? 0, 'vllm.grpc.engine.SamplingParams.presence_penalty');
+  float(7, p.repetitionPenalty ?? 1, 'vllm.grpc.engine.SamplingParams.repetition_penalty');
+  if (p.maxNewTokens !== undefined) w.tag(8, WIRE_VARINT).uint32(p.maxNewTokens, 'vllm.grpc.engine.SamplingParams.max_tokens');
   const minTokens = p.minNewTokens ?? 0;
-  if (minTokens != 0) w.tag(9, WIRE_VARINT).uint32(minTokens, 'SamplingParams.min_tokens');
-  if (p.stopTokenIds) w.packedUint32(11, p.stopTokenIds, 'SamplingParams.stop_token_ids');
+  if (minTokens != 0) w.tag(9, WIRE_VARINT).uint32(minTokens, 'vllm.grpc.engine.SamplingParams.min_tokens');
+  if (p.stopTokenIds) w.packedUint32(11, p.stopTokenIds, 'vllm.grpc.engine.SamplingParams.stop_token_ids');
   // 12 skip_special_tokens, 13 spaces_between_special_tokens: Portico detokenizes itself.
   w.tag(12, WIRE_VARINT).bool(true);
   w.tag(13, WIRE_VARINT).bool(true);
   if (p.ignoreEos) w.tag(14, WIRE_VARINT).bool(true);
   const n = Math.max(1, p.n ?? 1);
-  if (n != 0) w.tag(15, WIRE_VARINT).uint32(n, 'SamplingParams.n');
+  if (n != 0) w.tag(15, WIRE_VARINT).uint32(n, 'vllm.grpc.engine.SamplingParams.n');
   const c = p.constraint;
   if (c) {
     switch (c.kind) {
@@ -67,9 +67,9 @@ function writeSampling(p: GenerateParams): void {
     }
   }
   // 22 logprobs = k: the sampled token's logprob plus the k best.
-  if (p.logprobs === true) w.tag(22, WIRE_VARINT).int32(p.topLogprobs ?? 0, 'SamplingParams.logprobs');
-  if (p.promptLogprobs !== undefined) w.tag(23, WIRE_VARINT).int32(p.promptLogprobs, 'SamplingParams.prompt_logprobs');
-  if (p.seed !== undefined) w.tag(24, WIRE_VARINT).int32(p.seed | 0, 'SamplingParams.seed');
+  if (p.logprobs === true) w.tag(22, WIRE_VARINT).int32(p.topLogprobs ?? 0, 'vllm.grpc.engine.SamplingParams.logprobs');
+  if (p.promptLogprobs !== undefined) w.tag(23, WIRE_VARINT).int32(p.promptLogprobs, 'vllm.grpc.engine.SamplingParams.prompt_logprobs');
+  if (p.seed !== undefined) w.tag(24, WIRE_VARINT).int32(p.seed | 0, 'vllm.grpc.engine.SamplingParams.seed');
   if (p.logitBias && p.logitBias.size > 0) {
     // 26 map<int32, float>: entries in the order of a plain object's keys, as
     // protobuf-es writes them (integer-like keys ascending), keys parsed back.
@@ -77,8 +77,8 @@ function writeSampling(p: GenerateParams): void {
     for (const [id, b] of p.logitBias) bias[String(id)] = b;
     for (const key of Object.keys(bias)) {
       w.tag(26, WIRE_LEN).fork();
-      w.tag(1, WIRE_VARINT).int32(Number.parseInt(key), 'SamplingParams.logit_bias');
-      w.tag(2, WIRE_FIXED32).float(bias[key]!, 'SamplingParams.logit_bias');
+      w.tag(1, WIRE_VARINT).int32(Number.parseInt(key), 'vllm.grpc.engine.SamplingParams.logit_bias');
+      w.tag(2, WIRE_FIXED32).float(bias[key]!, 'vllm.grpc.engine.SamplingParams.logit_bias');
       w.join();
     }
   }
