@@ -7,10 +7,10 @@ import { ChatChunkWriter, chatCompletion, usageOf, type ChatChoice } from '../pr
 import { nvextResponse, type ChoiceOutcome, type Timing } from '../protocol/nvext-response.js';
 import { completionBudget } from '../pipeline/preprocess.js';
 import { generate, type Generation } from '../pipeline/generate.js';
-import { decodeOutputs, outputRules } from '../pipeline/outputs.js';
+import { decodeOutputs, outputRules, type OutputOptions } from '../pipeline/outputs.js';
 import { tapLogprobs, type LogprobTap } from '../pipeline/logprobs.js';
 import { chatDeltaLogprobs, chatLogprobContent, tokenNamer, type TokenNamer } from '../protocol/logprobs-response.js';
-import { parseOutputs, planParsing, skipSpecialTokensFor, type ParsedEvent } from '../pipeline/parse-outputs.js';
+import { mayParse, parseOutputs, planParsing, skipSpecialTokensFor, type ParsedEvent } from '../pipeline/parse-outputs.js';
 import type { ServedModel } from '../pipeline/served-model.js';
 import { modelFor, type AppContext } from './context.js';
 import type { Exchange } from './exchange.js';
@@ -35,14 +35,21 @@ export function chatCompletions(ctx: AppContext) {
     const gen = generate(model, promptIds, sampling, ex.requestId, ex.signal, route);
     const timing: Timing = { arrived, dispatched: performance.now(), firstToken: null, lastToken: null };
     const tap = req.sampling.logprobs ? tapLogprobs(gen) : null;
+    const s = req.sampling;
     const decoded = decodeOutputs(model, tap?.gen ?? gen, {
-      ...outputRules(req.sampling, maxTokens),
-      n: req.sampling.n,
+      stop: s.stop,
+      stopTokenIds: s.stopTokenIds,
+      includeStopStrInOutput: s.includeStopStrInOutput,
+      minTokens: s.minTokens,
+      ignoreEos: s.ignoreEos,
+      maxTokens,
+      n: s.n,
       skipSpecialTokens: skipSpecialTokensFor(model, req.skipSpecialTokens),
       collectTokenIds: req.nvext.extraFields.has('completion_token_ids'),
       arrived,
-    });
-    const plan = planParsing(model, {
+    } satisfies ReturnType<typeof outputRules> & OutputOptions);
+    // (No plan, and no options object for it, when nothing could be parsed.)
+    const plan = !mayParse(model, req.tools !== null) ? null : planParsing(model, {
       hasTools: req.tools !== null,
       toolChoiceNone: req.toolChoice.kind === 'none',
       toolChoice: req.toolChoice,

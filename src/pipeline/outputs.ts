@@ -100,8 +100,6 @@ export async function* decodeOutputs(model: ServedModel, gen: Generation, opts: 
   // applies too: the token limit (it gets the same max_new_tokens), or a stop token (it gets
   // stop_token_ids and ignore_eos, and knows the model's EOS). Stop strings are Portico's alone.
   let engineEndsItself = true;
-  // (matchedStop: a number for a stop token id, null for EOS, a string for a stop string.)
-  const enforcedByEngine = (dec: ChoiceDecoder): boolean => dec.finishReason === 'length' || typeof dec.matchedStop !== 'string';
   const it = gen.events[Symbol.asyncIterator]();
   // The engine stream is open and not failing: leaving must either abort it or read it out.
   let open = false;
@@ -179,6 +177,12 @@ export async function* decodeOutputs(model: ServedModel, gen: Generation, opts: 
     }
   }
   throw new ApiError(502, 'the engine ended the stream before every choice finished', { code: 'engine_error' });
+}
+
+/** Whether a choice Portico ended ended on a rule the engine applies too (see decodeOutputs). */
+function enforcedByEngine(dec: ChoiceDecoder): boolean {
+  // (matchedStop: a number for a stop token id, null for EOS, a string for a stop string.)
+  return dec.finishReason === 'length' || typeof dec.matchedStop !== 'string';
 }
 
 /**

@@ -32,6 +32,11 @@ export function skipSpecialTokensFor(model: ServedModel, requested: boolean | un
   return !(tool || reasoning) || !requiresSpecialTokens(tool, reasoning);
 }
 
+/** Whether planParsing can plan anything: with no tools and no reasoning parser it is null. */
+export function mayParse(model: ServedModel, hasTools: boolean): boolean {
+  return hasTools || model.parsers.reasoning !== null;
+}
+
 /**
  * Decide how a request's output is parsed: the tool parser only when the request has tools
  * and tool_choice is not "none" (PRE.5), reasoning unless the request turned it off (PRE.2),
@@ -50,6 +55,7 @@ export function planParsing(
     toolChoice?: { kind: 'none' | 'auto' | 'required' } | { kind: 'named'; name: string };
   },
 ): ParsingPlan | null {
+  if (!mayParse(model, opts.hasTools)) return null;
   const tc = opts.toolChoice;
   const guided: ParsingPlan['guided'] = !opts.hasTools || !tc ? undefined : tc.kind === 'named' ? { kind: 'named', name: tc.name } : tc.kind === 'required' ? { kind: 'required' } : undefined;
   const tool = opts.hasTools && !opts.toolChoiceNone ? model.parsers.tool : null;
