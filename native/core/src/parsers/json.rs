@@ -146,39 +146,31 @@ pub fn is_value(s: &str) -> bool {
 /// Members of the object `s` (must be exactly one object): (decoded key, value text).
 pub fn members(s: &str) -> Option<Vec<(String, &str)>> {
     let b = s.as_bytes();
-    let start = ws(b, 0);
-    if b.get(start) != Some(&b'{') {
-        return None;
-    }
-    let end = value_end(b, start)?;
-    if ws(b, end) != b.len() {
-        return None;
-    }
-    let mut out = Vec::new();
-    let mut j = ws(b, start + 1);
-    if b[j] == b'}' {
-        return Some(out);
-    }
-    loop {
+    single_container(s, b'{', b'}', |j| {
         let ke = string_end(b, j)?;
         let key: String = serde_json::from_str(&s[j..ke]).ok()?;
-        j = ws(b, ke) + 1; // ':'
-        let vs = ws(b, j);
+        let vs = ws(b, ws(b, ke) + 1); // past ':'
         let ve = value_end(b, vs)?;
-        out.push((key, &s[vs..ve]));
-        j = ws(b, ve);
-        if b[j] == b'}' {
-            return Some(out);
-        }
-        j = ws(b, j + 1);
-    }
+        Some(((key, &s[vs..ve]), ve))
+    })
 }
 
 /// Elements of the array `s` (must be exactly one array), as value texts.
 pub fn elements(s: &str) -> Option<Vec<&str>> {
+    single_container(s, b'[', b']', |j| {
+        let ve = value_end(s.as_bytes(), j)?;
+        Some((&s[j..ve], ve))
+    })
+}
+
+/// The items of `s` when it is exactly one JSON container opened by `open` and closed by
+/// `close` (whitespace around it allowed, nothing else), else None. `item` reads the item
+/// starting at byte `j` and returns it with the index just past it; the container has been
+/// validated whole before `item` is called, so separators need no checking here.
+fn single_container<T>(s: &str, open: u8, close: u8, mut item: impl FnMut(usize) -> Option<(T, usize)>) -> Option<Vec<T>> {
     let b = s.as_bytes();
     let start = ws(b, 0);
-    if b.get(start) != Some(&b'[') {
+    if b.get(start) != Some(&open) {
         return None;
     }
     let end = value_end(b, start)?;
@@ -187,14 +179,14 @@ pub fn elements(s: &str) -> Option<Vec<&str>> {
     }
     let mut out = Vec::new();
     let mut j = ws(b, start + 1);
-    if b[j] == b']' {
+    if b[j] == close {
         return Some(out);
     }
     loop {
-        let ve = value_end(b, j)?;
-        out.push(&s[j..ve]);
-        j = ws(b, ve);
-        if b[j] == b']' {
+        let (v, e) = item(j)?;
+        out.push(v);
+        j = ws(b, e);
+        if b[j] == close {
             return Some(out);
         }
         j = ws(b, j + 1);
@@ -286,5 +278,20 @@ mod tests {
         assert!(call_from_object(r#"{"name": "f", "arguments": {"b": }}"#, NAME, ARGS).is_none());
         assert_eq!(call_from_object(r#"{"name":"f"}"#, NAME, ARGS).unwrap().args, "{}");
         assert_eq!(call_from_object(r#"{"name":"f","arguments":"{\"x\":1}"}"#, NAME, ARGS).unwrap().args, r#"{"x":1}"#);
+    }
+
+    #[test]
+    fn members_and_elements_take_exactly_one_container() {
+        let m = members(" {\"a\" : 1.0 ,\"b\\u0041\":{\"c\":[1, 2]}, \"d\":\"x\"}\n").unwrap();
+        assert_eq!(m, vec![("a".to_string(), "1.0"), ("bA".to_string(), r#"{"c":[1, 2]}"#), ("d".to_string(), r#""x""#)]);
+        assert_eq!(members(" { } ").unwrap(), vec![]);
+        assert_eq!(elements("\t[ 1 , {\"a\": [ ]} ,\"s\",null ]\r\n").unwrap(), vec!["1", r#"{"a": [ ]}"#, r#""s""#, "null"]);
+        assert_eq!(elements("[ ]").unwrap(), Vec::<&str>::new());
+        for bad in ["", " ", "[]", "{} x", "{}{}", "{", "{\"a\":}", "{\"a\":1,}", "\"{}\"", "x{}"] {
+            assert!(members(bad).is_none(), "members({bad:?})");
+        }
+        for bad in ["", "{}", "[] x", "[][]", "[", "[1,]", "[,1]", "\"[]\"", "1"] {
+            assert!(elements(bad).is_none(), "elements({bad:?})");
+        }
     }
 }
