@@ -3,23 +3,14 @@
 // tool_choice mapping and its refusals. The echo engine returns the text sent
 // (nvext.use_raw_prompt), split into tokens by the real Qwen3 tokenizer.
 
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import Anthropic from '@anthropic-ai/sdk';
-import { startPortico, QWEN3, type Proc } from './helpers/portico.js';
-import { startParserServer, REASONING, OUTPUT } from './helpers/parser-server.js';
+import { startPortico, QWEN3 } from './helpers/portico.js';
+import { useParserServer, REASONING, OUTPUT } from './helpers/parser-server.js';
 
-let server: Proc;
-let client: Anthropic;
-
-before(async () => {
-  server = await startParserServer();
-  client = new Anthropic({ baseURL: server.url, apiKey: 'unused', maxRetries: 0 });
-});
-after(async () => {
-  await server?.stop();
-});
+const served = useParserServer((url) => new Anthropic({ baseURL: url, apiKey: 'unused', maxRetries: 0 }));
 
 const TOOLS: Anthropic.Tool[] = [{ name: 'get_weather', description: 'Weather for a city', input_schema: { type: 'object', properties: { city: { type: 'string' }, days: { type: 'integer' } } } }];
 const SIGNATURE = `portico-sha256:${createHash('sha256').update(REASONING).digest('hex')}`;
@@ -42,7 +33,7 @@ const EXPECTED = [
 ];
 
 test('thinking, text and parallel tool_use blocks, stop_reason tool_use (non-streaming)', async () => {
-  const m = await client.messages.create(params(OUTPUT));
+  const m = await served.client.messages.create(params(OUTPUT));
   assert.deepEqual(shape(m.content), EXPECTED);
   const ids = m.content.filter((b) => b.type === 'tool_use').map((b) => (b as Anthropic.ToolUseBlock).id);
   assert.equal(new Set(ids).size, 2, 'distinct tool_use ids');
@@ -50,7 +41,7 @@ test('thinking, text and parallel tool_use blocks, stop_reason tool_use (non-str
 });
 
 test('messages.stream: the block event sequence, and the SDK assembles the same blocks', async () => {
-  const stream = client.messages.stream(params(OUTPUT) as Anthropic.MessageStreamParams);
+  const stream = served.client.messages.stream(params(OUTPUT) as Anthropic.MessageStreamParams);
   const seq: string[] = [];
   let thinking = '';
   // Arguments may arrive in several fragments per call: concatenate per block.
@@ -92,7 +83,7 @@ test('messages.stream: the block event sequence, and the SDK assembles the same 
 });
 
 test('only reasoning and text: no tool_use, stop_reason end_turn', async () => {
-  const m = await client.messages.create(params('<think>hmm</think>Hello.'));
+  const m = await served.client.messages.create(params('<think>hmm</think>Hello.'));
   assert.deepEqual(m.content, [
     { type: 'thinking', thinking: 'hmm', signature: `portico-sha256:${createHash('sha256').update('hmm').digest('hex')}` },
     { type: 'text', text: 'Hello.' },
@@ -101,26 +92,26 @@ test('only reasoning and text: no tool_use, stop_reason end_turn', async () => {
 });
 
 test('without tools in the request, tool markup stays text', async () => {
-  const m = await client.messages.create({ ...params('Plain <tool_call>{}</tool_call> text'), tools: undefined });
+  const m = await served.client.messages.create({ ...params('Plain <tool_call>{}</tool_call> text'), tools: undefined });
   assert.deepEqual(m.content, [{ type: 'text', text: 'Plain <tool_call>{}</tool_call> text' }]);
   assert.equal(m.stop_reason, 'end_turn');
 });
 
 test('tool_choice none: the tool parser does not run', async () => {
   const text = '<tool_call>\n{"name": "get_weather", "arguments": {}}\n</tool_call>';
-  const m = await client.messages.create(params(text, { tool_choice: { type: 'none' } }));
+  const m = await served.client.messages.create(params(text, { tool_choice: { type: 'none' } }));
   assert.deepEqual(m.content, [{ type: 'text', text }]);
   assert.equal(m.stop_reason, 'end_turn');
 });
 
 test('tool_choice auto with disable_parallel_tool_use is accepted', async () => {
-  const m = await client.messages.create(params(OUTPUT, { tool_choice: { type: 'auto', disable_parallel_tool_use: false } }));
+  const m = await served.client.messages.create(params(OUTPUT, { tool_choice: { type: 'auto', disable_parallel_tool_use: false } }));
   assert.equal(m.stop_reason, 'tool_use');
 });
 
 test('tool_choice any: the guided JSON array the engine returns becomes tool_use blocks', async () => {
   const json = '[{"name": "get_weather", "parameters": {"city": "Paris", "days": 3}}, {"name": "get_weather", "parameters": {"city": "Rome"}}]';
-  const m = await client.messages.create(params(json, { tool_choice: { type: 'any' } }));
+  const m = await served.client.messages.create(params(json, { tool_choice: { type: 'any' } }));
   assert.deepEqual(shape(m.content), [
     { type: 'tool_use', name: 'get_weather', input: { city: 'Paris', days: 3 } },
     { type: 'tool_use', name: 'get_weather', input: { city: 'Rome' } },
@@ -129,7 +120,7 @@ test('tool_choice any: the guided JSON array the engine returns becomes tool_use
 });
 
 test('tool_choice tool (streamed): the guided arguments object becomes one tool_use block', async () => {
-  const stream = client.messages.stream(params('{"city": "Oslo", "days": 2}', { tool_choice: { type: 'tool', name: 'get_weather' } }) as Anthropic.MessageStreamParams);
+  const stream = served.client.messages.stream(params('{"city": "Oslo", "days": 2}', { tool_choice: { type: 'tool', name: 'get_weather' } }) as Anthropic.MessageStreamParams);
   const json: string[] = [];
   stream.on('inputJson', (partial) => json.push(partial));
   const m = await stream.finalMessage();
@@ -139,13 +130,13 @@ test('tool_choice tool (streamed): the guided arguments object becomes one tool_
 });
 
 test('an empty output is one empty text block', async () => {
-  const m = await client.messages.create(params('<think></think>', {}));
+  const m = await served.client.messages.create(params('<think></think>', {}));
   // An empty reasoning region yields no thinking block; Anthropic messages always carry a block.
   assert.deepEqual(m.content, [{ type: 'text', text: '' }]);
 });
 
 async function raw(body: unknown): Promise<{ status: number; json: { type: string; error: { type: string; message: string } } }> {
-  const res = await fetch(`${server.url}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(`${served.server.url}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   return { status: res.status, json: (await res.json()) as { type: string; error: { type: string; message: string } } };
 }
 
@@ -166,21 +157,21 @@ for (const [name, body, message] of BAD) {
     assert.equal(r.json.type, 'error');
     assert.equal(r.json.error.type, 'invalid_request_error');
     assert.match(r.json.error.message, message);
-    const ok = await client.messages.create(params('<think>a</think>b'));
+    const ok = await served.client.messages.create(params('<think>a</think>b'));
     assert.equal(ok.content.length, 2);
   });
 }
 
 test('a previous answer sent back as history (thinking with signature, tool_use, then tool_result) renders like the chat messages it stands for', async () => {
-  const first = await client.messages.create(params(OUTPUT));
+  const first = await served.client.messages.create(params(OUTPUT));
   const calls = first.content.filter((b) => b.type === 'tool_use') as Anthropic.ToolUseBlock[];
   const history: Anthropic.MessageParam[] = [
     { role: 'user', content: 'Weather in Paris and Rome?' },
     { role: 'assistant', content: first.content },
     { role: 'user', content: [...calls.map((c, i) => ({ type: 'tool_result' as const, tool_use_id: c.id, content: i === 0 ? '21°C' : '25°C' })), { type: 'text', text: 'Thanks!' }] },
   ];
-  const counted = await client.messages.countTokens({ model: 'm', tools: TOOLS, messages: history });
-  const res = await fetch(`${server.url}/tokenize`, {
+  const counted = await served.client.messages.countTokens({ model: 'm', tools: TOOLS, messages: history });
+  const res = await fetch(`${served.server.url}/tokenize`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({
@@ -201,9 +192,9 @@ test('a previous answer sent back as history (thinking with signature, tool_use,
 
 test('the thinking parameter reaches the template (Qwen3 renders an empty think block when it is disabled)', async () => {
   const base = { model: 'm', messages: [{ role: 'user' as const, content: 'Hi' }] };
-  const on = await client.messages.countTokens({ ...base, thinking: { type: 'enabled', budget_tokens: 1024 } });
-  const off = await client.messages.countTokens({ ...base, thinking: { type: 'disabled' } });
-  const omitted = await client.messages.countTokens(base);
+  const on = await served.client.messages.countTokens({ ...base, thinking: { type: 'enabled', budget_tokens: 1024 } });
+  const off = await served.client.messages.countTokens({ ...base, thinking: { type: 'disabled' } });
+  const omitted = await served.client.messages.countTokens(base);
   assert.equal(on.input_tokens, omitted.input_tokens);
   assert.ok(off.input_tokens > on.input_tokens, `disabled ${off.input_tokens} > enabled ${on.input_tokens}`);
 });
@@ -235,7 +226,7 @@ test('max_tokens cutting a call: stop_reason max_tokens, the partial arguments k
   let k = 1;
   while (!tok.decode(ids.subarray(0, k), false).includes('"Par')) k++;
   const cut = tok.decode(ids.subarray(0, k), false);
-  const m = await client.messages.create({ ...params(text), max_tokens: k });
+  const m = await served.client.messages.create({ ...params(text), max_tokens: k });
   assert.equal(m.stop_reason, 'max_tokens');
   assert.deepEqual(shape(m.content), [{ type: 'tool_use', name: 'get_weather', input: { _raw: cut.slice(cut.indexOf('{"city"')) } }]);
 });

@@ -3,25 +3,16 @@
 // responses.stream(), tool_choice and reasoning / function_call input items. The echo
 // engine returns the text sent (nvext.use_raw_prompt), tokenized by the real Qwen3 tokenizer.
 
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
-import { QWEN3, type Proc } from './helpers/portico.js';
-import { startParserServer, REASONING, OUTPUT } from './helpers/parser-server.js';
+import { QWEN3 } from './helpers/portico.js';
+import { useParserServer, REASONING, OUTPUT } from './helpers/parser-server.js';
 import { Model } from '../src/native/core.js';
 
 const tok = Model.load(QWEN3);
 
-let server: Proc;
-let client: OpenAI;
-
-before(async () => {
-  server = await startParserServer();
-  client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'unused', maxRetries: 0 });
-});
-after(async () => {
-  await server?.stop();
-});
+const served = useParserServer((url) => new OpenAI({ baseURL: `${url}/v1`, apiKey: 'unused', maxRetries: 0 }));
 
 const TOOLS: OpenAI.Responses.FunctionTool[] = [{ type: 'function', name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' }, days: { type: 'integer' } } }, strict: false }];
 
@@ -47,7 +38,7 @@ const EXPECTED = [
 ];
 
 test('reasoning, message and parallel function_call items (non-streaming)', async () => {
-  const r = await client.responses.create(params(OUTPUT));
+  const r = await served.client.responses.create(params(OUTPUT));
   assert.equal(r.status, 'completed');
   assert.deepEqual(shape(r.output), EXPECTED);
   assert.equal(r.output_text, 'Let me check.');
@@ -59,7 +50,7 @@ test('reasoning, message and parallel function_call items (non-streaming)', asyn
 });
 
 test('responses.stream: the item events in order, and the SDK assembles the same items', async () => {
-  const stream = client.responses.stream(params(OUTPUT) as unknown as OpenAI.Responses.ResponseCreateParamsStreaming);
+  const stream = served.client.responses.stream(params(OUTPUT) as unknown as OpenAI.Responses.ResponseCreateParamsStreaming);
   const types: string[] = [];
   let reasoning = '';
   const argsDone: { name: string; arguments: string }[] = [];
@@ -105,7 +96,7 @@ test('responses.stream: the item events in order, and the SDK assembles the same
 });
 
 test('raw stream: sequence numbers count up and every item event names its item and index', async () => {
-  const res = await fetch(`${server.url}/v1/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...params(OUTPUT), stream: true }) });
+  const res = await fetch(`${served.server.url}/v1/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...params(OUTPUT), stream: true }) });
   const events = (await res.text())
     .split('\n\n')
     .filter((b) => b.startsWith('event: '))
@@ -119,7 +110,7 @@ test('raw stream: sequence numbers count up and every item event names its item 
 });
 
 test('max_output_tokens cutting a reasoning item: the open item and the response are incomplete', async () => {
-  const r = await client.responses.create(params('<think>a long line of reasoning that goes on', { max_output_tokens: 4 }));
+  const r = await served.client.responses.create(params('<think>a long line of reasoning that goes on', { max_output_tokens: 4 }));
   assert.equal(r.status, 'incomplete');
   assert.equal(r.output.length, 1);
   assert.equal(r.output[0].type, 'reasoning');
@@ -128,7 +119,7 @@ test('max_output_tokens cutting a reasoning item: the open item and the response
 
 test('tool_choice none: no function_call items, the markup stays text', async () => {
   const text = '<tool_call>\n{"name": "get_weather", "arguments": {}}\n</tool_call>';
-  const r = await client.responses.create(params(text, { tool_choice: 'none' }));
+  const r = await served.client.responses.create(params(text, { tool_choice: 'none' }));
   assert.deepEqual(shape(r.output), [{ type: 'message', status: 'completed', text }]);
   assert.equal(r.tool_choice, 'none', 'echoed back');
   assert.equal(r.usage!.output_tokens_details.reasoning_tokens, 0);
@@ -136,7 +127,7 @@ test('tool_choice none: no function_call items, the markup stays text', async ()
 
 test('tool_choice required: the guided JSON array becomes function_call items (streamed)', async () => {
   const json = '[{"name": "get_weather", "parameters": {"city": "Paris", "days": 3}}, {"name": "get_weather", "parameters": {"city": "Rome"}}]';
-  const r = await client.responses.stream(params(json, { tool_choice: 'required' }) as unknown as OpenAI.Responses.ResponseCreateParamsStreaming).finalResponse();
+  const r = await served.client.responses.stream(params(json, { tool_choice: 'required' }) as unknown as OpenAI.Responses.ResponseCreateParamsStreaming).finalResponse();
   assert.deepEqual(shape(r.output), [
     { type: 'function_call', name: 'get_weather', arguments: { city: 'Paris', days: 3 }, status: 'completed' },
     { type: 'function_call', name: 'get_weather', arguments: { city: 'Rome' }, status: 'completed' },
@@ -145,18 +136,18 @@ test('tool_choice required: the guided JSON array becomes function_call items (s
 });
 
 test('tool_choice naming a function: the guided arguments object becomes one function_call item', async () => {
-  const r = await client.responses.create(params('{"city": "Oslo"}', { tool_choice: { type: 'function', name: 'get_weather' } }));
+  const r = await served.client.responses.create(params('{"city": "Oslo"}', { tool_choice: { type: 'function', name: 'get_weather' } }));
   assert.deepEqual(shape(r.output), [{ type: 'function_call', name: 'get_weather', arguments: { city: 'Oslo' }, status: 'completed' }]);
 });
 
 test('without tools, tool markup stays text', async () => {
-  const r = await client.responses.create({ ...params('a <tool_call>{}</tool_call> b'), tools: undefined });
+  const r = await served.client.responses.create({ ...params('a <tool_call>{}</tool_call> b'), tools: undefined });
   assert.equal(r.output_text, 'a <tool_call>{}</tool_call> b');
 });
 
 test('reasoning, function_call and function_call_output input items render like the chat messages they stand for', async () => {
   const tools = [{ type: 'function', function: { name: 'get_weather', parameters: TOOLS[0].parameters } }];
-  const responses = await client.responses.create({
+  const responses = await served.client.responses.create({
     model: 'm',
     tools: TOOLS,
     max_output_tokens: 1,
@@ -167,7 +158,7 @@ test('reasoning, function_call and function_call_output input items render like 
       { type: 'function_call_output', call_id: 'call_1', output: '21°C' },
     ],
   } as OpenAI.Responses.ResponseCreateParamsNonStreaming);
-  const chat = await client.chat.completions.create({
+  const chat = await served.client.chat.completions.create({
     model: 'm',
     tools,
     max_tokens: 1,
@@ -181,7 +172,7 @@ test('reasoning, function_call and function_call_output input items render like 
 });
 
 async function raw(body: unknown): Promise<{ status: number; json: { error: { message: string; param: string | null; code: string | null } } }> {
-  const res = await fetch(`${server.url}/v1/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(`${served.server.url}/v1/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   return { status: res.status, json: (await res.json()) as { error: { message: string; param: string | null; code: string | null } } };
 }
 
@@ -199,15 +190,15 @@ for (const [name, body, code, message] of BAD) {
     assert.equal(r.status, 400);
     assert.match(r.json.error.message, message);
     assert.equal(r.json.error.code, code);
-    const ok = await client.responses.create(params('<think>a</think>b'));
+    const ok = await served.client.responses.create(params('<think>a</think>b'));
     assert.deepEqual(shape(ok.output).map((i) => (i as { type: string }).type), ['reasoning', 'message']);
   });
 }
 
 test('a previous response sent back as input (reasoning, message, function_call items) renders like the chat messages it stands for', async () => {
-  const first = await client.responses.create(params(OUTPUT));
+  const first = await served.client.responses.create(params(OUTPUT));
   const calls = first.output.filter((i) => i.type === 'function_call') as OpenAI.Responses.ResponseFunctionToolCall[];
-  const next = await client.responses.create({
+  const next = await served.client.responses.create({
     model: 'm',
     tools: TOOLS,
     max_output_tokens: 1,
@@ -217,7 +208,7 @@ test('a previous response sent back as input (reasoning, message, function_call 
       ...calls.map((c, i) => ({ type: 'function_call_output' as const, call_id: c.call_id, output: i === 0 ? '21°C' : '25°C' })),
     ],
   });
-  const chat = await client.chat.completions.create({
+  const chat = await served.client.chat.completions.create({
     model: 'm',
     tools: [{ type: 'function', function: { name: 'get_weather', parameters: TOOLS[0].parameters } }],
     max_tokens: 1,
@@ -238,7 +229,7 @@ test('max_output_tokens cutting a call: the function_call item keeps the partial
   let k = 1;
   while (!tok.decode(ids.subarray(0, k), false).includes('"Par')) k++;
   const cut = tok.decode(ids.subarray(0, k), false);
-  const r = await client.responses.create(params(text, { max_output_tokens: k }));
+  const r = await served.client.responses.create(params(text, { max_output_tokens: k }));
   assert.equal(r.status, 'incomplete');
   const call = r.output[0] as OpenAI.Responses.ResponseFunctionToolCall;
   assert.deepEqual([r.output.length, call.type, call.name, call.arguments, call.status], [1, 'function_call', 'get_weather', cut.slice(cut.indexOf('{"city"')), 'incomplete']);

@@ -2,22 +2,13 @@
 // text sent (nvext.use_raw_prompt), so the model's "output" is chosen by the test, and the
 // real Qwen3 tokenizer splits it into tokens the way a model would.
 
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
-import { startPortico, runPortico, QWEN3, type Proc } from './helpers/portico.js';
-import { startParserServer, OUTPUT } from './helpers/parser-server.js';
+import { startPortico, runPortico, QWEN3 } from './helpers/portico.js';
+import { useParserServer, OUTPUT } from './helpers/parser-server.js';
 
-let server: Proc;
-let client: OpenAI;
-
-before(async () => {
-  server = await startParserServer();
-  client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'unused', maxRetries: 0 });
-});
-after(async () => {
-  await server?.stop();
-});
+const served = useParserServer((url) => new OpenAI({ baseURL: `${url}/v1`, apiKey: 'unused', maxRetries: 0 }));
 
 const TOOLS: OpenAI.ChatCompletionTool[] = [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }];
 
@@ -26,7 +17,7 @@ function req(content: string, extra: object = {}) {
 }
 
 test('reasoning, content and parallel tool calls come apart (non-streaming)', async () => {
-  const r = await client.chat.completions.create(req(OUTPUT));
+  const r = await served.client.chat.completions.create(req(OUTPUT));
   const m = r.choices[0].message as OpenAI.ChatCompletionMessage & { reasoning_content?: string };
   assert.equal(m.reasoning_content, 'The user wants weather; call the tool.');
   assert.equal(m.content, 'Let me check.');
@@ -40,7 +31,7 @@ test('reasoning, content and parallel tool calls come apart (non-streaming)', as
 });
 
 test('the same output streamed: deltas assemble to the same message', async () => {
-  const stream = await client.chat.completions.create({ ...req(OUTPUT), stream: true } as OpenAI.ChatCompletionCreateParamsStreaming);
+  const stream = await served.client.chat.completions.create({ ...req(OUTPUT), stream: true } as OpenAI.ChatCompletionCreateParamsStreaming);
   let reasoning = '';
   let content = '';
   const calls: { id?: string; name?: string; args: string }[] = [];
@@ -67,13 +58,13 @@ test('the same output streamed: deltas assemble to the same message', async () =
 });
 
 test('without tools in the request the tool parser does not run (markers stay content)', async () => {
-  const r = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'Plain <tool_call>{}</tool_call> text' }], nvext: { use_raw_prompt: true } } as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming);
+  const r = await served.client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'Plain <tool_call>{}</tool_call> text' }], nvext: { use_raw_prompt: true } } as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming);
   assert.equal(r.choices[0].message.content, 'Plain <tool_call>{}</tool_call> text');
   assert.equal(r.choices[0].finish_reason, 'stop');
 });
 
 test('tool_choice none keeps tool markup as content', async () => {
-  const r = await client.chat.completions.create(req('<tool_call>\n{"name": "get_weather", "arguments": {}}\n</tool_call>', { tool_choice: 'none' }));
+  const r = await served.client.chat.completions.create(req('<tool_call>\n{"name": "get_weather", "arguments": {}}\n</tool_call>', { tool_choice: 'none' }));
   assert.equal(r.choices[0].message.tool_calls, undefined);
   assert.match(r.choices[0].message.content ?? '', /<tool_call>/);
 });
