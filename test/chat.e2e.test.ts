@@ -1,26 +1,17 @@
 // End to end through the real server: the openai SDK → uWS → gate → native template
 // and tokenizer → gRPC → mock echo engines → native detokenizer → OpenAI JSON / SSE.
 
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
-import { startPortico, QWEN3, type Proc } from './helpers/portico.js';
+import { QWEN3 } from './helpers/portico.js';
+import { useServer } from './helpers/use-server.js';
 import { Model } from '../src/native/core.js';
 
 const tok = Model.load(QWEN3);
 
 const MODEL = 'Qwen/Qwen3-0.6B';
-let server: Proc;
-let client: OpenAI;
-
-before(async () => {
-  server = await startPortico(['serve', '--http-port', '0', '--host', '127.0.0.1', '--model-path', QWEN3, '--model-name', MODEL, '--mock', 'echo', '--mock-workers', '2']);
-  client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'unused', maxRetries: 0 });
-});
-
-after(async () => {
-  await server?.stop();
-});
+const served = useServer(['serve', '--http-port', '0', '--host', '127.0.0.1', '--model-path', QWEN3, '--model-name', MODEL, '--mock', 'echo', '--mock-workers', '2'], (url) => new OpenAI({ baseURL: `${url}/v1`, apiKey: 'unused', maxRetries: 0 }));
 
 const SAMPLES: Record<string, string> = {
   ascii: 'Hello, world! The quick brown fox jumps over 13 lazy dogs.',
@@ -36,7 +27,7 @@ function raw(text: string) {
 
 for (const [name, text] of Object.entries(SAMPLES)) {
   test(`echo round trip preserves ${name} text exactly (non-streaming)`, async () => {
-    const r = await client.chat.completions.create(raw(text) as OpenAI.ChatCompletionCreateParamsNonStreaming);
+    const r = await served.client.chat.completions.create(raw(text) as OpenAI.ChatCompletionCreateParamsNonStreaming);
     assert.equal(r.object, 'chat.completion');
     assert.equal(r.model, MODEL);
     assert.equal(r.choices[0].message.role, 'assistant');
@@ -48,7 +39,7 @@ for (const [name, text] of Object.entries(SAMPLES)) {
   });
 
   test(`echo round trip preserves ${name} text exactly (streaming)`, async () => {
-    const stream = await client.chat.completions.create({ ...raw(text), stream: true } as OpenAI.ChatCompletionCreateParamsStreaming);
+    const stream = await served.client.chat.completions.create({ ...raw(text), stream: true } as OpenAI.ChatCompletionCreateParamsStreaming);
     let content = '';
     let finish: string | null = null;
     let chunks = 0;
@@ -67,7 +58,7 @@ for (const [name, text] of Object.entries(SAMPLES)) {
 }
 
 test('the chat template is applied: the echo engine returns the rendered Qwen3 prompt', async () => {
-  const r = await client.chat.completions.create({
+  const r = await served.client.chat.completions.create({
     model: MODEL,
     messages: [
       { role: 'system', content: 'You are terse.' },
@@ -80,12 +71,12 @@ test('the chat template is applied: the echo engine returns the rendered Qwen3 p
 });
 
 test('special tokens are skipped by default', async () => {
-  const r = await client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'Hi there' }], ignore_eos: true } as OpenAI.ChatCompletionCreateParamsNonStreaming);
+  const r = await served.client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'Hi there' }], ignore_eos: true } as OpenAI.ChatCompletionCreateParamsNonStreaming);
   assert.equal(r.choices[0].message.content, 'user\nHi there\nassistant\n');
 });
 
 test('an EOS token ends the choice (the echoed prompt stops at its first <|im_end|>)', async () => {
-  const r = await client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'Hi there' }] });
+  const r = await served.client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'Hi there' }] });
   assert.equal(r.choices[0].message.content, 'user\nHi there');
   assert.equal(r.choices[0].finish_reason, 'stop');
   const upToEos = tok.encode('<|im_start|>user\nHi there<|im_end|>', false).length;
@@ -93,14 +84,14 @@ test('an EOS token ends the choice (the echoed prompt stops at its first <|im_en
 });
 
 test('max_tokens ends the choice with finish_reason length', async () => {
-  const r = await client.chat.completions.create({ ...raw('one two three four five six seven'), max_tokens: 3 } as OpenAI.ChatCompletionCreateParamsNonStreaming);
+  const r = await served.client.chat.completions.create({ ...raw('one two three four five six seven'), max_tokens: 3 } as OpenAI.ChatCompletionCreateParamsNonStreaming);
   assert.equal(r.choices[0].finish_reason, 'length');
   assert.equal(r.usage!.completion_tokens, 3);
   assert.equal(r.choices[0].message.content, 'one two three');
 });
 
 test('stream_options.include_usage sends a final usage chunk with no choices', async () => {
-  const stream = await client.chat.completions.create({ ...raw('count me'), stream: true, stream_options: { include_usage: true } } as OpenAI.ChatCompletionCreateParamsStreaming);
+  const stream = await served.client.chat.completions.create({ ...raw('count me'), stream: true, stream_options: { include_usage: true } } as OpenAI.ChatCompletionCreateParamsStreaming);
   const chunks = [];
   for await (const c of stream) chunks.push(c);
   const last = chunks.at(-1)!;
@@ -112,7 +103,7 @@ test('stream_options.include_usage sends a final usage chunk with no choices', a
 });
 
 test('the SSE body ends with data: [DONE]', async () => {
-  const res = await fetch(`${server.url}/v1/chat/completions`, {
+  const res = await fetch(`${served.server.url}/v1/chat/completions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ ...raw('abc'), stream: true }),
@@ -126,41 +117,41 @@ test('the SSE body ends with data: [DONE]', async () => {
 });
 
 test('requests alternate between the two mock workers and all succeed', async () => {
-  const results = await Promise.all(Array.from({ length: 8 }, (_, i) => client.chat.completions.create(raw(`request ${i}`) as OpenAI.ChatCompletionCreateParamsNonStreaming)));
+  const results = await Promise.all(Array.from({ length: 8 }, (_, i) => served.client.chat.completions.create(raw(`request ${i}`) as OpenAI.ChatCompletionCreateParamsNonStreaming)));
   results.forEach((r, i) => assert.equal(r.choices[0].message.content, `request ${i}`));
 });
 
 test('GET /v1/models lists the served model', async () => {
-  const list = await client.models.list();
+  const list = await served.client.models.list();
   const ids = list.data.map((m) => m.id);
   assert.deepEqual(ids, [MODEL]);
   assert.equal(list.data[0].object, 'model');
 });
 
 test('GET /health is 200 once workers are ready, and /live is 200', async () => {
-  const h = await fetch(`${server.url}/health`);
+  const h = await fetch(`${served.server.url}/health`);
   assert.equal(h.status, 200);
   const body = (await h.json()) as { status: string; models: { healthy_workers: number }[] };
   assert.equal(body.status, 'healthy');
   assert.equal(body.models[0].healthy_workers, 2);
-  const l = await fetch(`${server.url}/live`);
+  const l = await fetch(`${served.server.url}/live`);
   assert.equal(l.status, 200);
 });
 
 test('x-request-id is echoed back, or one is made', async () => {
-  const a = await fetch(`${server.url}/v1/models`, { headers: { 'x-request-id': 'my-req-42' } });
+  const a = await fetch(`${served.server.url}/v1/models`, { headers: { 'x-request-id': 'my-req-42' } });
   assert.equal(a.headers.get('x-request-id'), 'my-req-42');
-  const b = await fetch(`${server.url}/v1/models`);
+  const b = await fetch(`${served.server.url}/v1/models`);
   assert.match(b.headers.get('x-request-id') ?? '', /^[0-9a-f-]{36}$/);
 });
 
 test('n choices come back with their own indexes (non-streaming and streaming)', async () => {
-  const r = await client.chat.completions.create({ ...raw('same text'), n: 3, temperature: 0.8 } as OpenAI.ChatCompletionCreateParamsNonStreaming);
+  const r = await served.client.chat.completions.create({ ...raw('same text'), n: 3, temperature: 0.8 } as OpenAI.ChatCompletionCreateParamsNonStreaming);
   assert.deepEqual(r.choices.map((c) => c.index), [0, 1, 2]);
   for (const c of r.choices) assert.equal(c.message.content, 'same text');
   assert.equal(r.usage!.completion_tokens, 3 * r.usage!.prompt_tokens);
 
-  const stream = await client.chat.completions.create({ ...raw('streamed'), n: 2, temperature: 0.8, stream: true } as OpenAI.ChatCompletionCreateParamsStreaming);
+  const stream = await served.client.chat.completions.create({ ...raw('streamed'), n: 2, temperature: 0.8, stream: true } as OpenAI.ChatCompletionCreateParamsStreaming);
   const texts = ['', ''];
   const finishes: (string | null)[] = [null, null];
   for await (const chunk of stream) {
@@ -175,7 +166,7 @@ test('n choices come back with their own indexes (non-streaming and streaming)',
 
 test('chat_template_args reach the template (Qwen3 enable_thinking: false)', async () => {
   for (const field of ['chat_template_args', 'chat_template_kwargs']) {
-    const r = await client.chat.completions.create({
+    const r = await served.client.chat.completions.create({
       model: MODEL,
       messages: [{ role: 'user', content: 'Hi' }],
       skip_special_tokens: false,
@@ -189,7 +180,7 @@ test('chat_template_args reach the template (Qwen3 enable_thinking: false)', asy
 test('tools reach the template, with tool_choice auto and none', async () => {
   const tools = [{ type: 'function' as const, function: { name: 'get_weather', description: 'Weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }];
   for (const tool_choice of ['auto', 'none'] as const) {
-    const r = await client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'Hi' }], tools, tool_choice });
+    const r = await served.client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'Hi' }], tools, tool_choice });
     assert.ok(r.choices[0].message.content!.includes('"name": "get_weather"'), 'the tool is in the rendered prompt');
   }
 });

@@ -1,27 +1,19 @@
 // POST /v1/responses with the real openai SDK against the real server and echo engines.
 
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
-import { startPortico, QWEN3, type Proc } from './helpers/portico.js';
+import { QWEN3 } from './helpers/portico.js';
+import { useServer } from './helpers/use-server.js';
 
 const MODEL = 'qwen3';
-let server: Proc;
-let client: OpenAI;
-
-before(async () => {
-  server = await startPortico(['serve', '--http-port', '0', '--host', '127.0.0.1', '--model-path', QWEN3, '--model-name', MODEL, '--mock', 'echo', '--mock-workers', '1']);
-  client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'unused', maxRetries: 0 });
-});
-after(async () => {
-  await server?.stop();
-});
+const served = useServer(['serve', '--http-port', '0', '--host', '127.0.0.1', '--model-path', QWEN3, '--model-name', MODEL, '--mock', 'echo', '--mock-workers', '1'], (url) => new OpenAI({ baseURL: `${url}/v1`, apiKey: 'unused', maxRetries: 0 }));
 
 // The echoed prompt ends at its first <|im_end|>, an EOS id of Qwen3.
 const ECHO = 'system\nBe brief.';
 
 test('a response object with output_text and usage', async () => {
-  const r = await client.responses.create({ model: MODEL, instructions: 'Be brief.', input: 'Hi 👋' });
+  const r = await served.client.responses.create({ model: MODEL, instructions: 'Be brief.', input: 'Hi 👋' });
   assert.equal(r.object, 'response');
   assert.equal(r.status, 'completed');
   assert.match(r.id, /^resp_/);
@@ -33,14 +25,14 @@ test('a response object with output_text and usage', async () => {
 });
 
 test('max_output_tokens gives status incomplete with its reason', async () => {
-  const r = await client.responses.create({ model: MODEL, input: 'a prompt long enough', max_output_tokens: 2 });
+  const r = await served.client.responses.create({ model: MODEL, input: 'a prompt long enough', max_output_tokens: 2 });
   assert.equal(r.status, 'incomplete');
   assert.deepEqual(r.incomplete_details, { reason: 'max_output_tokens' });
   assert.equal(r.usage!.output_tokens, 2);
 });
 
 test('input items: developer messages, text parts, function calls and their outputs are accepted', async () => {
-  const r = await client.responses.create({
+  const r = await served.client.responses.create({
     model: MODEL,
     input: [
       { role: 'developer', content: 'Be brief.' },
@@ -57,7 +49,7 @@ test('input items: developer messages, text parts, function calls and their outp
 });
 
 test('streaming emits the Responses event sequence in order', async () => {
-  const stream = await client.responses.create({ model: MODEL, instructions: 'Be brief.', input: 'Hi 👋', stream: true });
+  const stream = await served.client.responses.create({ model: MODEL, instructions: 'Be brief.', input: 'Hi 👋', stream: true });
   const types: string[] = [];
   const seqs: number[] = [];
   let text = '';
@@ -85,11 +77,11 @@ const BAD: [string, unknown, RegExp][] = [
 ];
 for (const [name, body, message] of BAD) {
   test(`bad responses request (${name}) is a 400`, async () => {
-    const res = await fetch(`${server.url}/v1/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await fetch(`${served.server.url}/v1/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
     assert.equal(res.status, 400);
     const json = (await res.json()) as { error: { message: string } };
     assert.match(json.error.message, message);
-    const ok = await client.responses.create({ model: MODEL, input: 'still serving', max_output_tokens: 3 });
+    const ok = await served.client.responses.create({ model: MODEL, input: 'still serving', max_output_tokens: 3 });
     assert.equal(ok.object, 'response');
   });
 }
