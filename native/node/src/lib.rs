@@ -6,12 +6,15 @@ mod chat_args;
 mod detokenizer;
 mod errors;
 mod model;
+mod output_flags;
 mod parsers;
 mod sequence;
+mod sequence_fast;
 
 pub use detokenizer::Detokenizer;
 pub use model::{EncodeChatTask, EncodeTask, Model, ModelInfo, PrefixCacheStats};
-pub use sequence::{Sequence, SequenceOptions};
+pub use sequence::Sequence;
+pub use sequence_fast::sequence_fast_methods;
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;

@@ -1,45 +1,47 @@
 //! One Sequence per generated choice: detokenizer + stop strings/ids + token limits.
+//!
+//! The constructor takes positional arguments (a flags word and plain numbers/arrays, no
+//! options object to look properties up in): a Sequence is created per choice of every
+//! request. src/native/core.ts (`newSequence`) builds them from a `SequenceOptions`.
+//! The per-token methods (`pushToken`, `pushTokens`) are raw N-API callbacks, in
+//! `sequence_fast.rs`.
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
 use crate::errors::to_napi;
 use crate::model::Model;
+use crate::output_flags::OutputFlags;
 use portico_core::{MatchedStop, SequenceOptions as CoreOptions};
-
-/// All fields optional; defaults: skip special tokens, no stops, no limits.
-#[napi(object)]
-#[derive(Default)]
-pub struct SequenceOptions {
-    pub skip_special_tokens: Option<bool>,
-    pub spaces_between_special_tokens: Option<bool>,
-    pub stop: Option<Vec<String>>,
-    pub stop_token_ids: Option<Vec<u32>>,
-    pub include_stop_str_in_output: Option<bool>,
-    pub min_tokens: Option<u32>,
-    pub ignore_eos: Option<bool>,
-    pub max_tokens: Option<u32>,
-}
 
 #[napi]
 pub struct Sequence {
-    inner: portico_core::Sequence,
+    pub(crate) inner: portico_core::Sequence,
 }
 
 #[napi]
 impl Sequence {
+    /// `flags`: OutputFlags bits (1 skip special tokens, 2 spaces between special tokens,
+    /// 4 include the stop string in the output, 8 ignore EOS). `maxTokens` null: no limit.
     #[napi(constructor)]
-    pub fn new(model: &Model, options: Option<SequenceOptions>) -> Sequence {
-        let o = options.unwrap_or_default();
+    pub fn new(
+        model: &Model,
+        flags: u32,
+        min_tokens: u32,
+        max_tokens: Option<u32>,
+        stop: Option<Vec<String>>,
+        stop_token_ids: Option<Vec<u32>>,
+    ) -> Sequence {
+        let f = OutputFlags(flags);
         let opts = CoreOptions {
-            skip_special_tokens: o.skip_special_tokens.unwrap_or(true),
-            spaces_between_special_tokens: o.spaces_between_special_tokens.unwrap_or(true),
-            stop: o.stop.unwrap_or_default(),
-            stop_token_ids: o.stop_token_ids.unwrap_or_default(),
-            include_stop_str_in_output: o.include_stop_str_in_output.unwrap_or(false),
-            min_tokens: o.min_tokens.unwrap_or(0),
-            ignore_eos: o.ignore_eos.unwrap_or(false),
-            max_tokens: o.max_tokens,
+            skip_special_tokens: f.skip_special_tokens(),
+            spaces_between_special_tokens: f.spaces_between_special_tokens(),
+            stop: stop.unwrap_or_default(),
+            stop_token_ids: stop_token_ids.unwrap_or_default(),
+            include_stop_str_in_output: f.include_stop_str_in_output(),
+            min_tokens,
+            ignore_eos: f.ignore_eos(),
+            max_tokens,
         };
         Sequence {
             inner: model.core().sequence(opts),
