@@ -129,7 +129,7 @@ export interface SequenceOptions {
  */
 export interface Sequence {
   /**
-   * Adds one generated id (the per-token path: a raw N-API call, no array allocated).
+   * Adds one generated id (the per-token path: one plain Node-API call, no array allocated).
    * Returns the visible text that became final ('' if none) while the sequence runs, and
    * `[text]` once it has finished (a stop or the token limit ended it, on this push or
    * before): then read finishReason / matchedStop. Pushes after the end release nothing.
@@ -165,26 +165,20 @@ interface SequenceConstructor {
     model: Model, flags: number, minTokens: number, maxTokens: number | null,
     stop: readonly string[] | null, stopTokenIds: readonly number[] | null,
   ): Sequence;
-  readonly prototype: Sequence;
 }
 
 interface CoreAddon {
   Model: ModelConstructor;
   Detokenizer: DetokenizerConstructor;
-  Sequence: SequenceConstructor;
-  sequenceFastMethods(): Pick<Sequence, 'pushToken' | 'pushTokens'>;
+  /** Defines the Sequence class (written against Node-API directly: native/node/src/sequence.rs). */
+  sequenceClass(): SequenceConstructor;
 }
 
 const addon = nativeAddon as CoreAddon;
 
 export const Model: ModelConstructor = addon.Model;
 export const Detokenizer: DetokenizerConstructor = addon.Detokenizer;
-
-const fast = addon.sequenceFastMethods();
-Object.defineProperties(addon.Sequence.prototype, {
-  pushToken: { value: fast.pushToken },
-  pushTokens: { value: fast.pushTokens },
-});
+const SequenceClass = addon.sequenceClass();
 
 const NO_OPTIONS: SequenceOptions = {};
 
@@ -195,7 +189,7 @@ export function newSequence(model: Model, o: SequenceOptions = NO_OPTIONS): Sequ
     ((o.spacesBetweenSpecialTokens ?? true) ? OutputFlag.SpacesBetweenSpecialTokens : 0) |
     (o.includeStopStrInOutput ? OutputFlag.IncludeStopStrInOutput : 0) |
     (o.ignoreEos ? OutputFlag.IgnoreEos : 0);
-  return new addon.Sequence(
+  return new SequenceClass(
     model, flags, o.minTokens ?? 0, o.maxTokens ?? null,
     o.stop?.length ? o.stop : null, o.stopTokenIds?.length ? o.stopTokenIds : null,
   );

@@ -8,13 +8,13 @@ mod errors;
 mod model;
 mod output_flags;
 mod parsers;
+mod raw;
 mod sequence;
 mod sequence_fast;
 
 pub use detokenizer::Detokenizer;
 pub use model::{EncodeChatTask, EncodeTask, Model, ModelInfo, PrefixCacheStats};
-pub use sequence::Sequence;
-pub use sequence_fast::sequence_fast_methods;
+pub use sequence::sequence_class;
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
