@@ -4,9 +4,10 @@
 //! for every choice of every request and called once per streamed token, and napi-rs's
 //! generic class glue (per-call borrow scope and barrier, argument conversions, a registry
 //! entry per wrapped object) cost several times the detokenization itself. Each call here
-//! is the Node-API calls it needs and nothing else; the receiver is checked with a type
-//! tag (`SEQUENCE_TAG`) before its native pointer is used. The per-token methods are in
-//! sequence_fast.rs. src/native/core.ts is the typed wrapper (`newSequence`).
+//! is the Node-API calls it needs and nothing else; the receiver is checked (class signature
+//! for methods, type tag `SEQUENCE_TAG` for getters) before its native pointer is used. The
+//! per-token methods are in sequence_fast.rs. src/native/core.ts is the typed wrapper
+//! (`newSequence`).
 //!
 //! `new Sequence(model, flags, minTokens, maxTokens | null, stop | null, stopTokenIds | null)`:
 //! positional, so construction reads no options object (OutputFlags bits for the booleans).
@@ -31,11 +32,30 @@ pub(crate) const SEQUENCE_TAG: sys::napi_type_tag = sys::napi_type_tag {
 
 const NOT_A_SEQUENCE: &std::ffi::CStr = c"Sequence method called on an object that is not a Sequence";
 
-/// The Sequence of `this`, or None with a TypeError pending.
+/// The Sequence of `this`, or None with a TypeError pending (getters: Node does not check
+/// their receiver's class, so the tag does).
 pub(crate) unsafe fn this_sequence<'a>(env: Env, this: Value) -> Option<&'a mut CoreSequence> {
     // SAFETY: the tag proves the constructor below wrapped a CoreSequence in this object;
     // calls are synchronous on its JS thread and none re-enters JS while it is borrowed.
     unsafe { raw::unwrap_tagged::<CoreSequence>(env, this, &SEQUENCE_TAG, NOT_A_SEQUENCE).map(|p| &mut *p) }
+}
+
+/// `this_sequence` for the methods (the per-token path): Node gives a class's methods the
+/// class signature (`napi_define_class`), so V8 throws "Illegal invocation" before the
+/// callback for any receiver not made by this constructor, and every object it made has a
+/// CoreSequence wrapped (it throws otherwise). What is left to check is that the wrap is
+/// there; the type-tag lookup (a private-symbol property read, ~15% of a token's cost) is
+/// not repeated.
+pub(crate) unsafe fn this_sequence_method<'a>(env: Env, this: Value) -> Option<&'a mut CoreSequence> {
+    let mut wrapped: *mut std::ffi::c_void = ptr::null_mut();
+    unsafe {
+        if raw::ok(sys::napi_unwrap(env, this, &mut wrapped)) && !wrapped.is_null() {
+            // SAFETY: as above (the class signature stands in for the tag).
+            return Some(&mut *wrapped.cast::<CoreSequence>());
+        }
+        raw::throw_type(env, NOT_A_SEQUENCE);
+    }
+    None
 }
 
 /// The Sequence class (a new constructor per call: core.ts calls it once per thread).
@@ -150,7 +170,7 @@ unsafe extern "C" fn drop_sequence(_env: Env, data: *mut std::ffi::c_void, _hint
 unsafe extern "C" fn finish(env: Env, info: sys::napi_callback_info) -> Value {
     unsafe {
         let Some((this, [])) = raw::args::<0>(env, info) else { return ptr::null_mut() };
-        let Some(seq) = this_sequence(env, this) else { return ptr::null_mut() };
+        let Some(seq) = this_sequence_method(env, this) else { return ptr::null_mut() };
         match seq.finish() {
             Ok(text) => raw::string(env, &text),
             Err(e) => raw::throw_core(env, e),

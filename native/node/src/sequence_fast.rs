@@ -2,7 +2,7 @@
 //!
 //! Portico pushes each token the engine streams into its choice's Sequence: one JS→native
 //! call per token, so the call's own cost is the detokenize cost that matters. A call is
-//! `napi_get_cb_info`, the receiver's type-tag check and unwrap, `napi_get_value_uint32`,
+//! `napi_get_cb_info`, the receiver's unwrap (see `this_sequence_method`), `napi_get_value_uint32`,
 //! the core push and one string creation.
 //!
 //! `pushToken` / `pushTokens` return the released text as a string while the sequence runs,
@@ -15,14 +15,14 @@ use std::ptr;
 use napi::sys;
 
 use crate::raw::{self, Env, Value};
-use crate::sequence::this_sequence;
+use crate::sequence::this_sequence_method;
 use portico_core::Sequence as CoreSequence;
 
 /// `seq.pushToken(id)`: one generated id.
 pub(crate) unsafe extern "C" fn push_token(env: Env, info: sys::napi_callback_info) -> Value {
     unsafe {
         let Some((this, [id])) = raw::args::<1>(env, info) else { return ptr::null_mut() };
-        let Some(seq) = this_sequence(env, this) else { return ptr::null_mut() };
+        let Some(seq) = this_sequence_method(env, this) else { return ptr::null_mut() };
         let Some(id) = raw::get_u32(env, id) else {
             return raw::throw_type(env, c"pushToken: the token id must be a number");
         };
@@ -34,7 +34,7 @@ pub(crate) unsafe extern "C" fn push_token(env: Env, info: sys::napi_callback_in
 pub(crate) unsafe extern "C" fn push_tokens(env: Env, info: sys::napi_callback_info) -> Value {
     unsafe {
         let Some((this, [ids])) = raw::args::<1>(env, info) else { return ptr::null_mut() };
-        let Some(seq) = this_sequence(env, this) else { return ptr::null_mut() };
+        let Some(seq) = this_sequence_method(env, this) else { return ptr::null_mut() };
         let Some(ids) = raw::get_u32_array(env, ids) else {
             return raw::throw_type(env, c"pushTokens: the ids must be an array of numbers");
         };
@@ -46,7 +46,7 @@ pub(crate) unsafe extern "C" fn push_tokens(env: Env, info: sys::napi_callback_i
 pub(crate) unsafe extern "C" fn push(env: Env, info: sys::napi_callback_info) -> Value {
     unsafe {
         let Some((this, [ids])) = raw::args::<1>(env, info) else { return ptr::null_mut() };
-        let Some(seq) = this_sequence(env, this) else { return ptr::null_mut() };
+        let Some(seq) = this_sequence_method(env, this) else { return ptr::null_mut() };
         let mut kind = 0;
         let mut len = 0usize;
         let mut data = ptr::null_mut();
