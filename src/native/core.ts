@@ -125,9 +125,18 @@ export interface SequenceOptions {
 /**
  * One per generated choice: the incremental detokenizer plus stop handling. Feed it every
  * token id the engine sends; send the returned text to the client. A partial stop string is
- * held back (never emitted while it may still complete).
+ * held back (never emitted while it may still complete). Create with `newSequence`.
  */
 export interface Sequence {
+  /**
+   * Adds one generated id (the per-token path: one plain Node-API call, no array allocated).
+   * Returns the visible text that became final ('' if none) while the sequence runs, and
+   * `[text]` once it has finished (a stop or the token limit ended it, on this push or
+   * before): then read finishReason / matchedStop. Pushes after the end release nothing.
+   */
+  pushToken(id: number): string | [string];
+  /** pushToken for several ids at once (a chunk of more than one token). */
+  pushTokens(ids: readonly number[]): string | [string];
   /** Adds ids; returns the visible text that became final ('' if none). No-op once finished. */
   push(ids: Uint32Array): string;
   /** End of stream (the engine finished or was aborted): returns the text still held. Idempotent. */
@@ -142,21 +151,49 @@ export interface Sequence {
   readonly generatedTokens: number;
 }
 
-export interface SequenceConstructor {
-  new (model: Model, options?: SequenceOptions | null): Sequence;
+/** Bits of the native constructor's `flags` (native/node/src/output_flags.rs). */
+const enum OutputFlag {
+  SkipSpecialTokens = 1,
+  SpacesBetweenSpecialTokens = 2,
+  IncludeStopStrInOutput = 4,
+  IgnoreEos = 8,
+}
+
+/** The addon's constructor: positional, so a per-choice construction reads no options object. */
+interface SequenceConstructor {
+  new (
+    model: Model, flags: number, minTokens: number, maxTokens: number | null,
+    stop: readonly string[] | null, stopTokenIds: readonly number[] | null,
+  ): Sequence;
 }
 
 interface CoreAddon {
   Model: ModelConstructor;
   Detokenizer: DetokenizerConstructor;
-  Sequence: SequenceConstructor;
+  /** Defines the Sequence class (written against Node-API directly: native/node/src/sequence.rs). */
+  sequenceClass(): SequenceConstructor;
 }
 
 const addon = nativeAddon as CoreAddon;
 
 export const Model: ModelConstructor = addon.Model;
 export const Detokenizer: DetokenizerConstructor = addon.Detokenizer;
-export const Sequence: SequenceConstructor = addon.Sequence;
+const SequenceClass = addon.sequenceClass();
+
+const NO_OPTIONS: SequenceOptions = {};
+
+/** A Sequence for one choice; defaults: skip special tokens, no stops, no limits. */
+export function newSequence(model: Model, o: SequenceOptions = NO_OPTIONS): Sequence {
+  const flags =
+    ((o.skipSpecialTokens ?? true) ? OutputFlag.SkipSpecialTokens : 0) |
+    ((o.spacesBetweenSpecialTokens ?? true) ? OutputFlag.SpacesBetweenSpecialTokens : 0) |
+    (o.includeStopStrInOutput ? OutputFlag.IncludeStopStrInOutput : 0) |
+    (o.ignoreEos ? OutputFlag.IgnoreEos : 0);
+  return new SequenceClass(
+    model, flags, o.minTokens ?? 0, o.maxTokens ?? null,
+    o.stop?.length ? o.stop : null, o.stopTokenIds?.length ? o.stopTokenIds : null,
+  );
+}
 
 /** True when a native error is the client's fault (answer 400 with its message). */
 export function isClientError(err: unknown): boolean {

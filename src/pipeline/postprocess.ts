@@ -3,7 +3,7 @@
 // holds back a possible stop string until it is decided, hides stop tokens, and
 // decides when the choice is over (stop string, stop token, EOS, max tokens).
 
-import { Sequence } from '../native/core.js';
+import { newSequence, type Sequence } from '../native/core.js';
 import type { ServedModel } from './served-model.js';
 
 export type FinishReason = 'stop' | 'length' | 'abort' | 'tool_calls' | 'error';
@@ -21,22 +21,21 @@ export interface OutputRules {
 
 export class ChoiceDecoder {
   private readonly seq: Sequence;
+  /** A stop or the token limit ended the choice (learnt from a push's return value). */
+  private done = false;
 
   constructor(model: ServedModel, rules: OutputRules) {
-    this.seq = new Sequence(model.native, {
-      skipSpecialTokens: rules.skipSpecialTokens,
-      stop: rules.stop,
-      stopTokenIds: rules.stopTokenIds,
-      includeStopStrInOutput: rules.includeStopStrInOutput,
-      minTokens: rules.minTokens,
-      ignoreEos: rules.ignoreEos,
-      maxTokens: rules.maxTokens,
-    });
+    this.seq = newSequence(model.native, rules);
   }
 
   /** Text made final by these tokens ('' when held back: a partial character or stop string). */
   push(tokenIds: readonly number[]): string {
-    return this.seq.push(Uint32Array.from(tokenIds));
+    if (this.done) return '';
+    // One token per chunk is the streaming norm: a single-number native call.
+    const r = tokenIds.length === 1 ? this.seq.pushToken(tokenIds[0]!) : this.seq.pushTokens(tokenIds);
+    if (typeof r === 'string') return r;
+    this.done = true;
+    return r[0];
   }
 
   /** Whatever text is still held at the end of the sequence. */
@@ -46,7 +45,7 @@ export class ChoiceDecoder {
 
   /** The choice is over on Portico's side (a stop matched or the token limit was reached). */
   get finished(): boolean {
-    return this.seq.finished;
+    return this.done;
   }
 
   get finishReason(): 'stop' | 'length' | null {

@@ -1,87 +1,221 @@
 //! One Sequence per generated choice: detokenizer + stop strings/ids + token limits.
+//!
+//! Written directly against Node-API rather than as a `#[napi]` class: a Sequence is made
+//! for every choice of every request and called once per streamed token, and napi-rs's
+//! generic class glue (per-call borrow scope and barrier, argument conversions, a registry
+//! entry per wrapped object) cost several times the detokenization itself. Each call here
+//! is the Node-API calls it needs and nothing else; the receiver is checked (class signature
+//! for methods, type tag `SEQUENCE_TAG` for getters) before its native pointer is used. The
+//! per-token methods are in sequence_fast.rs. src/native/core.ts is the typed wrapper
+//! (`newSequence`).
+//!
+//! `new Sequence(model, flags, minTokens, maxTokens | null, stop | null, stopTokenIds | null)`:
+//! positional, so construction reads no options object (OutputFlags bits for the booleans).
 
-use napi::bindgen_prelude::*;
+use std::ptr;
+
+use napi::bindgen_prelude::Unknown;
+use napi::{sys, Result};
 use napi_derive::napi;
 
-use crate::errors::to_napi;
 use crate::model::Model;
-use portico_core::{MatchedStop, SequenceOptions as CoreOptions};
+use crate::output_flags::OutputFlags;
+use crate::raw::{self, Env, Value};
+use crate::sequence_fast;
+use portico_core::{MatchedStop, Sequence as CoreSequence, SequenceOptions};
 
-/// All fields optional; defaults: skip special tokens, no stops, no limits.
-#[napi(object)]
-#[derive(Default)]
-pub struct SequenceOptions {
-    pub skip_special_tokens: Option<bool>,
-    pub spaces_between_special_tokens: Option<bool>,
-    pub stop: Option<Vec<String>>,
-    pub stop_token_ids: Option<Vec<u32>>,
-    pub include_stop_str_in_output: Option<bool>,
-    pub min_tokens: Option<u32>,
-    pub ignore_eos: Option<bool>,
-    pub max_tokens: Option<u32>,
+/// Marks objects made by this constructor (random constant; checked before unwrapping).
+pub(crate) const SEQUENCE_TAG: sys::napi_type_tag = sys::napi_type_tag {
+    lower: 0x5e9c_3f1a_b27d_4c61,
+    upper: 0x9a04_d6e8_71c2_0b3f,
+};
+
+const NOT_A_SEQUENCE: &std::ffi::CStr = c"Sequence method called on an object that is not a Sequence";
+
+/// The Sequence of `this`, or None with a TypeError pending (getters: Node does not check
+/// their receiver's class, so the tag does).
+pub(crate) unsafe fn this_sequence<'a>(env: Env, this: Value) -> Option<&'a mut CoreSequence> {
+    // SAFETY: the tag proves the constructor below wrapped a CoreSequence in this object;
+    // calls are synchronous on its JS thread and none re-enters JS while it is borrowed.
+    unsafe { raw::unwrap_tagged::<CoreSequence>(env, this, &SEQUENCE_TAG, NOT_A_SEQUENCE).map(|p| &mut *p) }
 }
 
-#[napi]
-pub struct Sequence {
-    inner: portico_core::Sequence,
+/// `this_sequence` for the methods (the per-token path): Node gives a class's methods the
+/// class signature (`napi_define_class`), so V8 throws "Illegal invocation" before the
+/// callback for any receiver not made by this constructor, and every object it made has a
+/// CoreSequence wrapped (it throws otherwise). What is left to check is that the wrap is
+/// there; the type-tag lookup (a private-symbol property read, ~15% of a token's cost) is
+/// not repeated.
+pub(crate) unsafe fn this_sequence_method<'a>(env: Env, this: Value) -> Option<&'a mut CoreSequence> {
+    let mut wrapped: *mut std::ffi::c_void = ptr::null_mut();
+    unsafe {
+        if raw::ok(sys::napi_unwrap(env, this, &mut wrapped)) && !wrapped.is_null() {
+            // SAFETY: as above (the class signature stands in for the tag).
+            return Some(&mut *wrapped.cast::<CoreSequence>());
+        }
+        raw::throw_type(env, NOT_A_SEQUENCE);
+    }
+    None
 }
 
-#[napi]
-impl Sequence {
-    #[napi(constructor)]
-    pub fn new(model: &Model, options: Option<SequenceOptions>) -> Sequence {
-        let o = options.unwrap_or_default();
-        let opts = CoreOptions {
-            skip_special_tokens: o.skip_special_tokens.unwrap_or(true),
-            spaces_between_special_tokens: o.spaces_between_special_tokens.unwrap_or(true),
-            stop: o.stop.unwrap_or_default(),
-            stop_token_ids: o.stop_token_ids.unwrap_or_default(),
-            include_stop_str_in_output: o.include_stop_str_in_output.unwrap_or(false),
-            min_tokens: o.min_tokens.unwrap_or(0),
-            ignore_eos: o.ignore_eos.unwrap_or(false),
-            max_tokens: o.max_tokens,
+/// The Sequence class (a new constructor per call: core.ts calls it once per thread).
+#[napi(ts_return_type = "unknown")]
+pub fn sequence_class(env: napi::Env) -> Result<Unknown<'static>> {
+    let env = env.raw();
+    let method = |name: &'static std::ffi::CStr, cb: sys::napi_callback| sys::napi_property_descriptor {
+        utf8name: name.as_ptr(),
+        name: ptr::null_mut(),
+        method: cb,
+        getter: None,
+        setter: None,
+        value: ptr::null_mut(),
+        attributes: sys::PropertyAttributes::writable | sys::PropertyAttributes::configurable,
+        data: ptr::null_mut(),
+    };
+    let getter = |name: &'static std::ffi::CStr, cb: sys::napi_callback| sys::napi_property_descriptor {
+        method: None,
+        getter: cb,
+        attributes: sys::PropertyAttributes::configurable,
+        ..method(name, None)
+    };
+    let props = [
+        method(c"pushToken", Some(sequence_fast::push_token)),
+        method(c"pushTokens", Some(sequence_fast::push_tokens)),
+        method(c"push", Some(sequence_fast::push)),
+        method(c"finish", Some(finish)),
+        getter(c"finished", Some(finished)),
+        getter(c"finishReason", Some(finish_reason)),
+        getter(c"matchedStop", Some(matched_stop)),
+        getter(c"generatedTokens", Some(generated_tokens)),
+    ];
+    let mut class = ptr::null_mut();
+    let status = unsafe {
+        sys::napi_define_class(env, c"Sequence".as_ptr(), 8, Some(construct), ptr::null_mut(), props.len(), props.as_ptr(), &mut class)
+    };
+    if !raw::ok(status) {
+        return Err(napi::Error::from_reason(format!("defining the Sequence class failed (napi status {status})")));
+    }
+    Ok(unsafe { Unknown::from_raw_unchecked(env, class) })
+}
+
+unsafe extern "C" fn construct(env: Env, info: sys::napi_callback_info) -> Value {
+    unsafe {
+        let mut target = ptr::null_mut();
+        if !raw::ok(sys::napi_get_new_target(env, info, &mut target)) || target.is_null() {
+            return raw::throw_type(env, c"Class constructor Sequence cannot be invoked without 'new'");
+        }
+        let Some((this, [model, flags, min_tokens, max_tokens, stop, stop_ids])) = raw::args::<6>(env, info) else {
+            return ptr::null_mut();
         };
-        Sequence {
-            inner: model.core().sequence(opts),
+        let Some(model) = raw::unwrap_napi_rs::<Model>(env, model, c"Sequence: the first argument must be a Model") else {
+            return ptr::null_mut();
+        };
+        let (Some(flags), Some(min_tokens)) = (raw::get_u32(env, flags), raw::get_u32(env, min_tokens)) else {
+            return raw::throw_type(env, c"Sequence: flags and minTokens must be numbers");
+        };
+        let max_tokens = if raw::is_nullish(env, max_tokens) {
+            None
+        } else {
+            match raw::get_u32(env, max_tokens) {
+                Some(n) => Some(n),
+                None => return raw::throw_type(env, c"Sequence: maxTokens must be a number or null"),
+            }
+        };
+        let stop = if raw::is_nullish(env, stop) {
+            Vec::new()
+        } else {
+            match raw::get_string_array(env, stop) {
+                Some(s) => s,
+                None => return raw::throw_type(env, c"Sequence: stop must be an array of strings or null"),
+            }
+        };
+        let stop_token_ids = if raw::is_nullish(env, stop_ids) {
+            Vec::new()
+        } else {
+            match raw::get_u32_array(env, stop_ids) {
+                Some(s) => s,
+                None => return raw::throw_type(env, c"Sequence: stopTokenIds must be an array of numbers or null"),
+            }
+        };
+        let f = OutputFlags(flags);
+        let opts = SequenceOptions {
+            skip_special_tokens: f.skip_special_tokens(),
+            spaces_between_special_tokens: f.spaces_between_special_tokens(),
+            stop,
+            stop_token_ids,
+            include_stop_str_in_output: f.include_stop_str_in_output(),
+            min_tokens,
+            ignore_eos: f.ignore_eos(),
+            max_tokens,
+        };
+        let seq = Box::into_raw(Box::new(model.core().sequence(opts)));
+        if !raw::ok(sys::napi_wrap(env, this, seq.cast(), Some(drop_sequence), ptr::null_mut(), ptr::null_mut())) {
+            drop(Box::from_raw(seq));
+            return raw::throw(env, c"GenericFailure", "Sequence: napi_wrap failed");
+        }
+        // After the wrap: a tagged object always has a Sequence in it.
+        if !raw::ok(sys::napi_type_tag_object(env, this, &SEQUENCE_TAG)) {
+            return raw::throw(env, c"GenericFailure", "Sequence: napi_type_tag_object failed");
+        }
+        this
+    }
+}
+
+unsafe extern "C" fn drop_sequence(_env: Env, data: *mut std::ffi::c_void, _hint: *mut std::ffi::c_void) {
+    // SAFETY: `data` is the Box the constructor wrapped; V8 finalizes each wrap once.
+    drop(unsafe { Box::from_raw(data.cast::<CoreSequence>()) });
+}
+
+/// End of stream: flushes held text (a partial stop string that never completed).
+unsafe extern "C" fn finish(env: Env, info: sys::napi_callback_info) -> Value {
+    unsafe {
+        let Some((this, [])) = raw::args::<0>(env, info) else { return ptr::null_mut() };
+        let Some(seq) = this_sequence_method(env, this) else { return ptr::null_mut() };
+        match seq.finish() {
+            Ok(text) => raw::string(env, &text),
+            Err(e) => raw::throw_core(env, e),
         }
     }
+}
 
-    /// Adds generated ids; returns the visible text that became final ("" if none).
-    #[napi]
-    pub fn push(&mut self, ids: &[u32]) -> Result<String> {
-        self.inner.push(ids).map_err(to_napi)
+unsafe extern "C" fn finished(env: Env, info: sys::napi_callback_info) -> Value {
+    unsafe {
+        let Some((this, [])) = raw::args::<0>(env, info) else { return ptr::null_mut() };
+        let Some(seq) = this_sequence(env, this) else { return ptr::null_mut() };
+        raw::boolean(env, seq.finished())
     }
+}
 
-    /// End of stream: flushes held text (a partial stop string that never completed).
-    #[napi]
-    pub fn finish(&mut self) -> Result<String> {
-        self.inner.finish().map_err(to_napi)
-    }
-
-    #[napi(getter)]
-    pub fn finished(&self) -> bool {
-        self.inner.finished()
-    }
-
-    #[napi(getter, ts_return_type = "'stop' | 'length' | null")]
-    pub fn finish_reason(&self) -> Option<&'static str> {
-        self.inner.finish_reason().map(|r| r.as_str())
-    }
-
-    /// The stop string or request stop token id that ended the sequence; null for EOS,
-    /// length, or not finished (vLLM's stop_reason).
-    #[napi(getter, ts_return_type = "string | number | null")]
-    pub fn matched_stop(&self) -> Option<Either<String, u32>> {
-        match self.inner.matched_stop()? {
-            MatchedStop::Text(s) => Some(Either::A(s.clone())),
-            MatchedStop::TokenId(id) => Some(Either::B(*id)),
-            MatchedStop::Eos(_) => None,
+unsafe extern "C" fn finish_reason(env: Env, info: sys::napi_callback_info) -> Value {
+    unsafe {
+        let Some((this, [])) = raw::args::<0>(env, info) else { return ptr::null_mut() };
+        let Some(seq) = this_sequence(env, this) else { return ptr::null_mut() };
+        match seq.finish_reason() {
+            Some(r) => raw::string(env, r.as_str()),
+            None => raw::null(env),
         }
     }
+}
 
-    /// Generated ids counted so far (the stop token included; none after the end).
-    #[napi(getter)]
-    pub fn generated_tokens(&self) -> u32 {
-        self.inner.generated_tokens()
+/// The stop string or request stop token id that ended the sequence; null for EOS,
+/// length, or not finished (vLLM's stop_reason).
+unsafe extern "C" fn matched_stop(env: Env, info: sys::napi_callback_info) -> Value {
+    unsafe {
+        let Some((this, [])) = raw::args::<0>(env, info) else { return ptr::null_mut() };
+        let Some(seq) = this_sequence(env, this) else { return ptr::null_mut() };
+        match seq.matched_stop() {
+            Some(MatchedStop::Text(s)) => raw::string(env, s),
+            Some(MatchedStop::TokenId(id)) => raw::uint32(env, *id),
+            Some(MatchedStop::Eos(_)) | None => raw::null(env),
+        }
+    }
+}
+
+/// Generated ids counted so far (the stop token included; none after the end).
+unsafe extern "C" fn generated_tokens(env: Env, info: sys::napi_callback_info) -> Value {
+    unsafe {
+        let Some((this, [])) = raw::args::<0>(env, info) else { return ptr::null_mut() };
+        let Some(seq) = this_sequence(env, this) else { return ptr::null_mut() };
+        raw::uint32(env, seq.generated_tokens())
     }
 }
