@@ -169,8 +169,8 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServer> {
           for (const ex of [...live]) ex.abortFromServer();
           // No App.close(): called right after a burst of requests it aborted the process
           // with std::bad_alloc (issue 8). Idle keep-alive connections stay open, still
-          // answered (503 shutting_down), until the process exits (one shard) or the
-          // supervisor terminates this shard's thread once every shard has drained.
+          // answered (503 shutting_down), until the process exits (one shard) or until
+          // their clients close them or uWS does after 10 s idle (a shard's thread ends then).
         },
         close: stopListening,
       });

@@ -4,6 +4,10 @@
 // Requests carry an id chosen by the asker; the answer repeats it.
 //   shard → main: 'control' (relay a change to every shard), 'collect' (every shard's metrics)
 //   main → shard: 'apply' (apply a change here), 'snapshot' (this shard's metrics)
+//
+// Shutdown: main → shard 'drain'; the shard stops listening, lets in-flight requests
+// finish (--shutdown-timeout-secs), aborts the rest and answers 'drained'; its thread
+// then ends by itself once its last connection has closed.
 
 import type { ControlChange, ControlReply } from '../api/control.js';
 import type { FamilySnapshot } from '../metrics/snapshot.js';

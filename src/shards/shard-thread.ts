@@ -73,10 +73,19 @@ port.on('message', (m: ToShard) => {
       post({ t: 'snapshot', id: m.id, families: fe.ctx.metrics.registry.snapshot() });
       break;
     case 'drain':
-      void fe.close().then(() => {
-        post({ t: 'drained' });
-        port.close();
-      });
+      // Stop listening, finish or abort in-flight requests, then say so. No uWS App.close()
+      // (called after a burst of requests it aborted the process with std::bad_alloc,
+      // issue 8), and nothing may end this thread while a socket is open: the thread ends
+      // by itself once its idle keep-alive connections close (by their clients, or by uWS
+      // after 10 s idle); until then they are answered (503 shutting_down). The port no
+      // longer keeps the thread alive, but still carries messages while it lives.
+      void fe
+        .close()
+        .catch((err: unknown) => log.error('shard drain failed', { shard: data.shard, error: String(err) }))
+        .then(() => {
+          post({ t: 'drained' });
+          port.unref();
+        });
       break;
   }
 });

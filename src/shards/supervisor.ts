@@ -121,6 +121,9 @@ export async function serveSharded(o: ServeOptions): Promise<Running> {
       case 'crashed':
         fatal(`shard ${s.id} crashed: ${m.error}`);
         break;
+      case 'drained':
+        log.info('shard drained; its thread ends when its idle keep-alive connections close (by their clients, or by uWS after 10 s idle)', { shard: s.id });
+        break;
       default:
         break;
     }
@@ -129,6 +132,10 @@ export async function serveSharded(o: ServeOptions): Promise<Running> {
   const close = (): Promise<void> => {
     closing ??= (async () => {
       for (const s of shards) s.post({ t: 'drain' });
+      // Each shard's thread ends by itself once its last connection is closed (see
+      // 'drained' above). Never worker.terminate() or process.exit() before that: a
+      // thread ended with a uWS socket still open aborts the process (Node checks that
+      // the thread's event loop has no open handles left).
       await Promise.all(shards.map((s) => s.exit));
       await mocks.close();
     })();
