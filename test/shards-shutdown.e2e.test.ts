@@ -65,15 +65,16 @@ class RawConnection {
     await once(sock, 'connect');
     return new RawConnection(sock);
   }
-  /** One GET; resolves with the status line and the body once the whole reply is in. */
-  async get(path: string): Promise<{ status: string; body: string }> {
+  /** One GET; resolves with the status line, the header block and the body once the whole reply is in. */
+  async get(path: string): Promise<{ status: string; head: string; body: string }> {
     this.buf = '';
     this.sock.write(`GET ${path} HTTP/1.1\r\nhost: test\r\n\r\n`);
     for (;;) {
       const head = this.buf.indexOf('\r\n\r\n');
       const length = /content-length: (\d+)/i.exec(this.buf);
       if (head >= 0 && length && this.buf.length >= head + 4 + Number(length[1])) {
-        return { status: this.buf.slice(0, this.buf.indexOf('\r\n')), body: this.buf.slice(head + 4, head + 4 + Number(length[1])) };
+        const status = this.buf.slice(0, this.buf.indexOf('\r\n'));
+        return { status, head: this.buf.slice(0, head), body: this.buf.slice(head + 4, head + 4 + Number(length[1])) };
       }
       const more = await Promise.race([once(this.sock, 'data').then(() => true), this.closed.then(() => false)]);
       if (!more) throw new Error(`connection closed before the reply to GET ${path} was complete: ${JSON.stringify(this.buf)}`);
@@ -106,13 +107,17 @@ test('SIGTERM with idle keep-alive connections open on both shards: they are ans
 
   s.child.kill('SIGTERM');
   // An idle connection is still answered while its shard drains (503 shutting_down).
-  let draining: { status: string; body: string } | null = null;
+  let draining: { status: string; head: string; body: string } | null = null;
   for (let i = 0; i < 5000; i++) {
     draining = await conns[0]!.get('/health');
     if (JSON.parse(draining.body).status === 'shutting_down') break;
   }
   assert.equal(draining!.status, 'HTTP/1.1 503 Service Unavailable');
   assert.equal(JSON.parse(draining!.body).status, 'shutting_down');
+  // ... and that response closes its connection, so a client that keeps reusing one cannot
+  // hold a drained shard's thread open.
+  assert.match(draining!.head, /\r\nconnection: close\r\n/i);
+  await conns[0]!.closed;
   // The clients never close them: the server does (uWS's idle timeout), then the process exits.
   await Promise.all(conns.map((c) => c.closed));
   await exitOf(s, exited);

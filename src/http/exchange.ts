@@ -152,7 +152,9 @@ export class UwsExchange implements Exchange {
     corked.ex = this;
     corked.body = body;
     corked.contentType = contentType;
-    corked.close = closeConnection;
+    // While draining, no connection is kept alive: a client that keeps reusing one would
+    // otherwise hold a drained shard's thread open.
+    corked.close = closeConnection || this.owner?.draining === true;
     corked.extra = extraHeaders;
     this.res.cork(writeCorked);
     corked.ex = null;
@@ -209,6 +211,8 @@ export class UwsExchange implements Exchange {
   endEventStream(): void {
     if (this.done) return;
     this.finished = true;
+    // Not closed while draining (end(…, true) cut a chunked stream before its last chunk
+    // reached the client); the next request on this connection closes it instead.
     this.res.cork(() => {
       this.res.end();
     });
@@ -228,6 +232,8 @@ const NO_HEADERS: readonly [string, string][] = [];
 /** What the server's end-of-exchange bookkeeping needs (one object per server). */
 export interface ExchangeOwner {
   finished(ex: UwsExchange): void;
+  /** True once the server drains: every response then closes its connection. */
+  readonly draining: boolean;
 }
 
 const corked = { ex: null as UwsExchange | null, body: '', contentType: '', close: false, extra: NO_HEADERS };

@@ -60,6 +60,9 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServer> {
 
   // What a request's end updates, shared by every exchange (no closures per request).
   const owner: ExchangeOwner = {
+    get draining() {
+      return draining;
+    },
     finished(ex: UwsExchange): void {
       live.delete(ex);
       const r = ex.route!;
@@ -168,9 +171,10 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServer> {
           stopListening();
           for (const ex of [...live]) ex.abortFromServer();
           // No App.close(): called right after a burst of requests it aborted the process
-          // with std::bad_alloc (issue 8). Idle keep-alive connections stay open, still
-          // answered (503 shutting_down), until the process exits (one shard) or until
-          // their clients close them or uWS does after 10 s idle (a shard's thread ends then).
+          // with std::bad_alloc (issue 8). Idle keep-alive connections stay open until the
+          // process exits (one shard) or until their clients close them or uWS does after
+          // 10 s idle (a shard's thread ends then); any request on one meanwhile is answered
+          // (503 shutting_down for generation) and its connection closed after the response.
         },
         close: stopListening,
       });
