@@ -70,6 +70,33 @@ test('encodeChatAsync gives the same ids as encodeChat', async () => {
   assert.deepEqual(async_, sync);
 });
 
+test('encodeChat after a cached long system prompt equals a cold encode, also when the prompt differs by one byte', () => {
+  // A system prompt with added-token text inside, so the prompt splits in many pieces.
+  const system = 'Rules: answer briefly. <think>plan</think> <tool_call>x</tool_call> 日本語 🦊\n'.repeat(200);
+  const body = (sys: string, user: string) =>
+    Buffer.from(JSON.stringify([{ role: 'system', content: sys }, { role: 'user', content: user }]));
+  const chat = (b: Buffer) => model.encodeChat(b, 0, b.length, -1, -1, true, null);
+  const cold = (b: Buffer) => {
+    model.clearPrefixCache();
+    return chat(b);
+  };
+  const variants = [
+    body(system, 'Question 2?'),
+    body(`${system.slice(0, 9000)}X${system.slice(9001)}`, 'Question 1?'),
+    body(`${system.slice(0, 9000)}<|im_end|>${system.slice(9000)}`, 'Question 1?'),
+    body(system.slice(0, -1), 'Question 1?'),
+    body(`${system}<`, 'Question 1?'),
+  ];
+  for (const v of variants) {
+    const expected = cold(v);
+    model.clearPrefixCache();
+    chat(body(system, 'Question 1?'));
+    const hitsBefore = model.prefixCacheStats().hits;
+    assert.deepEqual(chat(v), expected);
+    assert.ok(model.prefixCacheStats().hits > hitsBefore);
+  }
+});
+
 test('a bad messages span is a client error (InvalidArg) with a position', () => {
   const body = Buffer.from('[{"role":"user","content":]');
   assert.throws(

@@ -90,29 +90,26 @@ impl ChatTemplate {
         cut_at_continue_tag(rendered, &final_text)
     }
 
-    fn render_plain(&self, input: RenderInput) -> Result<String> {
-        let mut ctx: Vec<(String, Value)> = Vec::new();
-        for (k, v) in input.special_tokens {
-            ctx.push((k, Value::from(v)));
+    /// `render`, appended to `out` (a reused buffer: no allocation for the output).
+    pub fn render_to(&self, input: RenderInput, out: &mut Vec<u8>) -> Result<()> {
+        if input.continue_final_message {
+            out.extend_from_slice(self.render(input)?.as_bytes());
+            return Ok(());
         }
-        ctx.push(("documents".to_owned(), Value::from(())));
-        if let Some(kwargs) = input.kwargs {
-            for (k, v) in kwargs {
-                if !RESERVED.contains(&k.as_str()) {
-                    ctx.push((k, json_to_value(v)));
-                }
-            }
-        }
-        ctx.push(("messages".to_owned(), json_to_value(input.messages)));
-        let tools = input.tools.unwrap_or(Value::from(()));
-        ctx.push(("tools".to_owned(), tools));
-        ctx.push((
-            "add_generation_prompt".to_owned(),
-            Value::from(input.add_generation_prompt),
-        ));
-        // Later entries win, so kwargs override special tokens but not the reserved keys.
-        let ctx: Value = ctx.into_iter().collect();
+        let ctx = context(input);
+        let tpl = self
+            .env
+            .get_template(NAME)
+            .map_err(|e| CoreError::ChatTemplate(describe(&e)))?;
+        // Deprecated for `render_captured_to`, which also keeps the state; not needed here.
+        #[allow(deprecated)]
+        tpl.render_to_write(ctx, &mut *out)
+            .map(drop)
+            .map_err(|e| CoreError::ChatTemplate(describe(&e)))
+    }
 
+    fn render_plain(&self, input: RenderInput) -> Result<String> {
+        let ctx = context(input);
         let tpl = self
             .env
             .get_template(NAME)
@@ -120,6 +117,31 @@ impl ChatTemplate {
         tpl.render(ctx)
             .map_err(|e| CoreError::ChatTemplate(describe(&e)))
     }
+}
+
+/// The template's context: special tokens, kwargs, then the reserved names.
+fn context(input: RenderInput) -> Value {
+    let mut ctx: Vec<(String, Value)> = Vec::new();
+    for (k, v) in input.special_tokens {
+        ctx.push((k, Value::from(v)));
+    }
+    ctx.push(("documents".to_owned(), Value::from(())));
+    if let Some(kwargs) = input.kwargs {
+        for (k, v) in kwargs {
+            if !RESERVED.contains(&k.as_str()) {
+                ctx.push((k, json_to_value(v)));
+            }
+        }
+    }
+    ctx.push(("messages".to_owned(), json_to_value(input.messages)));
+    let tools = input.tools.unwrap_or(Value::from(()));
+    ctx.push(("tools".to_owned(), tools));
+    ctx.push((
+        "add_generation_prompt".to_owned(),
+        Value::from(input.add_generation_prompt),
+    ));
+    // Later entries win, so kwargs override special tokens but not the reserved keys.
+    ctx.into_iter().collect()
 }
 
 /// Appends the continue tag to the last message's content; returns the original content.

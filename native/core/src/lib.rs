@@ -12,6 +12,7 @@ pub mod model;
 pub mod model_card;
 pub mod parsers;
 pub mod prefix_cache;
+pub mod prompt_cache;
 pub mod pyfmt;
 pub mod raw_prompt;
 pub mod sequence;

@@ -105,10 +105,12 @@ pub fn normalise_for_template(messages: Vec<Value>, format: ContentFormat) -> Re
     messages
         .into_iter()
         .enumerate()
-        .map(|(i, m)| {
-            let content = match format {
-                ContentFormat::String => Value::String(content_text(&m, i, "\n")?),
-                ContentFormat::OpenAi => Value::Array(
+        .map(|(i, mut m)| {
+            let content = match (format, m.get_mut("content")) {
+                // Moved, not copied: a system prompt can be hundreds of KB.
+                (ContentFormat::String, Some(Value::String(s))) => Value::String(std::mem::take(s)),
+                (ContentFormat::String, _) => Value::String(content_text(&m, i, "\n")?),
+                (ContentFormat::OpenAi, _) => Value::Array(
                     text_parts(&m, i)?
                         .into_iter()
                         .map(|t| serde_json::json!({"type": "text", "text": t}))

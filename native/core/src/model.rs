@@ -207,6 +207,12 @@ impl Model {
     /// `continue_final_message: true` in the kwargs leaves the final message open (as the
     /// apply_chat_template argument of that name; vLLM passes it through the same way).
     pub fn render_chat(&self, req: &ChatRequest<'_>) -> Result<String> {
+        let (template, input) = self.render_input(req)?;
+        template.render(input)
+    }
+
+    /// The template for the request and its render input.
+    fn render_input(&self, req: &ChatRequest<'_>) -> Result<(&ChatTemplate, RenderInput)> {
         let tools = self.tools_cache.get(req.tools_json)?;
         let template = match (&tools, &self.tool_use_template) {
             (Some(_), Some(t)) => Some(t),
@@ -228,21 +234,38 @@ impl Model {
             .as_mut()
             .and_then(|k| k.remove("continue_final_message"))
             .is_some_and(|v| v.as_bool() == Some(true));
-        template.render(RenderInput {
+        let input = RenderInput {
             messages: serde_json::Value::Array(messages),
             tools,
             add_generation_prompt: req.add_generation_prompt,
             special_tokens: self.card.special_tokens.clone(),
             continue_final_message,
             kwargs,
-        })
+        };
+        Ok((template, input))
     }
 
     /// Render + encode without adding special tokens (the template writes BOS itself),
-    /// as vLLM does for chat.
+    /// as vLLM does for chat. The prompt is rendered into a per-thread buffer that is kept
+    /// between calls: a long prompt costs no fresh allocation (and no page faults).
     pub fn encode_chat(&self, req: &ChatRequest<'_>) -> Result<Vec<u32>> {
-        let prompt = self.render_chat(req)?;
-        self.tokenizer.encode_cached(&prompt)
+        thread_local! {
+            static PROMPT: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+        }
+        /// Buffers larger than this are freed after the call rather than kept.
+        const KEEP_BYTES: usize = 8 << 20;
+        let mut buf = PROMPT.with(std::cell::Cell::take);
+        buf.clear();
+        let result = self.render_input(req).and_then(|(template, input)| {
+            template.render_to(input, &mut buf)?;
+            let prompt = std::str::from_utf8(&buf)
+                .map_err(|e| CoreError::ChatTemplate(format!("render is not UTF-8: {e}")))?;
+            self.tokenizer.encode_cached(prompt)
+        });
+        if buf.capacity() <= KEEP_BYTES {
+            PROMPT.with(|c| c.set(buf));
+        }
+        result
     }
 
     /// The messages' text concatenated, tokenized without special tokens.

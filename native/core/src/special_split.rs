@@ -61,20 +61,35 @@ impl SpecialSplitter {
         Some(SpecialSplitter { by_first, is_first })
     }
 
+    /// The longest added token, in bytes (how far `split` looks ahead of a position).
+    pub fn max_token_len(&self) -> usize {
+        self.by_first
+            .values()
+            .flat_map(|list| list.iter().map(|(t, _)| t.len()))
+            .max()
+            .unwrap_or(0)
+    }
+
     /// The pieces of `text`, in order (empty text pieces are omitted).
     pub fn split<'a>(&self, text: &'a str) -> Vec<Piece<'a>> {
-        let bytes = text.as_bytes();
         let mut out = Vec::new();
+        self.scan(text, |p, _| out.push(p));
+        out
+    }
+
+    /// Calls `f` with each piece of `text` in order and the byte offset where it ends.
+    pub fn scan<'a>(&self, text: &'a str, mut f: impl FnMut(Piece<'a>, usize)) {
+        let bytes = text.as_bytes();
         let mut start = 0;
         let mut i = 0;
         while i < bytes.len() {
             if self.is_first[bytes[i] as usize] {
                 if let Some((len, id)) = self.match_at(&bytes[i..], bytes[i]) {
                     if i > start {
-                        out.push(Piece::Text(&text[start..i]));
+                        f(Piece::Text(&text[start..i]), i);
                     }
-                    out.push(Piece::Added(id));
                     i += len;
+                    f(Piece::Added(id), i);
                     start = i;
                     continue;
                 }
@@ -82,9 +97,8 @@ impl SpecialSplitter {
             i += 1;
         }
         if start < bytes.len() {
-            out.push(Piece::Text(&text[start..]));
+            f(Piece::Text(&text[start..]), bytes.len());
         }
-        out
     }
 
     fn match_at(&self, rest: &[u8], first: u8) -> Option<(usize, u32)> {

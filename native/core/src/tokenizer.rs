@@ -9,16 +9,23 @@ use crate::byte_table::ByteTable;
 use crate::error::{CoreError, Result};
 use crate::fast_encode::FastEncoder;
 use crate::prefix_cache::{CacheStats, PrefixCache, MIN_PIECE_BYTES};
+use crate::prompt_cache::{Entry, PromptCache, MIN_PROMPT_BYTES};
 use crate::special_split::{Piece, SpecialSplitter};
 
 /// Memory for cached piece ids (text + ids), per model.
 const PREFIX_CACHE_BYTES: usize = 64 << 20;
+/// Memory for whole recent prompts (text + ids), per model.
+const PROMPT_CACHE_BYTES: usize = 32 << 20;
 
 pub struct Tokenizer {
     inner: tokenizers::Tokenizer,
     /// Splits at added tokens exactly as `inner` does (None if that is not exact).
     splitter: Option<SpecialSplitter>,
     cache: PrefixCache,
+    /// Whole recent prompts, for a shared prefix reused without a pass over it.
+    prompts: PromptCache,
+    /// The longest added token the splitter matches (bytes).
+    max_token_len: usize,
     /// Byte-level tokenizers: each id's bytes (fast streaming decode).
     byte_table: Option<ByteTable>,
     special_ids: HashSet<u32>,
@@ -45,6 +52,7 @@ impl Tokenizer {
             .map(|(id, _)| id)
             .collect();
         let splitter = SpecialSplitter::new(&inner, bytes);
+        let max_token_len = splitter.as_ref().map_or(0, SpecialSplitter::max_token_len);
         let byte_table = ByteTable::new(&inner, bytes);
         let fast = if std::env::var_os("PORTICO_NO_FAST_ENCODE").is_some() {
             None
@@ -56,6 +64,8 @@ impl Tokenizer {
             inner,
             splitter,
             cache: PrefixCache::new(PREFIX_CACHE_BYTES),
+            prompts: PromptCache::new(PROMPT_CACHE_BYTES),
+            max_token_len,
             special_ids,
             ensure_bos: None,
             fast,
@@ -153,8 +163,9 @@ impl Tokenizer {
         }
     }
 
-    /// `encode(text, false)`, with long pieces between added tokens served from the prefix
-    /// cache. Ids are identical to a full encode (see `special_split`).
+    /// `encode(text, false)`, with the ids of a prefix shared with a recent prompt reused
+    /// (see `prompt_cache`) and long pieces between added tokens served from the piece cache.
+    /// Ids are identical to a full encode (see `special_split`).
     pub fn encode_cached(&self, text: &str) -> Result<Vec<u32>> {
         let Some(splitter) = &self.splitter else {
             return self.encode(text, false);
@@ -162,24 +173,70 @@ impl Tokenizer {
         if text.len() < MIN_PIECE_BYTES {
             return self.encode(text, false);
         }
-        let mut out = Vec::with_capacity(text.len() / 3);
-        for piece in splitter.split(text) {
+        let reuse = if text.len() >= MIN_PROMPT_BYTES && text.len() < u32::MAX as usize {
+            self.prompts.find(text, self.max_token_len)
+        } else {
+            None
+        };
+        let start = reuse.as_ref().map_or(0, |r| r.bytes);
+        let fresh = text.len() - start;
+        let mut out = Vec::with_capacity(reuse.as_ref().map_or(0, |r| r.ids_len) + fresh / 3 + 16);
+        if let Some(r) = &reuse {
+            out.extend_from_slice(r.ids());
+        }
+        // A new entry when nothing was reused or the new part is large enough to be worth a
+        // copy of the whole prompt (a hit with a new short turn stores nothing).
+        let store = text.len() >= MIN_PROMPT_BYTES
+            && text.len() < u32::MAX as usize
+            && (reuse.is_none() || fresh >= (text.len() / 16).max(1024));
+        let mut bounds: Vec<(u32, u32)> = match (&reuse, store) {
+            (Some(r), true) => r.bounds().collect(),
+            _ => Vec::new(),
+        };
+        let mut err = None;
+        splitter.scan(&text[start..], |piece, end| {
+            if err.is_some() {
+                return;
+            }
             match piece {
-                Piece::Added(id) => out.push(id),
-                Piece::Text(t) if t.len() < MIN_PIECE_BYTES => out.extend(self.encode(t, false)?),
+                Piece::Added(id) => {
+                    out.push(id);
+                    if store {
+                        bounds.push(((start + end) as u32, out.len() as u32));
+                    }
+                }
                 Piece::Text(t) => {
-                    let key = PrefixCache::key(t);
-                    if let Some(ids) = self.cache.get(key, t) {
-                        out.extend_from_slice(&ids);
-                    } else {
-                        let ids = self.encode(t, false)?;
-                        out.extend_from_slice(&ids);
-                        self.cache.insert(key, t, ids.into());
+                    if let Err(e) = self.encode_piece(t, &mut out) {
+                        err = Some(e);
                     }
                 }
             }
+        });
+        if let Some(e) = err {
+            return Err(e);
+        }
+        if store {
+            let replaces = reuse.as_ref().filter(|r| r.covers_entry).map(|r| &r.entry);
+            self.prompts.insert(Entry::new(text, &out, bounds), replaces);
         }
         Ok(out)
+    }
+
+    /// Appends the ids of one piece without added tokens (long ones through the piece cache).
+    fn encode_piece(&self, t: &str, out: &mut Vec<u32>) -> Result<()> {
+        if t.len() < MIN_PIECE_BYTES {
+            out.extend(self.encode(t, false)?);
+            return Ok(());
+        }
+        let key = PrefixCache::key(t);
+        if let Some(ids) = self.cache.get(key, t) {
+            out.extend_from_slice(&ids);
+        } else {
+            let ids = self.encode(t, false)?;
+            out.extend_from_slice(&ids);
+            self.cache.insert(key, t, ids.into());
+        }
+        Ok(())
     }
 
     /// Several texts at once, on the tokenizer's thread pool.
@@ -209,12 +266,22 @@ impl Tokenizer {
         self.splitter.is_some()
     }
 
+    /// Piece-cache counters plus the prompt cache's (a prompt that reused a cached prefix
+    /// counts as one hit).
     pub fn prefix_cache_stats(&self) -> CacheStats {
-        self.cache.stats()
+        let s = self.cache.stats();
+        let (entries, bytes, hits) = self.prompts.stats();
+        CacheStats {
+            entries: s.entries + entries,
+            bytes: s.bytes + bytes,
+            hits: s.hits + hits,
+            misses: s.misses,
+        }
     }
 
     pub fn clear_prefix_cache(&self) {
-        self.cache.clear()
+        self.cache.clear();
+        self.prompts.clear();
     }
 
     /// Decodes `ids`; unknown ids are ignored (as the `tokenizers` crate does).

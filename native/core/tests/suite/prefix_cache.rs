@@ -71,8 +71,69 @@ fn qwen3_multi_turn_history_hits_the_cache() {
         assert_eq!(tok.encode_cached(&history).unwrap(), m.encode(&history, false).unwrap());
         let after = tok.prefix_cache_stats();
         if turn > 0 {
-            assert!(after.hits >= before.hits + 1 + turn as u64, "turn {turn}: {after:?}");
+            // The earlier turns come from the prompt cache (one hit for the whole prefix).
+            assert!(after.hits > before.hits, "turn {turn}: {after:?}");
         }
         history.push_str(&format!("Answer {turn}. {}<|im_end|>\n", "because ".repeat(80)));
+    }
+}
+
+/// A prompt that differs from a cached one by one byte anywhere (an edit, a cut, an added
+/// token's text begun or broken right at the difference) encodes as a cold encode: the
+/// reused prefix stops before any place where the split could differ.
+#[test]
+fn one_byte_changes_after_a_cached_prompt_match_a_cold_encode() {
+    for name in ["qwen3", "llama3_1", "deepseek_v3", "gemma3"] {
+        let Some(m) = load(name) else { continue };
+        let tok = m.tokenizer();
+        if !tok.has_prefix_cache() {
+            continue;
+        }
+        let tokens: Vec<String> = m.info().special_tokens.iter().map(|t| t.content.clone()).collect();
+        let first = tokens.first().cloned().unwrap_or_else(|| "<|im_start|>".into());
+        let last = tokens.last().cloned().unwrap_or_else(|| "<|im_end|>".into());
+        let mut base = String::new();
+        for i in 0..12 {
+            base.push_str(&format!("{first}system {i}\n{}{last}\n", "Rules, rules: é 日本 🦊. ".repeat(12)));
+        }
+        base.push_str(&format!("{first}user\nQuestion?{last}{first}"));
+        let edits = |at: usize| -> Vec<String> {
+            let mut out = Vec::new();
+            let (head, tail) = base.split_at(at);
+            let rest = tail.get(1..).unwrap_or("");
+            if !tail.is_char_boundary(1.min(tail.len())) {
+                return out;
+            }
+            out.push(head.to_owned());
+            for rep in ["x", "<", &first[..first.len() - 1], first.as_str()] {
+                out.push(format!("{head}{rep}{rest}"));
+                out.push(format!("{head}{rep}{tail}"));
+            }
+            out
+        };
+        let mut near = vec![false; base.len() + 1];
+        for t in tokens.iter().chain([&first, &last]) {
+            for (s, _) in base.match_indices(t.as_str()) {
+                for p in s.saturating_sub(1)..=(s + t.len() + 1).min(base.len()) {
+                    near[p] = true;
+                }
+            }
+        }
+        let mut checked = 0;
+        for at in (0..=base.len()).filter(|&i| base.is_char_boundary(i)) {
+            // Every position next to or inside an added token, and every 61st elsewhere.
+            if !near[at] && at % 61 != 0 {
+                continue;
+            }
+            for text in edits(at) {
+                tok.clear_prefix_cache();
+                tok.encode_cached(&base).unwrap();
+                let cold = m.encode(&text, false).unwrap();
+                assert_eq!(tok.encode_cached(&text).unwrap(), cold, "{name}: edit at {at}: {text:?}");
+                checked += 1;
+            }
+        }
+        eprintln!("{name}: {checked} edited prompts");
+        assert!(tok.prefix_cache_stats().hits > 0, "{name}");
     }
 }

@@ -34,6 +34,16 @@ fn check_model(name: &str) -> (usize, Vec<String>) {
             add_generation_prompt: case["add_generation_prompt"].as_bool().unwrap(),
             kwargs_json: Some(&kwargs),
         };
+        // encode_chat renders into its own (reused) buffer: its ids must be those of the
+        // expected Python render, encoded.
+        match (model.encode_chat(&req), case.get("expected").and_then(Value::as_str)) {
+            (Ok(ids), Some(want)) if ids == model.encode(want, false).unwrap() => {}
+            (Err(_), None) => {}
+            (got, _) => failures.push(format!(
+                "{name}/{case_name}: encode_chat is not the encode of the expected render ({:?} ids)",
+                got.map(|ids| ids.len())
+            )),
+        }
         let got = model.render_chat(&req);
         match (&got, case.get("expected").and_then(Value::as_str)) {
             (Ok(out), Some(want)) if out == want => {}
