@@ -188,10 +188,13 @@ export class UwsExchange implements Exchange {
 
   writeEvent(chunk: string): Promise<void> | undefined {
     if (this.done) return undefined;
-    let ok = true;
-    this.res.cork(() => {
-      ok = this.res.write(chunk);
-    });
+    // Corked through a function made once (not a closure per event); cork runs it synchronously.
+    eventSlot.res = this.res;
+    eventSlot.chunk = chunk;
+    this.res.cork(writeEventCorked);
+    const ok = eventSlot.ok;
+    eventSlot.res = null;
+    eventSlot.chunk = '';
     if (ok) return undefined;
     // The chunk is buffered in uWS: pause the producer until the socket drains.
     this.pauses++;
@@ -239,4 +242,9 @@ export interface ExchangeOwner {
 const corked = { ex: null as UwsExchange | null, body: '', contentType: '', close: false, extra: NO_HEADERS };
 function writeCorked(): void {
   corked.ex!.writeResponse(corked.body, corked.contentType, corked.close, corked.extra);
+}
+
+const eventSlot = { res: null as HttpResponse | null, chunk: '', ok: true };
+function writeEventCorked(): void {
+  eventSlot.ok = eventSlot.res!.write(eventSlot.chunk);
 }

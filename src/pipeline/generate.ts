@@ -34,7 +34,7 @@ class RoutedGeneration implements Generation {
   events: AsyncIterable<EngineEvent>;
 
   constructor(model: ServedModel, promptIds: Uint32Array, params: GenerateParams, signal: AbortSignal, route: RouteHints) {
-    this.events = run(this, model, promptIds, params, signal, route);
+    this.events = new RoutedEvents(this, model, promptIds, params, signal, route);
   }
 
   get worker(): Worker {
@@ -88,32 +88,109 @@ export function generate(
   return new RoutedGeneration(model, promptIds, params, signal, route);
 }
 
-async function* run(gen: RoutedGeneration, model: ServedModel, promptIds: Uint32Array, params: GenerateParams, signal: AbortSignal, route: RouteHints): AsyncGenerator<EngineEvent> {
-  const routed = routerFor(model.pool).route({ tokens: promptIds, hints: route, signal });
-  const d = routed instanceof Promise ? await routed : routed;
-  gen.dispatch = d;
-  gen.dispatchedAt = performance.now();
-  if (d.dpRank !== undefined) params.dataParallelRank = d.dpRank;
-  const worker = d.worker;
-  worker.inflight++;
-  let produced = 0;
-  try {
-    for await (const ev of worker.client.generate(params, signal)) {
-      const fresh = ev.kind === 'chunk' ? ev.chunk.tokenIds.length : ev.done.outputIds.length;
-      if (fresh > 0 || ev.kind === 'done') {
-        if (produced === 0) d.firstToken();
-        produced += fresh;
-        d.output(produced);
+/**
+ * The routed token stream: routes on the first read, then hands each engine event on while
+ * keeping the worker's in-flight count and the router's load figures current. A plain
+ * iterator rather than an async generator: a generator layer cost several promise jobs per
+ * event, this costs one await.
+ */
+class RoutedEvents implements AsyncIterableIterator<EngineEvent> {
+  private d: Dispatch | null = null;
+  private inner: AsyncIterator<EngineEvent> | null = null;
+  private produced = 0;
+  /** Over: ended, failed or returned (later reads answer done). */
+  private closed = false;
+
+  constructor(
+    private readonly gen: RoutedGeneration,
+    private readonly model: ServedModel,
+    private readonly promptIds: Uint32Array,
+    private readonly params: GenerateParams,
+    private readonly signal: AbortSignal,
+    private readonly route: RouteHints,
+  ) {}
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  async next(): Promise<IteratorResult<EngineEvent>> {
+    if (this.closed) return DONE;
+    let inner = this.inner;
+    if (!inner) {
+      // Routing failures reach the caller as they are (no worker was taken yet).
+      let d: Dispatch;
+      try {
+        const routed = routerFor(this.model.pool).route({ tokens: this.promptIds, hints: this.route, signal: this.signal });
+        d = routed instanceof Promise ? await routed : routed;
+      } catch (err) {
+        this.closed = true;
+        throw err;
       }
-      yield ev;
+      this.d = d;
+      this.gen.dispatch = d;
+      this.gen.dispatchedAt = performance.now();
+      if (d.dpRank !== undefined) this.params.dataParallelRank = d.dpRank;
+      d.worker.inflight++;
+      try {
+        inner = this.inner = d.worker.client.generate(this.params, this.signal)[Symbol.asyncIterator]();
+      } catch (err) {
+        throw this.fail(err);
+      }
     }
-  } catch (err) {
-    throw engineFailure(model, worker, err);
-  } finally {
-    worker.inflight--;
-    d.done();
+    let step: IteratorResult<EngineEvent>;
+    try {
+      step = await inner.next();
+    } catch (err) {
+      throw this.fail(err);
+    }
+    if (step.done) {
+      this.finish();
+      return DONE;
+    }
+    const ev = step.value;
+    const fresh = ev.kind === 'chunk' ? ev.chunk.tokenIds.length : ev.done.outputIds.length;
+    if (fresh > 0 || ev.kind === 'done') {
+      const d = this.d!;
+      if (this.produced === 0) d.firstToken();
+      this.produced += fresh;
+      d.output(this.produced);
+    }
+    return step;
+  }
+
+  async return(): Promise<IteratorResult<EngineEvent>> {
+    if (this.closed) return DONE;
+    const inner = this.inner;
+    if (!inner) {
+      this.closed = true;
+      return DONE;
+    }
+    try {
+      await inner.return?.();
+    } catch (err) {
+      throw this.fail(err);
+    }
+    this.finish();
+    return DONE;
+  }
+
+  private finish(): void {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.d) {
+      this.d.worker.inflight--;
+      this.d.done();
+    }
+  }
+
+  private fail(err: unknown): ApiError {
+    this.finish();
+    return engineFailure(this.model, this.d!.worker, err);
   }
 }
+
+const DONE: IteratorResult<EngineEvent> = Object.freeze({ value: undefined, done: true }) as IteratorResult<EngineEvent>;
 
 /** An engine failure as the client sees it (a dead worker is marked down). */
 export function engineFailure(model: ServedModel, worker: Worker, err: unknown): ApiError {
