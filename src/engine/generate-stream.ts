@@ -55,112 +55,181 @@ export interface WireResponse {
 
 const ONCE: AddEventListenerOptions = { once: true };
 
-export async function* generateStream(
+export function generateStream(
   url: string,
   p: GenerateParams,
   signal: AbortSignal,
   open: () => ServerStream<WireResponse>,
   abort: (requestId: string, reason: string) => Promise<void>,
-): AsyncGenerator<EngineEvent> {
-  const id = p.requestId;
-  if (signal.aborted) {
-    throw new EngineError('aborted', `request ${id} aborted before it was sent to ${url}`, url);
-  }
-  const n = p.n === undefined || p.n <= 1 ? 1 : p.n;
-  let finished = false;
-  // Resolves true when the worker answered the Abort rpc.
-  let abortCall: Promise<boolean> | undefined;
-  const sendAbort = (reason: string): Promise<boolean> =>
-    (abortCall ??= abort(id, reason).then(() => true, () => false));
-  const wire = open();
-  const onAbort = () => {
-    if (finished) return;
+): AsyncIterableIterator<EngineEvent> {
+  return new GenerateEvents(url, p, signal, open, abort);
+}
+
+/**
+ * The loop of generateStream as a plain iterator rather than an async generator: a
+ * generator layer cost several promise jobs per message, this costs one await (none of its
+ * own when a message is already buffered beyond the wire's). Opens the stream on the first
+ * read, as a generator's body would.
+ */
+class GenerateEvents implements AsyncIterableIterator<EngineEvent> {
+  private readonly n: number;
+  private wire: ServerStream<WireResponse> | null = null;
+  /** Every choice is complete. */
+  private finished = false;
+  /** Resolves true when the worker answered the Abort rpc. */
+  private abortCall: Promise<boolean> | undefined;
+  /** Choices seen complete; a bit set is enough for the usual n = 1. */
+  private doneCount = 0;
+  private readonly doneIdx: Set<number> | undefined;
+  private workerGone = false;
+  private streamEnded = false;
+  /** Over: ended, failed or returned (later reads answer done). */
+  private closed = false;
+  private readonly onAbort = () => {
+    if (this.finished) return;
     // The stream is reset once the Abort rpc is answered, unless the worker
     // ended it first (then no RST_STREAM at all).
-    wire.cancel(sendAbort('client disconnected'));
+    this.wire!.cancel(this.sendAbort('client disconnected'));
   };
-  signal.addEventListener('abort', onAbort, ONCE);
 
-  // Choices seen complete; a bit set is enough for the usual n = 1.
-  let doneCount = 0;
-  const doneIdx = n === 1 ? undefined : new Set<number>();
-  let workerGone = false;
-  let streamEnded = false;
-  try {
-    for (;;) {
-      const step = await wire.next();
-      if (step.done) {
-        streamEnded = true;
-        break;
+  constructor(
+    private readonly url: string,
+    private readonly p: GenerateParams,
+    private readonly signal: AbortSignal,
+    private readonly open: () => ServerStream<WireResponse>,
+    private readonly abort: (requestId: string, reason: string) => Promise<void>,
+  ) {
+    this.n = p.n === undefined || p.n <= 1 ? 1 : p.n;
+    this.doneIdx = this.n === 1 ? undefined : new Set<number>();
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  private sendAbort(reason: string): Promise<boolean> {
+    return (this.abortCall ??= this.abort(this.p.requestId, reason).then(() => true, () => false));
+  }
+
+  async next(): Promise<IteratorResult<EngineEvent>> {
+    if (this.closed) return DONE;
+    const p = this.p;
+    let wire = this.wire;
+    if (!wire) {
+      if (this.signal.aborted) {
+        this.closed = true;
+        throw new EngineError('aborted', `request ${p.requestId} aborted before it was sent to ${this.url}`, this.url);
       }
-      const r = step.value.response;
-      if (r.case === 'chunk') {
-        const c = r.value;
-        if (c.tokenIds.length === 0 && !p.stream) continue;
-        const chunk: EngineEvent & { kind: 'chunk' } = {
-          kind: 'chunk',
-          chunk: {
-            tokenIds: c.tokenIds,
-            promptTokens: c.promptTokens,
-            completionTokens: c.completionTokens,
-            cachedTokens: c.cachedTokens,
-            index: c.index,
-          },
-        };
-        if (p.logprobs === true) chunk.chunk.logprobs = toLogprobs(c.outputLogprobs, c.tokenIds.length);
-        if (p.promptLogprobs !== undefined && c.inputLogprobs && c.inputLogprobs.tokenLogprobs.length > 0) {
-          chunk.chunk.promptLogprobs = toLogprobs(
-            { tokenLogprobs: c.inputLogprobs.tokenLogprobs.map((v) => v.value ?? NaN), topLogprobs: c.inputLogprobs.topLogprobs },
-            c.inputLogprobs.tokenLogprobs.length,
-          );
-        }
-        yield chunk;
-      } else if (r.case === 'complete') {
-        if (doneIdx) {
-          doneIdx.add(r.value.index);
-          doneCount = doneIdx.size;
-        } else doneCount = 1;
-        if (doneCount >= n) finished = true;
-        const done = toDone(r.value, p.stream);
-        if (p.logprobs === true && !p.stream) done.logprobs = toLogprobs(r.value.outputLogprobs, done.outputIds.length);
-        yield { kind: 'done', done };
+      try {
+        wire = this.wire = this.open();
+      } catch (err) {
+        this.closed = true;
+        throw err;
       }
+      this.signal.addEventListener('abort', this.onAbort, ONCE);
     }
-  } catch (err) {
-    if (signal.aborted) {
-      throw new EngineError('aborted', `request ${id} on ${url} aborted by caller`, url, { cause: err });
+    try {
+      for (;;) {
+        const step = await wire.next();
+        if (step.done) {
+          this.streamEnded = true;
+          break;
+        }
+        const r = step.value.response;
+        if (r.case === 'chunk') {
+          const c = r.value;
+          if (c.tokenIds.length === 0 && !p.stream) continue;
+          const chunk: EngineEvent & { kind: 'chunk' } = {
+            kind: 'chunk',
+            chunk: {
+              tokenIds: c.tokenIds,
+              promptTokens: c.promptTokens,
+              completionTokens: c.completionTokens,
+              cachedTokens: c.cachedTokens,
+              index: c.index,
+            },
+          };
+          if (p.logprobs === true) chunk.chunk.logprobs = toLogprobs(c.outputLogprobs, c.tokenIds.length);
+          if (p.promptLogprobs !== undefined && c.inputLogprobs && c.inputLogprobs.tokenLogprobs.length > 0) {
+            chunk.chunk.promptLogprobs = toLogprobs(
+              { tokenLogprobs: c.inputLogprobs.tokenLogprobs.map((v) => v.value ?? NaN), topLogprobs: c.inputLogprobs.topLogprobs },
+              c.inputLogprobs.tokenLogprobs.length,
+            );
+          }
+          return { value: chunk, done: false };
+        } else if (r.case === 'complete') {
+          if (this.doneIdx) {
+            this.doneIdx.add(r.value.index);
+            this.doneCount = this.doneIdx.size;
+          } else this.doneCount = 1;
+          if (this.doneCount >= this.n) this.finished = true;
+          const done = toDone(r.value, p.stream);
+          if (p.logprobs === true && !p.stream) done.logprobs = toLogprobs(r.value.outputLogprobs, done.outputIds.length);
+          return { value: { kind: 'done', done }, done: false };
+        }
+      }
+    } catch (err) {
+      const e = this.failure(err);
+      this.close();
+      throw e;
+    }
+    // The stream ended.
+    this.close();
+    if (!this.finished) {
+      const id = p.requestId;
+      if (this.signal.aborted) {
+        throw new EngineError('aborted', `request ${id} on ${this.url} aborted by caller`, this.url);
+      }
+      throw new EngineError('internal', `engine worker ${this.url} ended the stream of request ${id} after ${this.doneCount}/${this.n} completions`, this.url);
+    }
+    return DONE;
+  }
+
+  async return(): Promise<IteratorResult<EngineEvent>> {
+    if (!this.closed) {
+      if (this.wire) this.close();
+      else this.closed = true;
+    }
+    return DONE;
+  }
+
+  /** A failure of the stream as an EngineError (and whether the worker is gone). */
+  private failure(err: unknown): EngineError {
+    const { url } = this;
+    const id = this.p.requestId;
+    if (this.signal.aborted) {
+      return new EngineError('aborted', `request ${id} on ${url} aborted by caller`, url, { cause: err });
     }
     const e = EngineError.from(err, url, `Generate(${id})`);
-    workerGone = e.code === 'unavailable' || e.code === 'aborted' || e.code === 'timeout';
+    this.workerGone = e.code === 'unavailable' || e.code === 'aborted' || e.code === 'timeout';
     if (e.code === 'aborted') {
       // We did not cancel, so the worker (or the network) reset the stream.
       const why = ConnectError.from(err).rawMessage;
-      throw new EngineError('unavailable', `stream of request ${id} was reset by engine worker ${url} (${why})`, url, { cause: err });
+      return new EngineError('unavailable', `stream of request ${id} was reset by engine worker ${url} (${why})`, url, { cause: err });
     }
-    throw e;
-  } finally {
-    signal.removeEventListener('abort', onAbort);
-    if (!streamEnded) {
-      if (finished) {
-        // Every choice is complete; only the trailers are still on the way.
-        // Resetting the stream here would send an RST_STREAM per request,
-        // and servers treat a flood of those as an attack (nghttp2 answers
-        // GOAWAY INTERNAL_ERROR after ~1000), so read it to its end instead.
-        wire.detach();
-      } else {
-        // Consumer stopped early or the stream failed: free the worker's slot
-        // (pointless when the worker is unreachable).
-        wire.cancel(workerGone ? undefined : sendAbort('stream closed early'));
-      }
-    }
+    return e;
   }
-  if (!finished) {
-    if (signal.aborted) {
-      throw new EngineError('aborted', `request ${id} on ${url} aborted by caller`, url);
+
+  /** What the generator's finally did: stop listening for aborts, and settle the stream. */
+  private close(): void {
+    this.closed = true;
+    this.signal.removeEventListener('abort', this.onAbort);
+    if (this.streamEnded) return;
+    if (this.finished) {
+      // Every choice is complete; only the trailers are still on the way.
+      // Resetting the stream here would send an RST_STREAM per request,
+      // and servers treat a flood of those as an attack (nghttp2 answers
+      // GOAWAY INTERNAL_ERROR after ~1000), so read it to its end instead.
+      this.wire!.detach();
+    } else {
+      // Consumer stopped early or the stream failed: free the worker's slot
+      // (pointless when the worker is unreachable).
+      this.wire!.cancel(this.workerGone ? undefined : this.sendAbort('stream closed early'));
     }
-    throw new EngineError('internal', `engine worker ${url} ended the stream of request ${id} after ${doneCount}/${n} completions`, url);
   }
 }
+
+const DONE: IteratorResult<EngineEvent> = Object.freeze({ value: undefined, done: true }) as IteratorResult<EngineEvent>;
 
 /**
  * A Connect client's server stream as a ServerStream: cancel() aborts the

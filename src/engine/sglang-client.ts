@@ -57,7 +57,7 @@ export class SglangEngineClient implements EngineClient {
     this.rpc = createClient(SglangScheduler, this.conn.transport);
   }
 
-  generate(p: GenerateParams, signal: AbortSignal): AsyncGenerator<EngineEvent> {
+  generate(p: GenerateParams, signal: AbortSignal): AsyncIterableIterator<EngineEvent> {
     return generateStream(
       this.url, p, signal,
       () => this.conn.generate<WireResponse>(GENERATE_PATH, decodeSglangResponse, () => encodeSglangGenerate(p), (cancel) => this.rpc.generate(buildGenerateRequest(p), { signal: cancel })),

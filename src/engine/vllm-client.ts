@@ -60,7 +60,7 @@ export class VllmEngineClient implements EngineClient {
     this.rpc = createClient(VllmEngine, this.conn.transport);
   }
 
-  generate(p: GenerateParams, signal: AbortSignal): AsyncGenerator<EngineEvent> {
+  generate(p: GenerateParams, signal: AbortSignal): AsyncIterableIterator<EngineEvent> {
     return generateStream(
       this.url, p, signal,
       () => accumulate(this.conn.generate<WireResponse>(GENERATE_PATH, decodeVllmResponse, () => encodeVllmGenerate(p), (cancel) => this.rpc.generate(buildVllmGenerateRequest(p), { signal: cancel })), p.stream),
