@@ -33,7 +33,7 @@ export interface ChatTurn {
 export interface ChatTurnRun {
   promptIds: Uint32Array;
   route: RouteHints;
-  decoded: AsyncGenerator<OutputEvent>;
+  decoded: AsyncIterableIterator<OutputEvent>;
   plan: ParsingPlan | null;
 }
 

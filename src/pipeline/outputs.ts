@@ -4,6 +4,7 @@
 
 import { ApiError } from '../protocol/errors.js';
 import type { Generation } from './generate.js';
+import type { EngineEvent } from '../engine/types.js';
 import { ChoiceDecoder, finishReasonOf, type FinishReason, type OutputRules } from './postprocess.js';
 import type { ServedModel } from './served-model.js';
 import type { SamplingOptions } from '../protocol/sampling.js';
@@ -47,136 +48,220 @@ class TextOutput {
     private readonly counts: () => TokenCounts,
   ) {}
 
+  private frozen: TokenCounts | null = null;
+
   get usage(): TokenCounts {
-    return this.counts();
+    return this.frozen ?? this.counts();
+  }
+
+  /** Keep the usage as of now (more events of the same engine message follow it). */
+  freeze(): void {
+    this.frozen = this.counts();
   }
 }
 
-export async function* decodeOutputs(model: ServedModel, gen: Generation, opts: OutputOptions): AsyncGenerator<OutputEvent> {
-  const decoders: ChoiceDecoder[] = [];
-  const ids: number[][] | null = opts.collectTokenIds ? Array.from({ length: opts.n }, () => []) : null;
-  const finished = new Array<boolean>(opts.n).fill(false);
-  let remaining = opts.n;
-  let promptTokens = 0;
-  let cachedTokens = 0;
-  const counts = (): TokenCounts => ({
-    promptTokens,
-    completionTokens: decoders.reduce((s, x) => s + (x?.completionTokens ?? 0), 0),
-    cachedTokens,
+/**
+ * The output events of a generation. A plain iterator rather than an async generator: a
+ * generator layer cost several promise jobs per event. The events one engine message makes
+ * (text, a held tail, a finish, the end) are queued and handed out one per read; the next
+ * engine message is read only once they are all out, so a text event's lazy usage and a
+ * logprobs tap still see the state as of that event.
+ */
+export function decodeOutputs(model: ServedModel, gen: Generation, opts: OutputOptions): AsyncIterableIterator<OutputEvent> {
+  return new DecodedOutputs(model, gen, opts);
+}
+
+class DecodedOutputs implements AsyncIterableIterator<OutputEvent> {
+  private readonly decoders: ChoiceDecoder[] = [];
+  private readonly ids: number[][] | null;
+  private readonly finished: boolean[];
+  private remaining: number;
+  private promptTokens = 0;
+  private cachedTokens = 0;
+  private readonly counts = (): TokenCounts => ({
+    promptTokens: this.promptTokens,
+    completionTokens: this.decoders.reduce((s, x) => s + (x?.completionTokens ?? 0), 0),
+    cachedTokens: this.cachedTokens,
   });
-  const decoder = (i: number): ChoiceDecoder => {
-    if (i < 0 || i >= opts.n) throw new ApiError(502, `the engine sent output for choice ${i} of ${opts.n}`, { code: 'engine_error' });
-    return (decoders[i] ??= new ChoiceDecoder(model, opts));
-  };
-
-  const stats = model.stats;
-  let last = -1;
-
-  // Flush a choice's held text (returned, or null) and mark it ended; then its finish event.
-  // (Plain functions, not a nested async generator: that cost a generator and promises per choice.)
-  const closeTail = (index: number): TextOutput | null => {
-    const tail = decoder(index).finish();
-    finished[index] = true;
-    remaining--;
-    return tail ? new TextOutput(index, tail, NO_IDS, counts) : null;
-  };
-  const finishEvent = (index: number, reason: FinishReason, matchedStop: string | number | null): OutputEvent => ({
-    kind: 'finish',
-    index,
-    reason,
-    completionTokens: decoder(index).completionTokens,
-    matchedStop,
-    usage: counts(),
-    tokenIds: ids ? ids[index] : null,
-  });
-
-  const end = (): OutputEvent => {
-    const usage = counts();
-    stats.outputTokens.observe(usage.completionTokens);
-    stats.cachedTokens.observe(usage.cachedTokens);
-    return { kind: 'end', usage };
-  };
+  private last = -1;
   // Whether every choice that Portico ended before the engine did ended on a rule the engine
   // applies too: the token limit (it gets the same max_new_tokens), or a stop token (it gets
   // stop_token_ids and ignore_eos, and knows the model's EOS). Stop strings are Portico's alone.
-  let engineEndsItself = true;
-  const it = gen.events[Symbol.asyncIterator]();
+  private engineEndsItself = true;
+  private it: AsyncIterator<EngineEvent> | null = null;
   // The engine stream is open and not failing: leaving must either abort it or read it out.
-  let open = false;
-  try {
-    for (;;) {
-      open = false;
-      const step = await it.next();
-      if (step.done) break;
-      open = true;
-      const ev = step.value;
-      const now = performance.now();
-      const fresh = ev.kind === 'chunk' ? ev.chunk.tokenIds.length : ev.done.outputIds.length;
-      if (fresh > 0) {
-        if (last < 0) {
-          if (opts.arrived !== undefined) stats.ttft.observe((now - opts.arrived) / 1000);
-        } else {
-          const perToken = (now - last) / 1000 / fresh;
-          for (let k = 0; k < fresh; k++) stats.itl.observe(perToken);
-        }
-        last = now;
-      }
-      if (ev.kind === 'chunk') {
-        const c = ev.chunk;
-        promptTokens = c.promptTokens;
-        cachedTokens = Math.max(cachedTokens, c.cachedTokens);
-        const dec = decoder(c.index);
-        if (finished[c.index]) continue; // a stop already ended this choice here
-        const text = dec.push(c.tokenIds);
-        if (ids) ids[c.index].push(...c.tokenIds);
-        if (text) yield new TextOutput(c.index, text, c.tokenIds, counts);
-        if (!dec.finished) continue;
-        // A stop string, stop token or the token limit ended the choice before the engine
-        // did: finish it now; once every choice is over, leaving the loop aborts the request
-        // unless the engine is about to end it too (see the finally below).
-        engineEndsItself &&= enforcedByEngine(dec);
-        const reason = dec.finishReason ?? 'stop';
-        const matchedStop = dec.matchedStop;
-        const tail = closeTail(c.index);
-        if (tail) yield tail;
-        yield finishEvent(c.index, reason, matchedStop);
-        if (remaining === 0) {
-          yield end();
-          return;
-        }
-        continue;
-      }
-      const d = ev.done;
-      promptTokens = d.promptTokens;
-      cachedTokens = Math.max(cachedTokens, d.cachedTokens);
-      if (finished[d.index]) continue;
-      const dec = decoder(d.index);
-      if (d.outputIds.length > 0) {
-        if (ids) ids[d.index].push(...d.outputIds);
-        const text = dec.push(d.outputIds);
-        if (text) yield new TextOutput(d.index, text, d.outputIds, counts);
-      }
-      const reason = dec.finishReason ?? finishReasonOf(d.finishReason);
-      const matchedStop = dec.matchedStop ?? d.matchedStopStr ?? null;
-      const tail = closeTail(d.index);
-      if (tail) yield tail;
-      yield finishEvent(d.index, reason, matchedStop);
-      if (remaining === 0) {
-        yield end();
-        return;
-      }
+  private open = false;
+  /** Events made from the last engine message, not handed out yet. */
+  private readonly out: OutputEvent[] = [];
+  private outHead = 0;
+  /** The end event is queued: the next read after it settles the engine stream. */
+  private ending = false;
+  private closed = false;
+
+  constructor(
+    private readonly model: ServedModel,
+    private readonly gen: Generation,
+    private readonly opts: OutputOptions,
+  ) {
+    this.ids = opts.collectTokenIds ? Array.from({ length: opts.n }, () => []) : null;
+    this.finished = new Array<boolean>(opts.n).fill(false);
+    this.remaining = opts.n;
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  private decoder(i: number): ChoiceDecoder {
+    if (i < 0 || i >= this.opts.n) throw new ApiError(502, `the engine sent output for choice ${i} of ${this.opts.n}`, { code: 'engine_error' });
+    return (this.decoders[i] ??= new ChoiceDecoder(this.model, this.opts));
+  }
+
+  // Flush a choice's held text (returned, or null) and mark it ended; then its finish event.
+  private closeTail(index: number): TextOutput | null {
+    const tail = this.decoder(index).finish();
+    this.finished[index] = true;
+    this.remaining--;
+    return tail ? new TextOutput(index, tail, NO_IDS, this.counts) : null;
+  }
+
+  private finishEvent(index: number, reason: FinishReason, matchedStop: string | number | null): OutputEvent {
+    return {
+      kind: 'finish',
+      index,
+      reason,
+      completionTokens: this.decoder(index).completionTokens,
+      matchedStop,
+      usage: this.counts(),
+      tokenIds: this.ids ? this.ids[index] : null,
+    };
+  }
+
+  private end(): OutputEvent {
+    const usage = this.counts();
+    const stats = this.model.stats;
+    stats.outputTokens.observe(usage.completionTokens);
+    stats.cachedTokens.observe(usage.cachedTokens);
+    return { kind: 'end', usage };
+  }
+
+  /** A choice is over: its held tail, its finish, and the end once every choice is. */
+  private over(index: number, reason: FinishReason, matchedStop: string | number | null): void {
+    const out = this.out;
+    // A text event queued before this one keeps the usage as of itself.
+    const prev = out.length > 0 ? out[out.length - 1] : undefined;
+    if (prev instanceof TextOutput) prev.freeze();
+    const tail = this.closeTail(index);
+    if (tail) {
+      out.push(tail);
+      tail.freeze();
     }
-  } finally {
-    // Every choice is answered, or the consumer stopped reading. When the engine ends the
-    // request by itself right after (max_tokens, a stop token), read the rest of its stream
-    // in the background: aborting would cost an Abort rpc and a stream reset per request
-    // (the usual case for short max_tokens). Otherwise abort it.
-    if (open) {
-      if (remaining === 0 && engineEndsItself) drain(it);
-      else await it.return?.();
+    out.push(this.finishEvent(index, reason, matchedStop));
+    if (this.remaining === 0) {
+      out.push(this.end());
+      this.ending = true;
     }
   }
-  throw new ApiError(502, 'the engine ended the stream before every choice finished', { code: 'engine_error' });
+
+  private take(): IteratorResult<OutputEvent> {
+    const value = this.out[this.outHead]!;
+    this.out[this.outHead++] = undefined as unknown as OutputEvent;
+    if (this.outHead === this.out.length) {
+      this.out.length = 0;
+      this.outHead = 0;
+    }
+    return { value, done: false };
+  }
+
+  async next(): Promise<IteratorResult<OutputEvent>> {
+    if (this.outHead < this.out.length) return this.take();
+    if (this.closed) return DONE;
+    if (this.ending) {
+      await this.settle();
+      return DONE;
+    }
+    const it = (this.it ??= this.gen.events[Symbol.asyncIterator]());
+    const opts = this.opts;
+    const stats = this.model.stats;
+    try {
+      for (;;) {
+        this.open = false;
+        const step = await it.next();
+        if (step.done) break;
+        this.open = true;
+        const ev = step.value;
+        const now = performance.now();
+        const fresh = ev.kind === 'chunk' ? ev.chunk.tokenIds.length : ev.done.outputIds.length;
+        if (fresh > 0) {
+          if (this.last < 0) {
+            if (opts.arrived !== undefined) stats.ttft.observe((now - opts.arrived) / 1000);
+          } else {
+            const perToken = (now - this.last) / 1000 / fresh;
+            for (let k = 0; k < fresh; k++) stats.itl.observe(perToken);
+          }
+          this.last = now;
+        }
+        if (ev.kind === 'chunk') {
+          const c = ev.chunk;
+          this.promptTokens = c.promptTokens;
+          this.cachedTokens = Math.max(this.cachedTokens, c.cachedTokens);
+          const dec = this.decoder(c.index);
+          if (this.finished[c.index]) continue; // a stop already ended this choice here
+          const text = dec.push(c.tokenIds);
+          if (this.ids) this.ids[c.index].push(...c.tokenIds);
+          if (!dec.finished) {
+            if (text) return { value: new TextOutput(c.index, text, c.tokenIds, this.counts), done: false };
+            continue;
+          }
+          if (text) this.out.push(new TextOutput(c.index, text, c.tokenIds, this.counts));
+          // A stop string, stop token or the token limit ended the choice before the engine
+          // did: finish it now; once every choice is over, the read after the end aborts the
+          // request unless the engine is about to end it too (see settle()).
+          this.engineEndsItself &&= enforcedByEngine(dec);
+          this.over(c.index, dec.finishReason ?? 'stop', dec.matchedStop);
+          return this.take();
+        }
+        const d = ev.done;
+        this.promptTokens = d.promptTokens;
+        this.cachedTokens = Math.max(this.cachedTokens, d.cachedTokens);
+        if (this.finished[d.index]) continue;
+        const dec = this.decoder(d.index);
+        if (d.outputIds.length > 0) {
+          if (this.ids) this.ids[d.index].push(...d.outputIds);
+          const text = dec.push(d.outputIds);
+          if (text) this.out.push(new TextOutput(d.index, text, d.outputIds, this.counts));
+        }
+        this.over(d.index, dec.finishReason ?? finishReasonOf(d.finishReason), dec.matchedStop ?? d.matchedStopStr ?? null);
+        return this.take();
+      }
+    } catch (err) {
+      await this.settle();
+      throw err;
+    }
+    this.closed = true;
+    throw new ApiError(502, 'the engine ended the stream before every choice finished', { code: 'engine_error' });
+  }
+
+  async return(): Promise<IteratorResult<OutputEvent>> {
+    this.out.length = 0;
+    this.outHead = 0;
+    await this.settle();
+    return DONE;
+  }
+
+  // Every choice is answered, or the consumer stopped reading. When the engine ends the
+  // request by itself right after (max_tokens, a stop token), read the rest of its stream
+  // in the background: aborting would cost an Abort rpc and a stream reset per request
+  // (the usual case for short max_tokens). Otherwise abort it.
+  private async settle(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (!this.open) return;
+    this.open = false;
+    const it = this.it!;
+    if (this.remaining === 0 && this.engineEndsItself) drain(it);
+    else await it.return?.();
+  }
 }
 
 /** Whether a choice Portico ended ended on a rule the engine applies too (see decodeOutputs). */
@@ -206,3 +291,4 @@ function drain(it: AsyncIterator<unknown>): void {
 }
 
 const NO_IDS: readonly number[] = Object.freeze([]);
+const DONE: IteratorResult<OutputEvent> = Object.freeze({ value: undefined, done: true }) as IteratorResult<OutputEvent>;
