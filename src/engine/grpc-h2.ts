@@ -139,7 +139,7 @@ class H2ServerStream<T> implements ServerStream<T> {
     this.fail(new ConnectError('stream cancelled by the client', Code.Canceled));
     const reset = () => {
       const s = this.stream;
-      if (s && !s.closed && !s.destroyed) s.close(NGHTTP2_CANCEL);
+      if (s && !s.closed && !s.destroyed && sessionOpen(s)) s.close(NGHTTP2_CANCEL);
     };
     if (!after || !this.stream) {
       reset();
@@ -169,7 +169,7 @@ class H2ServerStream<T> implements ServerStream<T> {
   attach(s: http2.ClientHttp2Stream, body: Buffer): void {
     this.stream = s;
     if (this.cancelled) {
-      s.close(NGHTTP2_CANCEL);
+      if (sessionOpen(s)) s.close(NGHTTP2_CANCEL);
       return;
     }
     // The same five listener functions for every stream, finding this object
@@ -230,7 +230,7 @@ class H2ServerStream<T> implements ServerStream<T> {
       if (buf.length - off - 5 < len) break;
       if (flags & 1) {
         this.fail(new ConnectError('worker sent a compressed message without negotiating an encoding', Code.Internal));
-        this.stream?.close(NGHTTP2_CANCEL);
+        if (sessionOpen(this.stream)) this.stream?.close(NGHTTP2_CANCEL);
         return;
       }
       let msg: T;
@@ -238,7 +238,7 @@ class H2ServerStream<T> implements ServerStream<T> {
         msg = this.decode(buf.subarray(off + 5, off + 5 + len));
       } catch (err) {
         this.fail(new ConnectError(`cannot decode a response message: ${String(err)}`, Code.Internal));
-        this.stream?.close(NGHTTP2_CANCEL);
+        if (sessionOpen(this.stream)) this.stream?.close(NGHTTP2_CANCEL);
         return;
       }
       off += 5 + len;
@@ -382,4 +382,16 @@ export function mapStream<A, B>(s: ServerStream<A>, f: (a: A) => B): ServerStrea
     cancel: (after) => s.cancel(after),
     detach: () => s.detach(),
   };
+}
+
+/**
+ * Whether resetting a stream of this session is still meaningful and safe. Once the
+ * session is closing or destroyed (the engine went away, or Portico is shutting down) the
+ * connection takes its streams with it; and Node 20's RST_STREAM on such a session could
+ * loop inside Http2Session::SendPendingData until it threw std::bad_alloc (seen when a
+ * SIGTERM drain aborted in-flight requests while the engine was being stopped too).
+ */
+function sessionOpen(s: http2.ClientHttp2Stream | undefined): boolean {
+  const session = s?.session;
+  return session !== undefined && !session.closed && !session.destroyed;
 }
