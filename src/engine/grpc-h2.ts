@@ -137,10 +137,7 @@ class H2ServerStream<T> implements ServerStream<T> {
     this.queue.length = 0;
     this.head = 0;
     this.fail(new ConnectError('stream cancelled by the client', Code.Canceled));
-    const reset = () => {
-      const s = this.stream;
-      if (s && !s.closed && !s.destroyed && sessionOpen(s)) s.close(NGHTTP2_CANCEL);
-    };
+    const reset = () => this.reset();
     if (!after || !this.stream) {
       reset();
       return;
@@ -165,11 +162,24 @@ class H2ServerStream<T> implements ServerStream<T> {
     }
   }
 
+  /**
+   * Reset the stream (RST_STREAM CANCEL) unless it is over or its session is closing or
+   * destroyed: the connection then takes its streams with it, and Node 20's RST_STREAM on
+   * such a session could loop inside Http2Session::SendPendingData until it threw
+   * std::bad_alloc (seen when a SIGTERM drain aborted in-flight requests while the engine
+   * was being stopped too).
+   */
+  private reset(): void {
+    const s = this.stream;
+    const session = s?.session;
+    if (s && !s.closed && !s.destroyed && session && !session.closed && !session.destroyed) s.close(NGHTTP2_CANCEL);
+  }
+
   /** @internal (called by the shared stream listeners below) */
   attach(s: http2.ClientHttp2Stream, body: Buffer): void {
     this.stream = s;
     if (this.cancelled) {
-      if (sessionOpen(s)) s.close(NGHTTP2_CANCEL);
+      this.reset();
       return;
     }
     // The same five listener functions for every stream, finding this object
@@ -230,7 +240,7 @@ class H2ServerStream<T> implements ServerStream<T> {
       if (buf.length - off - 5 < len) break;
       if (flags & 1) {
         this.fail(new ConnectError('worker sent a compressed message without negotiating an encoding', Code.Internal));
-        if (sessionOpen(this.stream)) this.stream?.close(NGHTTP2_CANCEL);
+        this.reset();
         return;
       }
       let msg: T;
@@ -238,7 +248,7 @@ class H2ServerStream<T> implements ServerStream<T> {
         msg = this.decode(buf.subarray(off + 5, off + 5 + len));
       } catch (err) {
         this.fail(new ConnectError(`cannot decode a response message: ${String(err)}`, Code.Internal));
-        if (sessionOpen(this.stream)) this.stream?.close(NGHTTP2_CANCEL);
+        this.reset();
         return;
       }
       off += 5 + len;
@@ -382,16 +392,4 @@ export function mapStream<A, B>(s: ServerStream<A>, f: (a: A) => B): ServerStrea
     cancel: (after) => s.cancel(after),
     detach: () => s.detach(),
   };
-}
-
-/**
- * Whether resetting a stream of this session is still meaningful and safe. Once the
- * session is closing or destroyed (the engine went away, or Portico is shutting down) the
- * connection takes its streams with it; and Node 20's RST_STREAM on such a session could
- * loop inside Http2Session::SendPendingData until it threw std::bad_alloc (seen when a
- * SIGTERM drain aborted in-flight requests while the engine was being stopped too).
- */
-function sessionOpen(s: http2.ClientHttp2Stream | undefined): boolean {
-  const session = s?.session;
-  return session !== undefined && !session.closed && !session.destroyed;
 }
