@@ -8,19 +8,28 @@ import assert from 'node:assert/strict';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { startPortico, QWEN3, type Proc } from './helpers/portico.js';
+import { startMockEngine, type MockEngine } from '../src/mock/engine-server.js';
+import { Model } from '../src/native/core.js';
 
 const MODEL = 'qwen3';
 let server: Proc;
+let engine: MockEngine;
 let anthropic: Anthropic;
 let openai: OpenAI;
 
 before(async () => {
-  server = await startPortico(['serve', '--http-port', '0', '--host', '127.0.0.1', '--model-path', QWEN3, '--model-name', MODEL, '--mock', 'sim', '--mock-workers', '1']);
+  // The Anthropic API has no ignore_eos: a simulated engine that never draws EOS makes every
+  // answer exactly max_tokens long (by default it ends with EOS 2% of steps, which made the
+  // output counts below fail now and then).
+  const info = Model.load(QWEN3).info();
+  engine = await startMockEngine({ port: 0, mode: 'sim', eosTokenIds: info.eosTokenIds, vocabSize: info.vocabSize, servedModelName: MODEL, eosProbability: 0 });
+  server = await startPortico(['serve', '--http-port', '0', '--host', '127.0.0.1', '--model-path', QWEN3, '--model-name', MODEL, '--worker', engine.url]);
   anthropic = new Anthropic({ baseURL: server.url, apiKey: 'unused', maxRetries: 0 });
   openai = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'unused', maxRetries: 0 });
 });
 after(async () => {
   await server?.stop();
+  await engine?.close();
 });
 
 // Long enough to fill several KV blocks, distinct per test so that caches do not mix.
@@ -64,6 +73,7 @@ test('streaming: message_start and message_delta carry the split, and the SDK as
   assert.equal(delta.input_tokens, start.input_tokens);
   assert.equal(delta.cache_read_input_tokens, read);
   assert.equal(delta.output_tokens, 3);
+  assert.equal(m.stop_reason, 'max_tokens');
   assert.deepEqual({ input: m.usage.input_tokens, read: m.usage.cache_read_input_tokens, output: m.usage.output_tokens }, { input: whole - read, read, output: 3 });
 });
 
