@@ -62,8 +62,9 @@ pub unsafe fn get_u32(env: Env, v: Value) -> Option<u32> {
     unsafe { ok(sys::napi_get_value_uint32(env, v, &mut n)).then_some(n) }
 }
 
-/// A JS array of numbers; None if `v` is not one.
-pub unsafe fn get_u32_array(env: Env, v: Value) -> Option<Vec<u32>> {
+/// The elements of the JS array `v`, each read by `read`; None if `v` is not an array or
+/// `read` refuses an element.
+pub unsafe fn get_array<T>(env: Env, v: Value, mut read: impl FnMut(Env, Value) -> Option<T>) -> Option<Vec<T>> {
     let mut len = 0u32;
     unsafe {
         if !ok(sys::napi_get_array_length(env, v, &mut len)) {
@@ -75,29 +76,20 @@ pub unsafe fn get_u32_array(env: Env, v: Value) -> Option<Vec<u32>> {
             if !ok(sys::napi_get_element(env, v, i, &mut e)) {
                 return None;
             }
-            out.push(get_u32(env, e)?);
+            out.push(read(env, e)?);
         }
         Some(out)
     }
 }
 
+/// A JS array of numbers; None if `v` is not one.
+pub unsafe fn get_u32_array(env: Env, v: Value) -> Option<Vec<u32>> {
+    unsafe { get_array(env, v, |env, e| get_u32(env, e)) }
+}
+
 /// A JS array of strings; None if `v` is not one.
 pub unsafe fn get_string_array(env: Env, v: Value) -> Option<Vec<String>> {
-    let mut len = 0u32;
-    unsafe {
-        if !ok(sys::napi_get_array_length(env, v, &mut len)) {
-            return None;
-        }
-        let mut out = Vec::with_capacity(len as usize);
-        for i in 0..len {
-            let mut e = ptr::null_mut();
-            if !ok(sys::napi_get_element(env, v, i, &mut e)) {
-                return None;
-            }
-            out.push(get_string(env, e)?);
-        }
-        Some(out)
-    }
+    unsafe { get_array(env, v, |env, e| get_string(env, e)) }
 }
 
 pub unsafe fn get_string(env: Env, v: Value) -> Option<String> {
