@@ -32,10 +32,14 @@ export const VLLM_RESPONSE: ResponseLayout = {
   chunk: 1, complete: 2, chunkInputLogprobs: 6, chunkIndex: 7, completeIndex: 8, matchedTokenId: 10, matchedStopStr: 11,
 };
 
+/** Reads one field's value into `into` (or skips it); the tag is already read. */
+type Visit<T> = (r: Reader, into: T, field: number, wire: number) => void;
+
 class Reader {
-  pos: number;
-  constructor(readonly b: Uint8Array, start: number, public end: number) {
-    this.pos = start;
+  pos = 0;
+  end: number;
+  constructor(readonly b: Uint8Array, readonly layout: ResponseLayout) {
+    this.end = b.length;
   }
 
   varint(): number {
@@ -124,6 +128,26 @@ class Reader {
     while (this.pos < e) out.push(this.float());
     if (this.pos !== e) throw new Error('packed field overran its length');
   }
+
+  /** Each field up to `end`, handed to `visit` with `into`; returns `into`. */
+  fields<T>(into: T, visit: Visit<T>): T {
+    while (this.pos < this.end) {
+      const tag = this.varint();
+      visit(this, into, tag >>> 3, tag & 7);
+    }
+    return into;
+  }
+
+  /** A nested message (pos at its length): its fields as `fields` hands them out, with
+   * the reader's end at the message's end meanwhile; returns `into`. */
+  message<T>(into: T, visit: Visit<T>): T {
+    const e = this.lenEnd();
+    const outer = this.end;
+    this.end = e;
+    this.fields(into, visit);
+    this.end = outer;
+    return into;
+  }
 }
 
 const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
@@ -132,135 +156,80 @@ const u8 = new Uint8Array(f32.buffer);
 
 /** Decode one GenerateResponse message. */
 export function decodeGenerateResponse(bytes: Uint8Array, layout: ResponseLayout): WireResponse {
-  const r = new Reader(bytes, 0, bytes.length);
-  let res: WireResponse = { response: { case: undefined } };
-  while (r.pos < r.end) {
-    const tag = r.varint();
-    const field = tag >>> 3;
-    const wire = tag & 7;
-    if (wire === 2 && field === layout.chunk) {
-      const e = r.lenEnd();
-      res = { response: { case: 'chunk', value: readChunk(r, e, layout) } };
-    } else if (wire === 2 && field === layout.complete) {
-      const e = r.lenEnd();
-      res = { response: { case: 'complete', value: readComplete(r, e, layout) } };
-    } else r.skip(wire);
-  }
-  return res;
+  return new Reader(bytes, layout).fields<WireResponse>({ response: { case: undefined } }, readResponse);
 }
 
-/** Reads fields until `end`, then restores the reader's outer end. */
-function readChunk(r: Reader, end: number, layout: ResponseLayout): WireChunk {
-  const outer = r.end;
-  r.end = end;
-  const c: WireChunk = {
-    tokenIds: [], promptTokens: 0, completionTokens: 0, cachedTokens: 0, index: 0,
-    outputLogprobs: undefined, inputLogprobs: undefined,
-  };
-  while (r.pos < end) {
-    const tag = r.varint();
-    const field = tag >>> 3;
-    const wire = tag & 7;
-    if (field === 1 && (wire === 0 || wire === 2)) r.uint32s(wire, c.tokenIds);
-    else if (field === 2 && wire === 0) c.promptTokens = r.varint();
-    else if (field === 3 && wire === 0) c.completionTokens = r.varint();
-    else if (field === 4 && wire === 0) c.cachedTokens = r.varint();
-    else if (field === 5 && wire === 2) c.outputLogprobs = readOutputLogprobs(r, c.outputLogprobs);
-    else if (field === layout.chunkInputLogprobs && wire === 2) c.inputLogprobs = readInputLogprobs(r, c.inputLogprobs);
-    else if (field === layout.chunkIndex && wire === 0) c.index = r.varint();
-    else r.skip(wire);
-  }
-  r.end = outer;
-  return c;
+// Each read* below is the Visit of one message: the fields Portico reads, by number and
+// wire type; every other field is skipped.
+
+function readResponse(r: Reader, res: WireResponse, field: number, wire: number): void {
+  if (wire === 2 && field === r.layout.chunk) res.response = { case: 'chunk', value: r.message(newChunk(), readChunk) };
+  else if (wire === 2 && field === r.layout.complete) res.response = { case: 'complete', value: r.message(newComplete(), readComplete) };
+  else r.skip(wire);
 }
 
-function readComplete(r: Reader, end: number, layout: ResponseLayout): WireComplete {
-  const outer = r.end;
-  r.end = end;
-  const c: WireComplete = {
-    outputIds: [], finishReason: '', promptTokens: 0, completionTokens: 0, cachedTokens: 0, index: 0,
-    outputLogprobs: undefined, matchedStop: { case: undefined },
-  };
-  while (r.pos < end) {
-    const tag = r.varint();
-    const field = tag >>> 3;
-    const wire = tag & 7;
-    if (field === 1 && (wire === 0 || wire === 2)) r.uint32s(wire, c.outputIds);
-    else if (field === 2 && wire === 2) c.finishReason = r.string();
-    else if (field === 3 && wire === 0) c.promptTokens = r.varint();
-    else if (field === 4 && wire === 0) c.completionTokens = r.varint();
-    else if (field === 5 && wire === 0) c.cachedTokens = r.varint();
-    else if (field === 6 && wire === 2) c.outputLogprobs = readOutputLogprobs(r, c.outputLogprobs);
-    else if (field === layout.completeIndex && wire === 0) c.index = r.varint();
-    else if (field === layout.matchedTokenId && wire === 0) c.matchedStop = { case: 'matchedTokenId', value: r.varint() };
-    else if (field === layout.matchedStopStr && wire === 2) c.matchedStop = { case: 'matchedStopStr', value: r.string() };
-    else r.skip(wire);
-  }
-  r.end = outer;
-  return c;
+const newChunk = (): WireChunk => ({
+  tokenIds: [], promptTokens: 0, completionTokens: 0, cachedTokens: 0, index: 0,
+  outputLogprobs: undefined, inputLogprobs: undefined,
+});
+
+function readChunk(r: Reader, c: WireChunk, field: number, wire: number): void {
+  if (field === 1 && (wire === 0 || wire === 2)) r.uint32s(wire, c.tokenIds);
+  else if (field === 2 && wire === 0) c.promptTokens = r.varint();
+  else if (field === 3 && wire === 0) c.completionTokens = r.varint();
+  else if (field === 4 && wire === 0) c.cachedTokens = r.varint();
+  else if (field === 5 && wire === 2) c.outputLogprobs = r.message(c.outputLogprobs ?? newLogprobs(), readOutputLogprobs);
+  else if (field === r.layout.chunkInputLogprobs && wire === 2) c.inputLogprobs = r.message(c.inputLogprobs ?? newLogprobs(), readInputLogprobs);
+  else if (field === r.layout.chunkIndex && wire === 0) c.index = r.varint();
+  else r.skip(wire);
 }
 
-/** TopLogProbs {1 values: float, 2 token_ids: uint32}, appended to `out`. */
-function readTop(r: Reader, out: Array<{ values: number[]; tokenIds: number[] }>): void {
-  const e = r.lenEnd();
-  const outer = r.end;
-  r.end = e;
-  const t = { values: [] as number[], tokenIds: [] as number[] };
-  while (r.pos < e) {
-    const tag = r.varint();
-    const field = tag >>> 3;
-    const wire = tag & 7;
-    if (field === 1 && (wire === 5 || wire === 2)) r.floats(wire, t.values);
-    else if (field === 2 && (wire === 0 || wire === 2)) r.uint32s(wire, t.tokenIds);
-    else r.skip(wire);
-  }
-  r.end = outer;
-  out.push(t);
+const newComplete = (): WireComplete => ({
+  outputIds: [], finishReason: '', promptTokens: 0, completionTokens: 0, cachedTokens: 0, index: 0,
+  outputLogprobs: undefined, matchedStop: { case: undefined },
+});
+
+function readComplete(r: Reader, c: WireComplete, field: number, wire: number): void {
+  if (field === 1 && (wire === 0 || wire === 2)) r.uint32s(wire, c.outputIds);
+  else if (field === 2 && wire === 2) c.finishReason = r.string();
+  else if (field === 3 && wire === 0) c.promptTokens = r.varint();
+  else if (field === 4 && wire === 0) c.completionTokens = r.varint();
+  else if (field === 5 && wire === 0) c.cachedTokens = r.varint();
+  else if (field === 6 && wire === 2) c.outputLogprobs = r.message(c.outputLogprobs ?? newLogprobs(), readOutputLogprobs);
+  else if (field === r.layout.completeIndex && wire === 0) c.index = r.varint();
+  else if (field === r.layout.matchedTokenId && wire === 0) c.matchedStop = { case: 'matchedTokenId', value: r.varint() };
+  else if (field === r.layout.matchedStopStr && wire === 2) c.matchedStop = { case: 'matchedStopStr', value: r.string() };
+  else r.skip(wire);
 }
 
-/** OutputLogProbs {1 token_logprobs: float, 3 top_logprobs}; a repeated occurrence merges. */
-function readOutputLogprobs(r: Reader, into: WireLogprobs | undefined): WireLogprobs {
-  const lp = into ?? { tokenLogprobs: [], topLogprobs: [] };
-  const e = r.lenEnd();
-  const outer = r.end;
-  r.end = e;
-  while (r.pos < e) {
-    const tag = r.varint();
-    const field = tag >>> 3;
-    const wire = tag & 7;
-    if (field === 1 && (wire === 5 || wire === 2)) r.floats(wire, lp.tokenLogprobs);
-    else if (field === 3 && wire === 2) readTop(r, lp.topLogprobs);
-    else r.skip(wire);
-  }
-  r.end = outer;
-  return lp;
+/** A repeated occurrence of a logprobs field merges into the first. */
+const newLogprobs = () => ({ tokenLogprobs: [], topLogprobs: [] });
+
+type Top = { values: number[]; tokenIds: number[] };
+
+/** TopLogProbs {1 values: float, 2 token_ids: uint32}. */
+function readTop(r: Reader, t: Top, field: number, wire: number): void {
+  if (field === 1 && (wire === 5 || wire === 2)) r.floats(wire, t.values);
+  else if (field === 2 && (wire === 0 || wire === 2)) r.uint32s(wire, t.tokenIds);
+  else r.skip(wire);
 }
 
-/** InputLogProbs {1 token_logprobs: InputTokenLogProb{optional float value = 1}, 3 top_logprobs}. */
-function readInputLogprobs(r: Reader, into: WireInputLogprobs | undefined): WireInputLogprobs {
-  const lp = into ?? { tokenLogprobs: [], topLogprobs: [] };
-  const e = r.lenEnd();
-  const outer = r.end;
-  r.end = e;
-  while (r.pos < e) {
-    const tag = r.varint();
-    const field = tag >>> 3;
-    const wire = tag & 7;
-    if (field === 1 && wire === 2) {
-      const ve = r.lenEnd();
-      const o = r.end;
-      r.end = ve;
-      const v: { value?: number } = {};
-      while (r.pos < ve) {
-        const t = r.varint();
-        if (t === ((1 << 3) | 5)) v.value = r.float();
-        else r.skip(t & 7);
-      }
-      r.end = o;
-      lp.tokenLogprobs.push(v);
-    } else if (field === 3 && wire === 2) readTop(r, lp.topLogprobs);
-    else r.skip(wire);
-  }
-  r.end = outer;
-  return lp;
+/** OutputLogProbs {1 token_logprobs: float, 3 top_logprobs}. */
+function readOutputLogprobs(r: Reader, lp: WireLogprobs, field: number, wire: number): void {
+  if (field === 1 && (wire === 5 || wire === 2)) r.floats(wire, lp.tokenLogprobs);
+  else if (field === 3 && wire === 2) lp.topLogprobs.push(r.message({ values: [], tokenIds: [] }, readTop));
+  else r.skip(wire);
+}
+
+/** InputLogProbs {1 token_logprobs: InputTokenLogProb, 3 top_logprobs}. */
+function readInputLogprobs(r: Reader, lp: WireInputLogprobs, field: number, wire: number): void {
+  if (field === 1 && wire === 2) lp.tokenLogprobs.push(r.message({}, readInputTokenLogprob));
+  else if (field === 3 && wire === 2) lp.topLogprobs.push(r.message({ values: [], tokenIds: [] }, readTop));
+  else r.skip(wire);
+}
+
+/** InputTokenLogProb {optional float value = 1}. */
+function readInputTokenLogprob(r: Reader, v: { value?: number }, field: number, wire: number): void {
+  if (field === 1 && wire === 5) v.value = r.float();
+  else r.skip(wire);
 }
