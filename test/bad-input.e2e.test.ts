@@ -3,17 +3,12 @@
 // right after. Cases are generated per field from the contract (range, type), so a new
 // field gets its bad inputs by adding one row.
 
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startPortico, QWEN3, type Proc } from './helpers/portico.js';
+import { QWEN3 } from './helpers/portico.js';
+import { useServer } from './helpers/use-server.js';
 
-let server: Proc;
-before(async () => {
-  server = await startPortico(['serve', '--http-port', '0', '--host', '127.0.0.1', '--model-path', QWEN3, '--model-name', 'm', '--mock', 'echo', '--mock-workers', '1']);
-});
-after(async () => {
-  await server?.stop();
-});
+const served = useServer(['serve', '--http-port', '0', '--host', '127.0.0.1', '--model-path', QWEN3, '--model-name', 'm', '--mock', 'echo', '--mock-workers', '1']);
 
 interface Case {
   name: string;
@@ -288,7 +283,7 @@ const GOOD = JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'o
 
 for (const c of cases) {
   test(`${c.path}: ${c.name} → ${c.status}`, async () => {
-    const res = await fetch(`${server.url}${c.path}`, {
+    const res = await fetch(`${served.server.url}${c.path}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: typeof c.body === 'string' ? c.body : JSON.stringify(c.body),
@@ -298,7 +293,7 @@ for (const c of cases) {
     assert.equal(json.error.type, c.type);
     assert.match(json.error.message, c.message);
     if (c.param !== undefined) assert.equal((json.error as { param?: string }).param, c.param);
-    const ok = await fetch(`${server.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: GOOD });
+    const ok = await fetch(`${served.server.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: GOOD });
     assert.equal(ok.status, 200, 'the server still serves');
     await ok.text();
   });

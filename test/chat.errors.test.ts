@@ -1,30 +1,22 @@
 // Bad input gets a clear OpenAI-shaped error with the right status, and the server
 // keeps serving after each one.
 
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
-import { startPortico, QWEN3, type Proc } from './helpers/portico.js';
+import { QWEN3 } from './helpers/portico.js';
+import { useServer } from './helpers/use-server.js';
 
 const MODEL = 'qwen3';
-let server: Proc;
-let client: OpenAI;
 
-before(async () => {
-  server = await startPortico(['serve', '--http-port', '0', '--host', '127.0.0.1', '--model-path', QWEN3, '--model-name', MODEL, '--mock', 'echo', '--mock-workers', '1', '--max-body-bytes', '100000']);
-  client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'unused', maxRetries: 0 });
-});
-
-after(async () => {
-  await server?.stop();
-});
+const served = useServer(['serve', '--http-port', '0', '--host', '127.0.0.1', '--model-path', QWEN3, '--model-name', MODEL, '--mock', 'echo', '--mock-workers', '1', '--max-body-bytes', '100000'], (url) => new OpenAI({ baseURL: `${url}/v1`, apiKey: 'unused', maxRetries: 0 }));
 
 interface OpenAIErrorBody {
   error: { message: string; type: string; param: string | null; code: string | null };
 }
 
 async function post(body: string | Buffer, path = '/v1/chat/completions'): Promise<{ status: number; json: OpenAIErrorBody }> {
-  const res = await fetch(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: typeof body === 'string' ? body : new Uint8Array(body) });
+  const res = await fetch(`${served.server.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: typeof body === 'string' ? body : new Uint8Array(body) });
   const text = await res.text();
   return { status: res.status, json: JSON.parse(text) as OpenAIErrorBody };
 }
@@ -37,7 +29,7 @@ function assertErrorShape(json: OpenAIErrorBody): void {
 }
 
 async function stillServing(): Promise<void> {
-  const r = await client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'still here' }], nvext: { use_raw_prompt: true } } as OpenAI.ChatCompletionCreateParamsNonStreaming);
+  const r = await served.client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'still here' }], nvext: { use_raw_prompt: true } } as OpenAI.ChatCompletionCreateParamsNonStreaming);
   assert.equal(r.choices[0].message.content, 'still here');
 }
 
@@ -77,7 +69,7 @@ test('a body that is JSON but not an object is a 400', async () => {
 
 test('an unknown model is a 404 with code model_not_found', async () => {
   await assert.rejects(
-    client.chat.completions.create({ model: 'no-such-model', messages: [{ role: 'user', content: 'x' }] }),
+    served.client.chat.completions.create({ model: 'no-such-model', messages: [{ role: 'user', content: 'x' }] }),
     (err: unknown) => {
       assert.ok(err instanceof OpenAI.NotFoundError);
       assert.equal(err.status, 404);

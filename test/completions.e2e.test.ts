@@ -1,30 +1,22 @@
 // POST /v1/completions through the real server and the openai SDK, with echo engines:
 // every prompt form, batches, n, echo, usage, streaming.
 
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
-import { startPortico, QWEN3, type Proc } from './helpers/portico.js';
+import { QWEN3 } from './helpers/portico.js';
+import { useServer } from './helpers/use-server.js';
 import { Model } from '../src/native/core.js';
 
 const MODEL = 'qwen3';
-let server: Proc;
-let client: OpenAI;
 const tok = Model.load(QWEN3);
 
-before(async () => {
-  server = await startPortico(['serve', '--http-port', '0', '--host', '127.0.0.1', '--model-path', QWEN3, '--model-name', MODEL, '--mock', 'echo']);
-  client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'unused', maxRetries: 0 });
-});
-
-after(async () => {
-  await server?.stop();
-});
+const served = useServer(['serve', '--http-port', '0', '--host', '127.0.0.1', '--model-path', QWEN3, '--model-name', MODEL, '--mock', 'echo'], (url) => new OpenAI({ baseURL: `${url}/v1`, apiKey: 'unused', maxRetries: 0 }));
 
 const TEXT = 'Once upon a time, 很久以前 🐉';
 
 test('a string prompt comes back through the echo engine, with usage', async () => {
-  const r = await client.completions.create({ model: MODEL, prompt: TEXT, max_tokens: 100 });
+  const r = await served.client.completions.create({ model: MODEL, prompt: TEXT, max_tokens: 100 });
   assert.equal(r.object, 'text_completion');
   assert.match(r.id, /^cmpl-/);
   assert.equal(r.choices[0].text, TEXT);
@@ -35,23 +27,23 @@ test('a string prompt comes back through the echo engine, with usage', async () 
 
 test('max_tokens defaults to 16 for completions', async () => {
   const long = Array.from({ length: 40 }, (_, i) => `w${i}`).join(' ');
-  const r = await client.completions.create({ model: MODEL, prompt: long });
+  const r = await served.client.completions.create({ model: MODEL, prompt: long });
   assert.equal(r.choices[0].finish_reason, 'length');
   assert.equal(r.usage!.completion_tokens, 16);
 });
 
 test('token ids and arrays of token ids are accepted as prompts', async () => {
   const ids = Array.from(tok.encode(TEXT, false));
-  const one = await client.completions.create({ model: MODEL, prompt: ids, max_tokens: 100 });
+  const one = await served.client.completions.create({ model: MODEL, prompt: ids, max_tokens: 100 });
   assert.equal(one.choices[0].text, TEXT);
-  const two = await client.completions.create({ model: MODEL, prompt: [ids, ids.slice(0, 3)], max_tokens: 100 });
+  const two = await served.client.completions.create({ model: MODEL, prompt: [ids, ids.slice(0, 3)], max_tokens: 100 });
   assert.equal(two.choices.length, 2);
   assert.equal(two.choices[0].text, TEXT);
   assert.equal(two.choices[1].text, tok.decode(Uint32Array.from(ids.slice(0, 3)), true));
 });
 
 test('a batch of string prompts with n=2 gives prompt-major choice indexes', async () => {
-  const r = await client.completions.create({ model: MODEL, prompt: ['alpha', 'beta gamma'], n: 2, temperature: 1, max_tokens: 50 });
+  const r = await served.client.completions.create({ model: MODEL, prompt: ['alpha', 'beta gamma'], n: 2, temperature: 1, max_tokens: 50 });
   assert.deepEqual(r.choices.map((c) => [c.index, c.text]), [[0, 'alpha'], [1, 'alpha'], [2, 'beta gamma'], [3, 'beta gamma']]);
   const pa = tok.encode('alpha', true).length;
   const pb = tok.encode('beta gamma', true).length;
@@ -60,12 +52,12 @@ test('a batch of string prompts with n=2 gives prompt-major choice indexes', asy
 });
 
 test('echo prepends the prompt to the completion', async () => {
-  const r = await client.completions.create({ model: MODEL, prompt: 'ping', echo: true, max_tokens: 10 });
+  const r = await served.client.completions.create({ model: MODEL, prompt: 'ping', echo: true, max_tokens: 10 });
   assert.equal(r.choices[0].text, 'pingping');
 });
 
 test('streaming batches arrive per choice and end with a usage chunk', async () => {
-  const stream = await client.completions.create({ model: MODEL, prompt: ['first prompt', 'second'], stream: true, stream_options: { include_usage: true }, max_tokens: 50 });
+  const stream = await served.client.completions.create({ model: MODEL, prompt: ['first prompt', 'second'], stream: true, stream_options: { include_usage: true }, max_tokens: 50 });
   const texts = ['', ''];
   const finish: (string | null)[] = [null, null];
   let usage: OpenAI.CompletionUsage | undefined;
@@ -82,7 +74,7 @@ test('streaming batches arrive per choice and end with a usage chunk', async () 
 });
 
 test('continuous_usage_stats puts usage on every chunk', async () => {
-  const res = await fetch(`${server.url}/v1/completions`, {
+  const res = await fetch(`${served.server.url}/v1/completions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ model: MODEL, prompt: 'a b c d', stream: true, stream_options: { continuous_usage_stats: true } }),
@@ -111,12 +103,12 @@ const BAD: [string, object, RegExp][] = [
 
 for (const [name, body, message] of BAD) {
   test(`bad completions request (${name}) is a 400`, async () => {
-    const res = await fetch(`${server.url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await fetch(`${served.server.url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
     assert.equal(res.status, 400);
     const json = (await res.json()) as { error: { message: string; type: string } };
     assert.equal(json.error.type, 'invalid_request_error');
     assert.match(json.error.message, message);
-    const ok = await client.completions.create({ model: MODEL, prompt: 'ok', max_tokens: 5 });
+    const ok = await served.client.completions.create({ model: MODEL, prompt: 'ok', max_tokens: 5 });
     assert.equal(ok.choices[0].text, 'ok');
   });
 }

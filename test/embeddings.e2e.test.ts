@@ -3,27 +3,19 @@
 // every input form, batches, float and base64 (the SDK's default), dimensions,
 // usage, routing overrides, bad inputs and the requests_total metric.
 
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
-import { startPortico, QWEN3, type Proc } from './helpers/portico.js';
+import { startPortico, QWEN3 } from './helpers/portico.js';
+import { useServer } from './helpers/use-server.js';
 import { Model } from '../src/native/core.js';
 import { mockEmbedding } from '../src/mock/embed.js';
 
 const MODEL = 'qwen3';
 const DIM = 256;
-let server: Proc;
-let client: OpenAI;
 const tok = Model.load(QWEN3);
 
-before(async () => {
-  server = await startPortico(['serve', '--shards', '1', '--http-port', '0', '--host', '127.0.0.1', '--model-path', QWEN3, '--model-name', MODEL, '--mock', 'echo', '--mock-workers', '2']);
-  client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'unused', maxRetries: 0 });
-});
-
-after(async () => {
-  await server?.stop();
-});
+const served = useServer(['serve', '--shards', '1', '--http-port', '0', '--host', '127.0.0.1', '--model-path', QWEN3, '--model-name', MODEL, '--mock', 'echo', '--mock-workers', '2'], (url) => new OpenAI({ baseURL: `${url}/v1`, apiKey: 'unused', maxRetries: 0 }));
 
 const norm = (v: number[]) => Math.sqrt(v.reduce((a, x) => a + x * x, 0));
 /** What the mock engine answers for these ids, as float32 values. */
@@ -35,12 +27,12 @@ function assertClose(actual: number[], want: number[]) {
 }
 
 async function post(body: unknown, headers: Record<string, string> = {}) {
-  const res = await fetch(`${server.url}/v1/embeddings`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  const res = await fetch(`${served.server.url}/v1/embeddings`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
   return { status: res.status, json: (await res.json()) as any };
 }
 
 test('the openai SDK default (base64) decodes to the engine\'s float32 vector, with usage', async () => {
-  const r = await client.embeddings.create({ model: MODEL, input: 'The quick brown fox' });
+  const r = await served.client.embeddings.create({ model: MODEL, input: 'The quick brown fox' });
   assert.equal(r.object, 'list');
   assert.equal(r.model, MODEL);
   assert.equal(r.data.length, 1);
@@ -62,8 +54,8 @@ test('base64 is little-endian float32 bytes, byte for byte', async () => {
 });
 
 test('encoding_format float: JSON numbers, the same values as base64', async () => {
-  const f = await client.embeddings.create({ model: MODEL, input: 'same text', encoding_format: 'float' });
-  const b = await client.embeddings.create({ model: MODEL, input: 'same text' });
+  const f = await served.client.embeddings.create({ model: MODEL, input: 'same text', encoding_format: 'float' });
+  const b = await served.client.embeddings.create({ model: MODEL, input: 'same text' });
   assert.ok(Array.isArray(f.data[0]!.embedding));
   assert.equal(typeof f.data[0]!.embedding[0], 'number');
   assertClose(f.data[0]!.embedding, b.data[0]!.embedding);
@@ -71,7 +63,7 @@ test('encoding_format float: JSON numbers, the same values as base64', async () 
 
 test('a batch of strings: one vector per input, in input order, usage summed', async () => {
   const texts = ['alpha', 'beta gamma', 'delta epsilon zeta', 'alpha'];
-  const r = await client.embeddings.create({ model: MODEL, input: texts, encoding_format: 'float' });
+  const r = await served.client.embeddings.create({ model: MODEL, input: texts, encoding_format: 'float' });
   assert.deepEqual(r.data.map((d) => d.index), [0, 1, 2, 3]);
   const ids = texts.map((t) => tok.encode(t, true));
   r.data.forEach((d, i) => assertClose(d.embedding, expected(ids[i]!)));
@@ -82,10 +74,10 @@ test('a batch of strings: one vector per input, in input order, usage summed', a
 });
 
 test('token ids and arrays of token ids are embedded as given', async () => {
-  const one = await client.embeddings.create({ model: MODEL, input: [1, 2, 3], encoding_format: 'float' });
+  const one = await served.client.embeddings.create({ model: MODEL, input: [1, 2, 3], encoding_format: 'float' });
   assertClose(one.data[0]!.embedding, expected([1, 2, 3]));
   assert.equal(one.usage.prompt_tokens, 3);
-  const many = await client.embeddings.create({ model: MODEL, input: [[1, 2, 3], [4], [9, 9]] });
+  const many = await served.client.embeddings.create({ model: MODEL, input: [[1, 2, 3], [4], [9, 9]] });
   assert.equal(many.data.length, 3);
   assertClose(many.data[0]!.embedding, expected([1, 2, 3]));
   assertClose(many.data[1]!.embedding, expected([4]));
@@ -94,19 +86,19 @@ test('token ids and arrays of token ids are embedded as given', async () => {
 });
 
 test('dimensions: the leading values, renormalised to unit length (Matryoshka truncation)', async () => {
-  const r = await client.embeddings.create({ model: MODEL, input: [1, 2, 3], dimensions: 8, encoding_format: 'float' });
+  const r = await served.client.embeddings.create({ model: MODEL, input: [1, 2, 3], dimensions: 8, encoding_format: 'float' });
   const v = r.data[0]!.embedding;
   assert.equal(v.length, 8);
   assert.ok(Math.abs(norm(v) - 1) < 1e-5);
   const full = expected([1, 2, 3]).slice(0, 8);
   const k = norm(full);
   assertClose(v, full.map((x) => x / k));
-  const same = await client.embeddings.create({ model: MODEL, input: [1, 2, 3], dimensions: DIM, encoding_format: 'float' });
+  const same = await served.client.embeddings.create({ model: MODEL, input: [1, 2, 3], dimensions: DIM, encoding_format: 'float' });
   assertClose(same.data[0]!.embedding, expected([1, 2, 3]));
 });
 
 test('user is accepted; nvext routing overrides reach the router', async () => {
-  const r = await client.embeddings.create({ model: MODEL, input: 'x', user: 'u-1' });
+  const r = await served.client.embeddings.create({ model: MODEL, input: 'x', user: 'u-1' });
   assert.equal(r.data.length, 1);
   const pinned = await post({ model: MODEL, input: 'x', nvext: { backend_instance_id: 1 } });
   assert.equal(pinned.status, 200);
@@ -173,11 +165,11 @@ for (const [name, body, status, message, type] of BAD) {
 }
 
 test('the openai SDK surfaces a bad request as BadRequestError', async () => {
-  await assert.rejects(client.embeddings.create({ model: MODEL, input: '' }), (err: unknown) => err instanceof OpenAI.BadRequestError && /empty string/.test(err.message));
+  await assert.rejects(served.client.embeddings.create({ model: MODEL, input: '' }), (err: unknown) => err instanceof OpenAI.BadRequestError && /empty string/.test(err.message));
 });
 
 test('requests_total counts embeddings under endpoint="/v1/embeddings"', async () => {
-  const text = await fetch(`${server.url}/metrics`).then((r) => r.text());
+  const text = await fetch(`${served.server.url}/metrics`).then((r) => r.text());
   const ok = /requests_total\{model="qwen3",endpoint="\/v1\/embeddings",request_type="unary",status="200"\} (\d+)/.exec(text);
   const bad = /requests_total\{model="qwen3",endpoint="\/v1\/embeddings",request_type="unary",status="400"\} (\d+)/.exec(text);
   assert.ok(ok && Number(ok[1]) > 0, text);

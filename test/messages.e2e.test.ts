@@ -1,31 +1,24 @@
 // POST /v1/messages and /v1/messages/count_tokens with the real @anthropic-ai/sdk
 // against the real server and echo engines: shapes, streaming events, errors.
 
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import Anthropic from '@anthropic-ai/sdk';
-import { startPortico, QWEN3, type Proc } from './helpers/portico.js';
+import { QWEN3 } from './helpers/portico.js';
+import { useServer } from './helpers/use-server.js';
 import { Model } from '../src/native/core.js';
 
 const MODEL = 'qwen3';
-let server: Proc;
-let client: Anthropic;
 const tok = Model.load(QWEN3);
 
-before(async () => {
-  server = await startPortico(['serve', '--http-port', '0', '--host', '127.0.0.1', '--model-path', QWEN3, '--model-name', MODEL, '--mock', 'echo', '--mock-workers', '1']);
-  client = new Anthropic({ baseURL: server.url, apiKey: 'unused', maxRetries: 0 });
-});
-after(async () => {
-  await server?.stop();
-});
+const served = useServer(['serve', '--http-port', '0', '--host', '127.0.0.1', '--model-path', QWEN3, '--model-name', MODEL, '--mock', 'echo', '--mock-workers', '1'], (url) => new Anthropic({ baseURL: url, apiKey: 'unused', maxRetries: 0 }));
 
 // The echo engine answers with the rendered prompt, special tokens skipped, up to the
 // first <|im_end|> (an EOS id of Qwen3, which ends the message).
 const ECHO = 'system\nBe brief.';
 
 test('a message comes back in Anthropic shape with usage', async () => {
-  const m = await client.messages.create({ model: MODEL, max_tokens: 200, system: 'Be brief.', messages: [{ role: 'user', content: 'Hi 👋' }] });
+  const m = await served.client.messages.create({ model: MODEL, max_tokens: 200, system: 'Be brief.', messages: [{ role: 'user', content: 'Hi 👋' }] });
   assert.equal(m.type, 'message');
   assert.equal(m.role, 'assistant');
   assert.match(m.id, /^msg_/);
@@ -38,13 +31,13 @@ test('a message comes back in Anthropic shape with usage', async () => {
 });
 
 test('max_tokens ends with stop_reason max_tokens', async () => {
-  const m = await client.messages.create({ model: MODEL, max_tokens: 2, messages: [{ role: 'user', content: 'a long enough prompt' }] });
+  const m = await served.client.messages.create({ model: MODEL, max_tokens: 2, messages: [{ role: 'user', content: 'a long enough prompt' }] });
   assert.equal(m.stop_reason, 'max_tokens');
   assert.equal(m.usage.output_tokens, 2);
 });
 
 test('streaming follows the event sequence and the SDK assembles the same message', async () => {
-  const stream = client.messages.stream({ model: MODEL, max_tokens: 200, system: [{ type: 'text', text: 'Be brief.' }], messages: [{ role: 'user', content: [{ type: 'text', text: 'Hi 👋' }] }] });
+  const stream = served.client.messages.stream({ model: MODEL, max_tokens: 200, system: [{ type: 'text', text: 'Be brief.' }], messages: [{ role: 'user', content: [{ type: 'text', text: 'Hi 👋' }] }] });
   const types: string[] = [];
   stream.on('streamEvent', (e) => types.push(e.type));
   const m = await stream.finalMessage();
@@ -59,14 +52,14 @@ test('streaming follows the event sequence and the SDK assembles the same messag
 });
 
 test('stop_sequences give stop_reason stop_sequence with the sequence', async () => {
-  const m = await client.messages.create({ model: MODEL, max_tokens: 300, stop_sequences: ['friend', 'there'], messages: [{ role: 'user', content: 'hello there friend' }] });
+  const m = await served.client.messages.create({ model: MODEL, max_tokens: 300, stop_sequences: ['friend', 'there'], messages: [{ role: 'user', content: 'hello there friend' }] });
   assert.equal(m.stop_reason, 'stop_sequence');
   assert.equal(m.stop_sequence, 'there');
   assert.deepEqual(m.content, [{ type: 'text', text: 'user\nhello ' }]);
 });
 
 test('count_tokens of tool_use and tool_result blocks equals the OpenAI-shaped rendering', async () => {
-  const anthropic = await client.messages.countTokens({
+  const anthropic = await served.client.messages.countTokens({
     model: MODEL,
     tools: [{ name: 'get_weather', description: 'Weather for a city', input_schema: { type: 'object', properties: { city: { type: 'string' } } } }],
     messages: [
@@ -75,7 +68,7 @@ test('count_tokens of tool_use and tool_result blocks equals the OpenAI-shaped r
       { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: '21°C, sunny' }] },
     ],
   });
-  const res = await fetch(`${server.url}/tokenize`, {
+  const res = await fetch(`${served.server.url}/tokenize`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({
@@ -93,13 +86,13 @@ test('count_tokens of tool_use and tool_result blocks equals the OpenAI-shaped r
 });
 
 test('count_tokens counts the templated prompt', async () => {
-  const r = await client.messages.countTokens({ model: MODEL, system: 'Be brief.', messages: [{ role: 'user', content: 'Hi 👋' }] });
+  const r = await served.client.messages.countTokens({ model: MODEL, system: 'Be brief.', messages: [{ role: 'user', content: 'Hi 👋' }] });
   const expected = tok.encode('<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi 👋<|im_end|>\n<|im_start|>assistant\n', false).length;
   assert.equal(r.input_tokens, expected);
 });
 
 async function raw(body: unknown): Promise<{ status: number; json: { type: string; error: { type: string; message: string } } }> {
-  const res = await fetch(`${server.url}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  const res = await fetch(`${served.server.url}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) });
   return { status: res.status, json: (await res.json()) as { type: string; error: { type: string; message: string } } };
 }
 
@@ -121,7 +114,7 @@ for (const [name, body, status, type, message] of BAD) {
     assert.equal(r.json.type, 'error');
     assert.equal(r.json.error.type, type);
     assert.match(r.json.error.message, message);
-    const ok = await client.messages.create({ model: MODEL, max_tokens: 3, messages: [{ role: 'user', content: 'still serving' }] });
+    const ok = await served.client.messages.create({ model: MODEL, max_tokens: 3, messages: [{ role: 'user', content: 'still serving' }] });
     assert.equal(ok.type, 'message');
   });
 }

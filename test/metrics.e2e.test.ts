@@ -1,24 +1,17 @@
 // GET /metrics after a known sequence of requests: counts, token histograms, in-flight
 // gauges back at zero, and a client disconnect counted.
 
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
-import { startPortico, QWEN3, type Proc } from './helpers/portico.js';
+import { startPortico, QWEN3 } from './helpers/portico.js';
+import { useServer } from './helpers/use-server.js';
 
-let server: Proc;
-let client: OpenAI;
 
-before(async () => {
-  server = await startPortico(['serve', '--http-port', '0', '--host', '127.0.0.1', '--model-path', QWEN3, '--model-name', 'm', '--mock', 'sim', '--mock-workers', '2']);
-  client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'unused', maxRetries: 0 });
-});
-after(async () => {
-  await server?.stop();
-});
+const served = useServer(['serve', '--http-port', '0', '--host', '127.0.0.1', '--model-path', QWEN3, '--model-name', 'm', '--mock', 'sim', '--mock-workers', '2'], (url) => new OpenAI({ baseURL: `${url}/v1`, apiKey: 'unused', maxRetries: 0 }));
 
 async function scrape(): Promise<Map<string, number>> {
-  const res = await fetch(`${server.url}/metrics`);
+  const res = await fetch(`${served.server.url}/metrics`);
   assert.equal(res.status, 200);
   assert.match(res.headers.get('content-type') ?? '', /^text\/plain; version=0\.0\.4/);
   const out = new Map<string, number>();
@@ -33,13 +26,13 @@ async function scrape(): Promise<Map<string, number>> {
 test('metrics count what was served', async () => {
   let completion = 0;
   for (let i = 0; i < 2; i++) {
-    const r = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: `hello ${i}` }], max_tokens: 5, ignore_eos: true } as OpenAI.ChatCompletionCreateParamsNonStreaming);
+    const r = await served.client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: `hello ${i}` }], max_tokens: 5, ignore_eos: true } as OpenAI.ChatCompletionCreateParamsNonStreaming);
     completion += r.usage!.completion_tokens;
   }
-  const stream = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'streamed' }], max_tokens: 4, ignore_eos: true, stream: true } as OpenAI.ChatCompletionCreateParamsStreaming);
+  const stream = await served.client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'streamed' }], max_tokens: 4, ignore_eos: true, stream: true } as OpenAI.ChatCompletionCreateParamsStreaming);
   for await (const _ of stream) completion += 0;
   completion += 4;
-  await assert.rejects(client.chat.completions.create({ model: 'm', messages: [], max_tokens: 1 }));
+  await assert.rejects(served.client.chat.completions.create({ model: 'm', messages: [], max_tokens: 1 }));
 
   const m = await scrape();
   const P = 'portico_frontend_';
@@ -65,7 +58,7 @@ test('metrics count what was served', async () => {
 test('a client that disconnects mid-stream is counted and the in-flight gauge returns to zero', async () => {
   const before = (await scrape()).get('portico_frontend_disconnected_clients{model="m"}') ?? 0;
   const ac = new AbortController();
-  const res = await fetch(`${server.url}/v1/chat/completions`, {
+  const res = await fetch(`${served.server.url}/v1/chat/completions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'long' }], max_tokens: 10_000, ignore_eos: true, stream: true }),

@@ -2,23 +2,18 @@
 // body field and by header (headers win), pre-tokenized prompts, annotations, and
 // every refusal with its status.
 
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startPortico, QWEN3, type Proc } from './helpers/portico.js';
+import { startPortico, QWEN3 } from './helpers/portico.js';
+import { useServer } from './helpers/use-server.js';
 import { Model } from '../src/native/core.js';
 
 const MODEL = 'qwen3';
-let server: Proc;
 const tok = Model.load(QWEN3);
 
-before(async () => {
-  server = await startPortico(['serve', '--http-port', '0', '--host', '127.0.0.1', '--model-path', QWEN3, '--model-name', MODEL, '--mock', 'echo', '--mock-workers', '3']);
-});
-after(async () => {
-  await server?.stop();
-});
+const served = useServer(['serve', '--http-port', '0', '--host', '127.0.0.1', '--model-path', QWEN3, '--model-name', MODEL, '--mock', 'echo', '--mock-workers', '3']);
 
-async function chat(body: Record<string, unknown>, headers: Record<string, string> = {}, url = server.url): Promise<{ status: number; text: string; json: any }> {
+async function chat(body: Record<string, unknown>, headers: Record<string, string> = {}, url = served.server.url): Promise<{ status: number; text: string; json: any }> {
   const res = await fetch(`${url}/v1/chat/completions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...headers },

@@ -4,22 +4,17 @@
 // the client reads again. Observed through /metrics (stream_buffered_bytes and
 // stream_backpressure_pauses_total), not through timing.
 
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
-import { startPortico, QWEN3, type Proc } from './helpers/portico.js';
+import { QWEN3 } from './helpers/portico.js';
+import { useServer } from './helpers/use-server.js';
 
-let server: Proc;
 
-before(async () => {
-  server = await startPortico(['serve', '--http-port', '0', '--host', '127.0.0.1', '--model-path', QWEN3, '--model-name', 'm', '--mock', 'echo', '--mock-workers', '1']);
-});
-after(async () => {
-  await server?.stop();
-});
+const served = useServer(['serve', '--http-port', '0', '--host', '127.0.0.1', '--model-path', QWEN3, '--model-name', 'm', '--mock', 'echo', '--mock-workers', '1']);
 
 async function metric(name: string): Promise<number> {
-  const text = await (await fetch(`${server.url}/metrics`)).text();
+  const text = await (await fetch(`${served.server.url}/metrics`)).text();
   const m = new RegExp(`^${name}\\{model="m"\\} (\\S+)$`, 'm').exec(text);
   return m ? Number(m[1]) : 0;
 }
@@ -58,7 +53,7 @@ test('a slow reader pauses its stream, the server holds at most about one event,
     stream_options: { include_usage: true, continuous_usage_stats: true },
   });
   const pausesBefore = await metric('portico_frontend_stream_backpressure_pauses_total');
-  const sock = net.connect(server.port, '127.0.0.1');
+  const sock = net.connect(served.server.port, '127.0.0.1');
   await new Promise<void>((r) => sock.once('connect', () => r()));
   const chunks: Buffer[] = [];
   let ended = false;
@@ -122,6 +117,6 @@ test('a slow reader pauses its stream, the server holds at most about one event,
   assert.equal(await metric('portico_frontend_stream_buffered_bytes'), 0);
   assert.equal(await metric('portico_frontend_inflight_requests'), 0);
   // Still serving.
-  const ok = await fetch(`${server.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'x' }], max_tokens: 2 }) });
+  const ok = await fetch(`${served.server.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'x' }], max_tokens: 2 }) });
   assert.equal(ok.status, 200);
 });

@@ -2,29 +2,22 @@
 // emits a partial stop string, the stop ends the choice (and the engine request), and
 // finish reasons, matched stops and usage follow vLLM's rules.
 
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
-import { startPortico, QWEN3, type Proc } from './helpers/portico.js';
+import { QWEN3 } from './helpers/portico.js';
+import { useServer } from './helpers/use-server.js';
 import { Model } from '../src/native/core.js';
 
-let server: Proc;
-let client: OpenAI;
 const tok = Model.load(QWEN3);
 const TEXT = 'The answer is forty-two. END OF ANSWER and then some more text that must not appear.';
 
-before(async () => {
-  server = await startPortico(['serve', '--http-port', '0', '--host', '127.0.0.1', '--model-path', QWEN3, '--model-name', 'm', '--mock', 'echo', '--mock-workers', '1']);
-  client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'unused', maxRetries: 0 });
-});
-after(async () => {
-  await server?.stop();
-});
+const served = useServer(['serve', '--http-port', '0', '--host', '127.0.0.1', '--model-path', QWEN3, '--model-name', 'm', '--mock', 'echo', '--mock-workers', '1'], (url) => new OpenAI({ baseURL: `${url}/v1`, apiKey: 'unused', maxRetries: 0 }));
 
 const raw = (extra: object) => ({ model: 'm', messages: [{ role: 'user', content: TEXT }], nvext: { use_raw_prompt: true, extra_fields: ['stop_reason'] }, ...extra }) as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming;
 
 test('a stop string ends the choice before it, with finish_reason stop and the matched stop', async () => {
-  const r = (await client.chat.completions.create(raw({ stop: ['END OF ANSWER'] }))) as OpenAI.ChatCompletion & { nvext: { stop_reason: unknown } };
+  const r = (await served.client.chat.completions.create(raw({ stop: ['END OF ANSWER'] }))) as OpenAI.ChatCompletion & { nvext: { stop_reason: unknown } };
   assert.equal(r.choices[0].message.content, 'The answer is forty-two. ');
   assert.equal(r.choices[0].finish_reason, 'stop');
   assert.equal(r.nvext.stop_reason, 'END OF ANSWER');
@@ -32,12 +25,12 @@ test('a stop string ends the choice before it, with finish_reason stop and the m
 });
 
 test('include_stop_str_in_output keeps the stop string', async () => {
-  const r = await client.chat.completions.create(raw({ stop: 'END OF ANSWER', include_stop_str_in_output: true }));
+  const r = await served.client.chat.completions.create(raw({ stop: 'END OF ANSWER', include_stop_str_in_output: true }));
   assert.equal(r.choices[0].message.content, 'The answer is forty-two. END OF ANSWER');
 });
 
 test('streaming never emits a partial stop string, and the stream ends at the stop', async () => {
-  const stream = await client.chat.completions.create({ ...raw({ stop: ['END OF ANSWER', 'forty-three'] }), stream: true } as OpenAI.ChatCompletionCreateParamsStreaming);
+  const stream = await served.client.chat.completions.create({ ...raw({ stop: ['END OF ANSWER', 'forty-three'] }), stream: true } as OpenAI.ChatCompletionCreateParamsStreaming);
   const pieces: string[] = [];
   let finish: string | null = null;
   for await (const c of stream) {
@@ -51,26 +44,26 @@ test('streaming never emits a partial stop string, and the stream ends at the st
 });
 
 test('a stop string that never completes is released at the end', async () => {
-  const r = await client.chat.completions.create(raw({ stop: ['some more text that never'] }));
+  const r = await served.client.chat.completions.create(raw({ stop: ['some more text that never'] }));
   assert.equal(r.choices[0].message.content, TEXT);
   assert.equal(r.choices[0].finish_reason, 'stop');
 });
 
 test('an integer in stop is a stop token id', async () => {
   const ids = tok.encode(TEXT, false);
-  const r = (await client.chat.completions.create(raw({ stop: [ids[3]] }))) as OpenAI.ChatCompletion & { nvext: { stop_reason: unknown } };
+  const r = (await served.client.chat.completions.create(raw({ stop: [ids[3]] }))) as OpenAI.ChatCompletion & { nvext: { stop_reason: unknown } };
   assert.equal(r.choices[0].message.content, tok.decode(ids.subarray(0, 3), true));
   assert.equal(r.nvext.stop_reason, ids[3]);
 });
 
 test('the server keeps serving after stopped requests, and n>1 stops each choice', async () => {
-  const r = await client.chat.completions.create(raw({ stop: ['forty'], n: 3, temperature: 1 }));
+  const r = await served.client.chat.completions.create(raw({ stop: ['forty'], n: 3, temperature: 1 }));
   assert.deepEqual(r.choices.map((c) => c.message.content), ['The answer is ', 'The answer is ', 'The answer is ']);
   assert.ok(r.choices.every((c) => c.finish_reason === 'stop'));
 });
 
 test('completions honour stop too', async () => {
-  const r = await client.completions.create({ model: 'm', prompt: TEXT, stop: ['END'], max_tokens: 100 });
+  const r = await served.client.completions.create({ model: 'm', prompt: TEXT, stop: ['END'], max_tokens: 100 });
   assert.equal(r.choices[0].text, 'The answer is forty-two. ');
 });
 
@@ -83,7 +76,7 @@ const BAD: [string, unknown, RegExp][] = [
 ];
 for (const [name, extra, message] of BAD) {
   test(`${name} is a 400`, async () => {
-    const res = await fetch(`${server.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'x' }], ...(extra as object) }) });
+    const res = await fetch(`${served.server.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'x' }], ...(extra as object) }) });
     assert.equal(res.status, 400);
     assert.match(((await res.json()) as { error: { message: string } }).error.message, message);
   });

@@ -13,14 +13,17 @@ export interface Served<C> {
 /**
  * Registers the hooks that start `portico <args>` before the file's tests and stop it
  * after them (call it at the top level of a test file). `makeClient` builds the SDK client
- * from the server's base URL.
+ * from the server's base URL; a file that calls the server with fetch alone leaves it out
+ * and reads `server.url`.
  */
-export function useServer<C>(args: string[], makeClient: (url: string) => C): Served<C> {
+export function useServer(args: string[]): Served<undefined>;
+export function useServer<C>(args: string[], makeClient: (url: string) => C): Served<C>;
+export function useServer<C>(args: string[], makeClient?: (url: string) => C): Served<C | undefined> {
   let server: Proc | undefined;
   let client: C | undefined;
   before(async () => {
     server = await startPortico(args);
-    client = makeClient(server.url);
+    client = makeClient?.(server.url);
   });
   after(async () => {
     await server?.stop();
@@ -31,7 +34,7 @@ export function useServer<C>(args: string[], makeClient: (url: string) => C): Se
       return server;
     },
     get client() {
-      if (client === undefined) throw new Error('server not started: read it inside a test');
+      if (!server) throw new Error('server not started: read it inside a test');
       return client;
     },
   };
