@@ -238,6 +238,13 @@ test('Sequence: pushToken / pushTokens reject a wrong receiver or argument, and 
   assert.throws(() => Object.getOwnPropertyDescriptor(Object.getPrototypeOf(seq), 'finished')!.get!.call({}), wrongReceiver);
   assert.throws(() => newSequence({} as never), { name: 'TypeError', message: 'Sequence: the first argument must be a Model' });
   assert.throws(() => newSequence(model, { stop: [1] as never }), { name: 'TypeError', message: 'Sequence: stop must be an array of strings or null' });
+  assert.throws(() => newSequence(model, { stop: 'x' as never }), { name: 'TypeError', message: 'Sequence: stop must be an array of strings or null' });
+  assert.throws(() => newSequence(model, { maxTokens: '5' as never }), { name: 'TypeError', message: 'Sequence: maxTokens must be a number or null' });
+  assert.throws(() => newSequence(model, { stopTokenIds: [1, 'x'] as never }), { name: 'TypeError', message: 'Sequence: stopTokenIds must be an array of numbers or null' });
+  assert.throws(() => newSequence(model, { stopTokenIds: Uint32Array.of(1) as never }), { name: 'TypeError', message: 'Sequence: stopTokenIds must be an array of numbers or null' });
+  // The first refused option is the one reported.
+  assert.throws(() => newSequence(model, { maxTokens: '5' as never, stop: [1] as never, stopTokenIds: ['x'] as never }), { name: 'TypeError', message: 'Sequence: maxTokens must be a number or null' });
+  assert.throws(() => newSequence(model, { stop: [1] as never, stopTokenIds: ['x'] as never }), { name: 'TypeError', message: 'Sequence: stop must be an array of strings or null' });
   assert.throws(() => (seq.constructor as () => unknown)(), { name: 'TypeError', message: "Class constructor Sequence cannot be invoked without 'new'" });
   let out = '';
   for (const id of model.encode('still fine', false)) out += seq.pushToken(id) as string;

@@ -62,6 +62,21 @@ pub unsafe fn get_u32(env: Env, v: Value) -> Option<u32> {
     unsafe { ok(sys::napi_get_value_uint32(env, v, &mut n)).then_some(n) }
 }
 
+/// `read(env, v)`, or `T::default()` when `v` is null or undefined; None, with
+/// `TypeError(msg)` thrown, when `read` refuses `v`.
+pub unsafe fn get_optional<T: Default>(env: Env, v: Value, msg: &CStr, read: impl FnOnce(Env, Value) -> Option<T>) -> Option<T> {
+    unsafe {
+        if is_nullish(env, v) {
+            return Some(T::default());
+        }
+        let got = read(env, v);
+        if got.is_none() {
+            throw_type(env, msg);
+        }
+        got
+    }
+}
+
 /// The elements of the JS array `v`, each read by `read`; None if `v` is not an array or
 /// `read` refuses an element.
 pub unsafe fn get_array<T>(env: Env, v: Value, mut read: impl FnMut(Env, Value) -> Option<T>) -> Option<Vec<T>> {

@@ -113,29 +113,15 @@ unsafe extern "C" fn construct(env: Env, info: sys::napi_callback_info) -> Value
         let (Some(flags), Some(min_tokens)) = (raw::get_u32(env, flags), raw::get_u32(env, min_tokens)) else {
             return raw::throw_type(env, c"Sequence: flags and minTokens must be numbers");
         };
-        let max_tokens = if raw::is_nullish(env, max_tokens) {
-            None
-        } else {
-            match raw::get_u32(env, max_tokens) {
-                Some(n) => Some(n),
-                None => return raw::throw_type(env, c"Sequence: maxTokens must be a number or null"),
-            }
+        // Each is checked before the next is read: a refused one returns with its TypeError.
+        let Some(max_tokens) = raw::get_optional(env, max_tokens, c"Sequence: maxTokens must be a number or null", |env, v| raw::get_u32(env, v).map(Some)) else {
+            return ptr::null_mut();
         };
-        let stop = if raw::is_nullish(env, stop) {
-            Vec::new()
-        } else {
-            match raw::get_string_array(env, stop) {
-                Some(s) => s,
-                None => return raw::throw_type(env, c"Sequence: stop must be an array of strings or null"),
-            }
+        let Some(stop) = raw::get_optional(env, stop, c"Sequence: stop must be an array of strings or null", |env, v| raw::get_string_array(env, v)) else {
+            return ptr::null_mut();
         };
-        let stop_token_ids = if raw::is_nullish(env, stop_ids) {
-            Vec::new()
-        } else {
-            match raw::get_u32_array(env, stop_ids) {
-                Some(s) => s,
-                None => return raw::throw_type(env, c"Sequence: stopTokenIds must be an array of numbers or null"),
-            }
+        let Some(stop_token_ids) = raw::get_optional(env, stop_ids, c"Sequence: stopTokenIds must be an array of numbers or null", |env, v| raw::get_u32_array(env, v)) else {
+            return ptr::null_mut();
         };
         let f = OutputFlags(flags);
         let opts = SequenceOptions {
