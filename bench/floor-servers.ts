@@ -2,8 +2,9 @@
 // frontend the architecture allows (uWebSockets.js HTTP, one gRPC call over Node's http2).
 //
 //   engine PORT       An h2c gRPC server that answers every Generate call at once with one
-//                     fixed GenerateResponse (a `complete` of one token, finish "length")
-//                     and grpc-status 0 trailers, HealthCheck with healthy = true, and any
+//                     fixed write of two GenerateResponses (a `chunk` of one token and the
+//                     `complete`, finish "length": what an engine sends for Portico's
+//                     stream-mode request of one token) and grpc-status 0 trailers, HealthCheck with healthy = true, and any
 //                     other rpc with grpc-status 12 (Unimplemented). Its Generate answer is a
 //                     valid reply for Portico's engine client, so Portico can run against it.
 //   uws-h2 PORT ENGINE_PORT
@@ -37,11 +38,14 @@ function frame(bytes: Uint8Array): Buffer {
 }
 
 if (kind === 'engine') {
-  // What `portico mock-engine --mode echo` sends for a non-streamed max_tokens 1 request
-  // (its first prompt token, <|im_start|>), without the request id.
-  const generateReply = frame(toBinary(GenerateResponseSchema, create(GenerateResponseSchema, {
-    response: { case: 'complete', value: { outputIds: [151644], finishReason: 'length', promptTokens: 15, completionTokens: 1 } },
-  })));
+  // What `portico mock-engine --mode echo` sends for Portico's max_tokens 1 request (always
+  // stream mode: the token in a chunk, then the complete), its first prompt token
+  // <|im_start|>, without the request id.
+  const usage = { promptTokens: 16, completionTokens: 1 };
+  const generateReply = Buffer.concat([
+    frame(toBinary(GenerateResponseSchema, create(GenerateResponseSchema, { response: { case: 'chunk', value: { tokenIds: [151644], ...usage } } }))),
+    frame(toBinary(GenerateResponseSchema, create(GenerateResponseSchema, { response: { case: 'complete', value: { outputIds: [151644], finishReason: 'length', ...usage } } }))),
+  ]);
   const healthReply = frame(toBinary(HealthCheckResponseSchema, create(HealthCheckResponseSchema, { healthy: true })));
   const headers = { ':status': 200, 'content-type': 'application/grpc+proto' };
   const trailers = { 'grpc-status': '0' };
@@ -86,7 +90,7 @@ if (kind === 'engine') {
     maxNewTokens: 1,
     temperature: 1,
     stopTokenIds: [151645],
-    stream: false,
+    stream: true,
   }));
   const ok = '{"object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":""},"finish_reason":"length"}]}';
   uws
