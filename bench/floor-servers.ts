@@ -23,6 +23,7 @@ import { create, toBinary } from '@bufbuild/protobuf';
 import { encodeSglangGenerate } from '../src/engine/sglang-generate-wire.js';
 import { GenerateResponseSchema, HealthCheckResponseSchema, SglangScheduler } from '../src/gen/sglang_scheduler_pb.js';
 import { uws } from '../src/http/uws.js';
+import { readBody } from './uws-body.js';
 
 const [kind, portArg, enginePortArg] = process.argv.slice(2);
 const port = Number(portArg);
@@ -96,14 +97,7 @@ if (kind === 'engine') {
   uws
     .App()
     .post('/*', (res) => {
-      let aborted = false;
-      res.onAborted(() => {
-        aborted = true;
-      });
-      const chunks: Buffer[] = [];
-      res.onData((chunk, last) => {
-        chunks.push(Buffer.from(chunk.slice(0))); // uWS reuses the chunk's memory
-        if (!last) return;
+      readBody(res, (_body, aborted) => {
         const s = session.request(requestHeaders);
         let status: string | undefined;
         s.on('trailers', (t) => {
@@ -112,7 +106,7 @@ if (kind === 'engine') {
         s.on('data', () => {});
         s.on('error', () => {});
         s.on('close', () => {
-          if (aborted) return;
+          if (aborted()) return;
           res.cork(() => {
             if (status === '0') res.writeHeader('content-type', 'application/json').end(ok);
             else res.writeStatus('502 Bad Gateway').end();

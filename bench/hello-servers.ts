@@ -5,6 +5,7 @@
 
 import { createServer } from 'node:http';
 import { uws } from '../src/http/uws.js';
+import { readBody } from './uws-body.js';
 
 const [kind, portArg] = process.argv.slice(2);
 const port = Number(portArg);
@@ -17,15 +18,7 @@ if (kind === 'uws') {
       res.cork(() => res.writeStatus('200 OK').writeHeader('content-type', 'application/json').end(BODY));
     })
     .post('/*', (res) => {
-      let aborted = false;
-      res.onAborted(() => {
-        aborted = true;
-      });
-      const chunks: Buffer[] = [];
-      res.onData((chunk, last) => {
-        chunks.push(Buffer.from(chunk.slice(0)));
-        if (last && !aborted) res.cork(() => res.writeHeader('content-type', 'application/json').end(BODY));
-      });
+      readBody(res, () => res.cork(() => res.writeHeader('content-type', 'application/json').end(BODY)));
     })
     .listen('127.0.0.1', port, (ls) => {
       if (!ls) process.exit(1);
