@@ -26,6 +26,8 @@ import { uws } from '../src/http/uws.js';
 import { readBody } from './uws-body.js';
 
 const [kind, portArg, enginePortArg] = process.argv.slice(2);
+// Exit through process.exit on signals, so `node --cpu-prof` writes its profile.
+for (const sig of ['SIGINT', 'SIGTERM'] as const) process.on(sig, () => process.exit(0));
 const port = Number(portArg);
 
 const GENERATE = `/${SglangScheduler.typeName}/${SglangScheduler.method.generate.name}`;
