@@ -8,7 +8,7 @@
 // (a directory of '.' means this repo). Needs `wrk`.
 
 import { resolve as resolvePath } from 'node:path';
-import { cpuMsOf, postScript, QWEN3, ROOT, startPortico, uptime, wrk, ZERO_DELAY } from './wrk-harness.js';
+import { cpuMsOf, postScript, QWEN3, ROOT, startPortico, stopInOrder, uptime, wrk, ZERO_DELAY } from './wrk-harness.js';
 
 const [dirA, dirB] = [process.argv[2], process.argv[3]].map((d) => resolvePath(d === '.' || !d ? ROOT : d));
 const rounds = Number(process.argv[4] ?? 3);
@@ -42,6 +42,5 @@ try {
   console.log(`median CPU/req: A ${Math.round(med(perReq.A))} µs, B ${Math.round(med(perReq.B))} µs, B/A ${(med(perReq.B) / med(perReq.A)).toFixed(3)}`);
   console.log(`load after: ${uptime()}`);
 } finally {
-  for (const s of servers) s.child.kill('SIGTERM');
-  engine.child.kill('SIGTERM');
+  await stopInOrder([...servers.map((s) => s.child), engine.child]);
 }

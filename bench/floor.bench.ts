@@ -21,7 +21,7 @@
 
 import { cpus } from 'node:os';
 
-import { childrenCpuMs, cpuMsOf, postScript, QWEN3, ROOT, startNode, startPortico, uptime, wrk, ZERO_DELAY, type Started } from './wrk-harness.js';
+import { childrenCpuMs, cpuMsOf, postScript, QWEN3, ROOT, startNode, startPortico, stopInOrder, uptime, wrk, ZERO_DELAY, type Started } from './wrk-harness.js';
 
 const seconds = Number(process.argv[2] ?? 5);
 const rounds = Number(process.argv[3] ?? 3);
@@ -101,6 +101,7 @@ try {
     console.log(`| ${t.name} | ${Math.round(rps)} (${ss.map((s) => Math.round(s.rps)).join(' / ')}) | ${(rps / helloRps).toFixed(3)} | ${ss.map((s) => s.p50).join(' / ')} | ${ss.map((s) => s.p99).join(' / ')} | ${us(med(ss.map((s) => s.frontendUs)))} | ${us(med(ss.map((s) => s.engineUs)))} | ${us(med(ss.map((s) => s.wrkUs)))} |`);
   });
 } finally {
-  for (const p of procs) p.child.kill('SIGTERM');
+  // Frontends first (started last), then the engines.
+  await stopInOrder(procs.reverse().map((p) => p.child));
 }
 process.exit(0);

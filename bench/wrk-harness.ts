@@ -38,6 +38,20 @@ export function startPortico(args: string[], dir = ROOT): Promise<Started> {
   return startNode(`${dir}/bin/portico.js`, args);
 }
 
+/**
+ * SIGTERM each process in turn and wait for it to exit before the next: list frontends
+ * before their engines, so a frontend draining what wrk left in flight never sees its
+ * engine go away (that logs a 503 per such request).
+ */
+export async function stopInOrder(children: ChildProcess[]): Promise<void> {
+  for (const c of children) {
+    if (c.exitCode !== null || c.signalCode !== null) continue;
+    const gone = new Promise((r) => c.once('exit', r));
+    c.kill('SIGTERM');
+    await gone;
+  }
+}
+
 /** `portico mock-engine` flags that zero its timing model (echo otherwise paces tokens at --step-ms). */
 export const ZERO_DELAY = ['--step-ms', '0', '--prefill-ms-per-token', '0', '--decode-ms-per-seq', '0', '--decode-ms-per-kv-token', '0'];
 
