@@ -16,16 +16,21 @@
 // utime+stime from /proc of the frontend, of the engine, and of wrk (this process's waited-for
 // children), over the requests wrk counted.
 //
-// Usage: npm run build:ts && node dist/bench/floor.bench.js [seconds=5] [rounds=3] [connections=64]
+//   with --eol-bind, also the floor and Portico/min again with bench/eol-bind.ts loaded: Node's
+//                 AsyncResource.bind without the deprecated accessors Node 20 makes per stream
+//
+// Usage: npm run build:ts && node dist/bench/floor.bench.js [seconds=5] [rounds=3] [connections=64] [--eol-bind]
 // Needs `wrk`. Every load targets 127.0.0.1.
 
 import { cpus } from 'node:os';
 
 import { childrenCpuMs, cpuMsOf, postScript, QWEN3, ROOT, startNode, startPortico, stopInOrder, uptime, wrk, ZERO_DELAY, type Started } from './wrk-harness.js';
 
-const seconds = Number(process.argv[2] ?? 5);
-const rounds = Number(process.argv[3] ?? 3);
-const connections = Number(process.argv[4] ?? 64);
+const argv = process.argv.slice(2).filter((a) => a !== '--eol-bind');
+const eolBind = argv.length < process.argv.length - 2;
+const seconds = Number(argv[0] ?? 5);
+const rounds = Number(argv[1] ?? 3);
+const connections = Number(argv[2] ?? 64);
 
 interface Target {
   name: string;
@@ -44,7 +49,8 @@ const started = async (p: Promise<Started>) => {
   procs.push(s);
   return s;
 };
-const serve = (worker: string) => startPortico(['serve', '--host', '127.0.0.1', '--http-port', '0', '--model-path', QWEN3, '--model-name', 'models', '--worker', worker, '--shards', '1']);
+const serve = (worker: string, nodeFlags: string[] = []) => startPortico(['serve', '--host', '127.0.0.1', '--http-port', '0', '--model-path', QWEN3, '--model-name', 'models', '--worker', worker, '--shards', '1'], ROOT, nodeFlags);
+const EOL_BIND = ['--import', `${ROOT}dist/bench/eol-bind.js`];
 
 try {
   const hello = await started(startNode(`${ROOT}dist/bench/hello-servers.js`, ['uws', '0']));
@@ -61,6 +67,15 @@ try {
     { name: 'Portico chat, `portico mock-engine` (echo, zero delay)', url: at(onMock, '/v1/chat/completions'), script: chat, frontend: onMock, engine: mock },
     { name: 'Portico chat, minimal engine', url: at(onMin, '/v1/chat/completions'), script: chat, frontend: onMin, engine: minEngine },
   ];
+  if (eolBind) {
+    // The same two processes with Node's AsyncResource.bind as it is after DEP0172's End-of-Life.
+    const floorEol = await started(startNode(`${ROOT}dist/bench/floor-servers.js`, ['uws-h2', '0', String(minEngine.port)], EOL_BIND));
+    const onMinEol = await started(serve(`grpc://127.0.0.1:${minEngine.port}`, EOL_BIND));
+    targets.push(
+      { name: 'floor, End-of-Life `AsyncResource.bind`', url: at(floorEol), script: chat, frontend: floorEol, engine: minEngine },
+      { name: 'Portico chat, minimal engine, End-of-Life `AsyncResource.bind`', url: at(onMinEol, '/v1/chat/completions'), script: chat, frontend: onMinEol, engine: minEngine },
+    );
+  }
   const before = uptime();
   console.log(`${cpus().length} cores (${cpus()[0]!.model}), Node ${process.version}; wrk -t1 -c${connections} -d${seconds}s after 2 s of warm-up (4 s of each target before round 1), ${rounds} rounds\nload before: ${before}`);
   // JIT warm-up of every target before the first round (Portico's chat path needs seconds).

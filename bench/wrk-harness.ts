@@ -20,9 +20,9 @@ export interface Started {
  * `node script ...args` (with PORTICO_SHARDS=1), resolved once it prints the port it listens
  * on ("listening on host:port" or "listening on grpc://host:port").
  */
-export function startNode(script: string, args: string[] = []): Promise<Started> {
+export function startNode(script: string, args: string[] = [], nodeFlags: string[] = []): Promise<Started> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [script, ...args], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, PORTICO_SHARDS: '1' } });
+    const child = spawn(process.execPath, [...nodeFlags, script, ...args], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, PORTICO_SHARDS: '1' } });
     let out = '';
     child.stdout!.on('data', (d: Buffer) => {
       out += d.toString();
@@ -34,8 +34,8 @@ export function startNode(script: string, args: string[] = []): Promise<Started>
 }
 
 /** `node <dir>/bin/portico.js ...args` (dir: a build of this repo, by default this one). */
-export function startPortico(args: string[], dir = ROOT): Promise<Started> {
-  return startNode(`${dir}/bin/portico.js`, args);
+export function startPortico(args: string[], dir = ROOT, nodeFlags: string[] = []): Promise<Started> {
+  return startNode(`${dir}/bin/portico.js`, args, nodeFlags);
 }
 
 /**
