@@ -11,23 +11,15 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
+import { serveMockOverStdio, spawnMock } from './serve-procs.js';
+
 const SELF = fileURLToPath(import.meta.url);
 const CONCURRENCY = 64;
 
 if (process.argv[2] === '--mock') {
-  // Child: an echo mock from build A; answers "cpu" on stdin with its CPU time in µs.
+  // Child: an echo mock from build A, reporting its CPU time to the parent.
   const { startMockEngine } = await import(pathToFileURL(`${process.argv[3]}/dist/src/mock/engine-server.js`).href);
-  const m = await startMockEngine({ port: 0, mode: 'echo', protocol: process.argv[4], eosTokenIds: [151645], vocabSize: 151669 });
-  process.stdout.write(`${m.url}\n`);
-  process.stdin.setEncoding('utf8');
-  process.stdin.on('data', (d: string) => {
-    for (const line of d.split('\n')) {
-      if (line === 'cpu') {
-        const u = process.cpuUsage();
-        process.stdout.write(`${u.user + u.system}\n`);
-      } else if (line === 'exit') process.exit(0);
-    }
-  });
+  serveMockOverStdio(await startMockEngine({ port: 0, mode: 'echo', protocol: process.argv[4], eosTokenIds: [151645], vocabSize: 151669 }));
 } else if (process.argv[2] === '--client') {
   const [, , , dir, url, requests] = process.argv;
   const { createEngineClient } = await import(pathToFileURL(`${dir}/dist/src/engine/factory.js`).href);
@@ -72,29 +64,9 @@ function child(args: string[]): Promise<string> {
 async function main(): Promise<void> {
   const [dirA, dirB, protocol = 'sglang', requests = '20000', roundsArg = '3'] = process.argv.slice(2);
   if (!dirA || !dirB) throw new Error('usage: engine-client-ab.bench.js <dirA> <dirB> [sglang|vllm] [requests] [rounds]');
-  const mock = spawn(process.execPath, [SELF, '--mock', dirA, protocol], { stdio: ['pipe', 'pipe', 'inherit'] });
-  const lines: string[] = [];
-  let waiting: ((l: string) => void) | undefined;
-  let buf = '';
-  mock.stdout!.on('data', (d: Buffer) => {
-    buf += d.toString();
-    let i;
-    while ((i = buf.indexOf('\n')) >= 0) {
-      const l = buf.slice(0, i);
-      buf = buf.slice(i + 1);
-      if (waiting) {
-        const w = waiting;
-        waiting = undefined;
-        w(l);
-      } else lines.push(l);
-    }
-  });
-  const line = () => (lines.length ? Promise.resolve(lines.shift()!) : new Promise<string>((r) => (waiting = r)));
-  const mockCpu = async () => {
-    mock.stdin!.write('cpu\n');
-    return Number(await line());
-  };
-  let url = await line();
+  const mock = await spawnMock(SELF, ['--mock', dirA, protocol]);
+  const mockCpu = () => mock.cpuUs();
+  let url = mock.url;
   if (protocol === 'vllm') url = url.replace(/^grpc:/, 'vllm+grpc:');
   console.log(`engine client A/B, ${protocol}, ${requests} requests × ${CONCURRENCY} in flight, mock ${url}`);
   console.log('| round | build | req/s | client CPU / req | mock CPU / req | load |');
@@ -114,5 +86,5 @@ async function main(): Promise<void> {
   }
   const med = (a: number[]) => [...a].sort((x, y) => x - y)[a.length >> 1]!;
   console.log(`median client CPU / req: A ${med(per.A!).toFixed(1)} µs, B ${med(per.B!).toFixed(1)} µs, B/A ${(med(per.B!) / med(per.A!)).toFixed(3)}`);
-  mock.stdin!.write('exit\n');
+  await mock.exit();
 }

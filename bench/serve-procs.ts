@@ -1,8 +1,11 @@
 // Start a `portico mock-engine` and a `portico serve` pointing at it as separate processes,
-// so the frontend's CPU and memory are its own. Used by the stream and abort benches.
+// so the frontend's CPU and memory are its own (the stream and abort benches); run a mock
+// engine in a child process that reports its CPU time over stdin/stdout (the engine-path
+// and engine-client benches); read a child's output line by line.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -84,4 +87,70 @@ export function cpuSeconds(pid: number): number {
 export function rssBytes(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Number(m[1]) * 1024 : NaN;
+}
+
+/** The lines `stream` carries, one per call of the returned function (which waits for the next). */
+export function lineReader(stream: Readable): () => Promise<string> {
+  const lines: string[] = [];
+  let wake: (() => void) | undefined;
+  let buf = '';
+  stream.setEncoding('utf8');
+  stream.on('data', (d: string) => {
+    buf += d;
+    for (let i = buf.indexOf('\n'); i >= 0; i = buf.indexOf('\n')) {
+      lines.push(buf.slice(0, i));
+      buf = buf.slice(i + 1);
+    }
+    wake?.();
+  });
+  return async () => {
+    while (lines.length === 0) await new Promise<void>((r) => (wake = r));
+    return lines.shift()!;
+  };
+}
+
+/**
+ * The child side of spawnMock: prints the started mock engine's URL, then answers each
+ * `cpu` line on stdin with its CPU time (user + system, µs, all threads); `exit` closes it.
+ */
+export function serveMockOverStdio(m: { url: string; close(): Promise<void> }): void {
+  process.stdout.write(`${m.url}\n`);
+  process.stdin.setEncoding('utf8');
+  process.stdin.on('data', (d: string) => {
+    for (const line of d.split('\n')) {
+      if (line === 'cpu') {
+        const u = process.cpuUsage();
+        process.stdout.write(`${u.user + u.system}\n`);
+      } else if (line === 'exit') {
+        void m.close().then(() => process.exit(0));
+      }
+    }
+  });
+}
+
+export interface MockChild {
+  url: string;
+  /** The child's CPU time so far, µs. */
+  cpuUs(): Promise<number>;
+  /** Close the mock and wait for the process to end. */
+  exit(): Promise<void>;
+}
+
+/** `node script ...args`, a process that runs serveMockOverStdio. */
+export async function spawnMock(script: string, args: string[]): Promise<MockChild> {
+  const child = spawn(process.execPath, [script, ...args], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const line = lineReader(child.stdout!);
+  const url = await line();
+  return {
+    url,
+    async cpuUs() {
+      child.stdin!.write('cpu\n');
+      return Number(await line());
+    },
+    async exit() {
+      const gone = new Promise((r) => child.once('exit', r));
+      child.stdin!.write('exit\n');
+      await gone;
+    },
+  };
 }

@@ -1,6 +1,7 @@
-// What the wrk-driven benches share: starting a `portico` subcommand and reading its
-// port from its "listening on" line, a process's CPU time from /proc, a wrk POST script,
-// and one wrk run read back (req/s, latency percentiles, request count; non-2xx fails).
+// What the wrk-driven benches share: starting a `portico` subcommand (of this build or
+// another) or a bench server and reading its port from its "listening on" line, a
+// process's CPU time from /proc, a wrk POST script, and one wrk run read back (req/s,
+// latency percentiles, request count; non-2xx fails).
 
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
@@ -10,18 +11,53 @@ import { ROOT } from './serve-procs.js';
 
 export { ROOT, QWEN3 } from './serve-procs.js';
 
-/** `node bin/portico.js ...args`, resolved once it prints the port it listens on. */
-export function startPortico(args: string[]): Promise<{ child: ChildProcess; port: number }> {
+export interface Started {
+  child: ChildProcess;
+  port: number;
+}
+
+/**
+ * `node script ...args` (with PORTICO_SHARDS=1), resolved once it prints the port it listens
+ * on ("listening on host:port" or "listening on grpc://host:port").
+ */
+export function startNode(script: string, args: string[] = [], nodeFlags: string[] = []): Promise<Started> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [`${ROOT}bin/portico.js`, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [...nodeFlags, script, ...args], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, PORTICO_SHARDS: '1' } });
     let out = '';
     child.stdout!.on('data', (d: Buffer) => {
       out += d.toString();
-      const m = /listening on \S+:(\d+)/.exec(out);
+      const m = /listening on (?:[a-z+]+:\/\/)?[^:\s]+:(\d+)/.exec(out);
       if (m) resolve({ child, port: Number(m[1]) });
     });
     child.once('exit', (code) => reject(new Error(`exited ${code}: ${out}`)));
   });
+}
+
+/** `node <dir>/bin/portico.js ...args` (dir: a build of this repo, by default this one). */
+export function startPortico(args: string[], dir = ROOT, nodeFlags: string[] = []): Promise<Started> {
+  return startNode(`${dir}/bin/portico.js`, args, nodeFlags);
+}
+
+/**
+ * SIGTERM each process in turn and wait for it to exit before the next: list frontends
+ * before their engines, so a frontend draining what wrk left in flight never sees its
+ * engine go away (that logs a 503 per such request).
+ */
+export async function stopInOrder(children: ChildProcess[]): Promise<void> {
+  for (const c of children) {
+    if (c.exitCode !== null || c.signalCode !== null) continue;
+    const gone = new Promise((r) => c.once('exit', r));
+    c.kill('SIGTERM');
+    await gone;
+  }
+}
+
+/** `portico mock-engine` flags that zero its timing model (echo otherwise paces tokens at --step-ms). */
+export const ZERO_DELAY = ['--step-ms', '0', '--prefill-ms-per-token', '0', '--decode-ms-per-seq', '0', '--decode-ms-per-kv-token', '0'];
+
+/** The machine's load, as `uptime` prints it. */
+export function uptime(): string {
+  return execFileSync('uptime', { encoding: 'utf8' }).trim();
 }
 
 /** utime + stime of a process, all threads, in ms (USER_HZ 100). */
@@ -43,6 +79,13 @@ export interface WrkRun {
   p50: string;
   p99: string;
   requests: number;
+}
+
+/** CPU (user + system, ms) of this process's children that have been waited for: wrk's, around a run. */
+export function childrenCpuMs(): number {
+  const f = readFileSync('/proc/self/stat', 'utf8');
+  const fields = f.slice(f.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[13]) + Number(fields[14])) * 1000) / 100;
 }
 
 /** One wrk run (-t1 --latency) against `url`; throws when any response was not 2xx/3xx. */

@@ -34,11 +34,11 @@ export async function streamEvents<E>(ex: Exchange, events: AsyncIterable<E>, fm
       }
     }
   } catch (err) {
-    if (ex.signal.aborted) return;
+    if (ex.cancellation.aborted) return;
     const e = ApiError.from(err);
     await ex.writeEvent(fmt.error ? fmt.error(e) : `event: error\ndata: ${JSON.stringify(e.toOpenAI())}\n\n`);
   }
-  if (ex.signal.aborted) return;
+  if (ex.cancellation.aborted) return;
   const done = fmt.done ?? SSE_DONE;
   if (done) await ex.writeEvent(done);
   ex.endEventStream();

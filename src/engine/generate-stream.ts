@@ -8,7 +8,7 @@ import { ConnectError } from '@connectrpc/connect';
 
 import { EngineError } from './errors.js';
 import type { ServerStream } from './grpc-h2.js';
-import type { EngineEvent, GenerateDone, GenerateParams, TokenLogprobs } from './types.js';
+import type { Cancellation, EngineEvent, GenerateDone, GenerateParams, TokenLogprobs } from './types.js';
 
 /** OutputLogProbs of both protocols (SGLang's has an extra field, unused here). */
 export interface WireLogprobs {
@@ -58,7 +58,7 @@ const ONCE: AddEventListenerOptions = { once: true };
 export function generateStream(
   url: string,
   p: GenerateParams,
-  signal: AbortSignal,
+  signal: Cancellation,
   open: () => ServerStream<WireResponse>,
   abort: (requestId: string, reason: string) => Promise<void>,
 ): AsyncIterableIterator<EngineEvent> {
@@ -95,7 +95,7 @@ class GenerateEvents implements AsyncIterableIterator<EngineEvent> {
   constructor(
     private readonly url: string,
     private readonly p: GenerateParams,
-    private readonly signal: AbortSignal,
+    private readonly signal: Cancellation,
     private readonly open: () => ServerStream<WireResponse>,
     private readonly abort: (requestId: string, reason: string) => Promise<void>,
   ) {

@@ -32,6 +32,7 @@ import { decodeGenerateResponse, SGLANG_RESPONSE } from './generate-response-wir
 import { encodeSglangGenerate, SGLANG_JSON_OBJECT_SCHEMA } from './sglang-generate-wire.js';
 import { EngineConnection, rankLoadOf, type EngineClientOptions } from './grpc-connection.js';
 import type {
+  Cancellation,
   EngineClient,
   EngineEvent,
   EngineLoads,
@@ -57,7 +58,7 @@ export class SglangEngineClient implements EngineClient {
     this.rpc = createClient(SglangScheduler, this.conn.transport);
   }
 
-  generate(p: GenerateParams, signal: AbortSignal): AsyncIterableIterator<EngineEvent> {
+  generate(p: GenerateParams, signal: Cancellation): AsyncIterableIterator<EngineEvent> {
     return generateStream(
       this.url, p, signal,
       () => this.conn.generate<WireResponse>(GENERATE_PATH, decodeSglangResponse, () => encodeSglangGenerate(p), (cancel) => this.rpc.generate(buildGenerateRequest(p), { signal: cancel })),

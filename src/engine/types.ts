@@ -171,6 +171,18 @@ export interface EngineLoads {
   }>;
 }
 
+/**
+ * What a generation needs of its caller's cancellation: whether it happened, its reason,
+ * and a way to hear of it. An AbortSignal is one; the HTTP layer passes a lighter one per
+ * request (src/http/request-cancellation.ts) instead of an AbortController.
+ */
+export interface Cancellation {
+  readonly aborted: boolean;
+  readonly reason?: unknown;
+  addEventListener(type: 'abort', listener: () => void, options?: { once?: boolean }): void;
+  removeEventListener(type: 'abort', listener: () => void): void;
+}
+
 export interface EngineClient {
   /** Worker address as given, e.g. grpc://10.0.0.5:30000. */
   readonly url: string;
@@ -180,7 +192,7 @@ export interface EngineClient {
    * the worker is told to abort, and iteration throws
    * EngineError('aborted'). Transport failures throw EngineError too.
    */
-  generate(p: GenerateParams, signal: AbortSignal): AsyncIterable<EngineEvent>;
+  generate(p: GenerateParams, signal: Cancellation): AsyncIterable<EngineEvent>;
   /** Ask the worker to drop a request (best effort, never throws for "unknown id"). */
   abort(requestId: string): Promise<void>;
   /** true when the worker answers and reports itself healthy; never throws. */

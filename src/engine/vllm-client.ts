@@ -36,6 +36,7 @@ import { decodeGenerateResponse, VLLM_RESPONSE } from './generate-response-wire.
 import { mapStream, type ServerStream } from './grpc-h2.js';
 import { EngineConnection, rankLoadOf, type EngineClientOptions } from './grpc-connection.js';
 import type {
+  Cancellation,
   EngineClient,
   EngineEvent,
   EngineLoads,
@@ -60,7 +61,7 @@ export class VllmEngineClient implements EngineClient {
     this.rpc = createClient(VllmEngine, this.conn.transport);
   }
 
-  generate(p: GenerateParams, signal: AbortSignal): AsyncIterableIterator<EngineEvent> {
+  generate(p: GenerateParams, signal: Cancellation): AsyncIterableIterator<EngineEvent> {
     return generateStream(
       this.url, p, signal,
       () => accumulate(this.conn.generate<WireResponse>(GENERATE_PATH, decodeVllmResponse, () => encodeVllmGenerate(p), (cancel) => this.rpc.generate(buildVllmGenerateRequest(p), { signal: cancel })), p.stream),

@@ -5,12 +5,15 @@
 import type { HttpResponse } from './uws.js';
 import type { Exchange, ModelStatsRef, Route } from '../api/exchange.js';
 import { statusLine } from '../protocol/errors.js';
+import { RequestCancellation } from './request-cancellation.js';
 
 export class UwsExchange implements Exchange {
   private finished = false;
   private aborted = false;
   /** Created only when a handler asks for the signal: most requests never need one. */
   private ac: AbortController | null = null;
+  /** Likewise, for generations (no AbortController). */
+  private cancel: RequestCancellation | null = null;
   private drained: (() => void) | null = null;
   /** Told once when the exchange is over: response ended, client gone, or aborted by the server. */
   owner: ExchangeOwner | null = null;
@@ -52,6 +55,14 @@ export class UwsExchange implements Exchange {
     return this.ac.signal;
   }
 
+  get cancellation(): RequestCancellation {
+    if (!this.cancel) {
+      this.cancel = new RequestCancellation();
+      if (this.aborted) this.cancel.abort();
+    }
+    return this.cancel;
+  }
+
   get done(): boolean {
     return this.finished || this.aborted;
   }
@@ -59,6 +70,7 @@ export class UwsExchange implements Exchange {
   private abort(): void {
     this.aborted = true;
     this.ac?.abort();
+    this.cancel?.abort();
   }
 
   describe(model: ModelStatsRef, stream: boolean): void {

@@ -11,7 +11,7 @@ import type { Worker } from '../router/worker-pool.js';
 import { routerFor } from '../router/registry.js';
 import type { Dispatch, RouteHints } from '../router/types.js';
 import { EngineError } from '../engine/errors.js';
-import type { EngineEvent, GenerateParams } from '../engine/types.js';
+import type { Cancellation, EngineEvent, GenerateParams } from '../engine/types.js';
 import type { ServedModel } from './served-model.js';
 
 export type { RouteHints } from '../router/types.js';
@@ -33,7 +33,7 @@ class RoutedGeneration implements Generation {
   dispatchedAt = NaN;
   events: AsyncIterable<EngineEvent>;
 
-  constructor(model: ServedModel, promptIds: Uint32Array, params: GenerateParams, signal: AbortSignal, route: RouteHints) {
+  constructor(model: ServedModel, promptIds: Uint32Array, params: GenerateParams, signal: Cancellation, route: RouteHints) {
     this.events = new RoutedEvents(this, model, promptIds, params, signal, route);
   }
 
@@ -56,7 +56,7 @@ export function generate(
   promptIds: Uint32Array,
   sampling: SamplingOptions,
   requestId: string,
-  signal: AbortSignal,
+  signal: Cancellation,
   route: RouteHints = {},
 ): Generation {
   checkVocab(sampling, model.info.vocabSize);
@@ -106,7 +106,7 @@ class RoutedEvents implements AsyncIterableIterator<EngineEvent> {
     private readonly model: ServedModel,
     private readonly promptIds: Uint32Array,
     private readonly params: GenerateParams,
-    private readonly signal: AbortSignal,
+    private readonly signal: Cancellation,
     private readonly route: RouteHints,
   ) {}
 

@@ -1,5 +1,6 @@
 // What a request tells the router, and what the router hands back.
 
+import type { Cancellation } from '../engine/types.js';
 import type { Worker } from './worker-pool.js';
 
 /** Routing inputs of one request (nvext, routing headers, agent hints). */
@@ -24,7 +25,7 @@ export interface RouteHints {
 export interface RouteRequest {
   tokens: Uint32Array;
   hints: RouteHints;
-  signal?: AbortSignal;
+  signal?: Cancellation;
   /** The request leaves no KV blocks behind (embeddings): nothing is predicted for it. */
   ephemeral?: boolean;
 }
