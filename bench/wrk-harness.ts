@@ -4,7 +4,7 @@
 // latency percentiles, request count; non-2xx fails).
 
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
+import { readFileSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT } from './serve-procs.js';
@@ -67,9 +67,18 @@ export function cpuMsOf(pid: number): number {
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
 }
 
+// One temporary directory per bench process holds its wrk scripts; removed when it exits.
+let scriptDir: string | undefined;
+let scripts = 0;
+
 /** A wrk script that POSTs `body` as JSON. */
 export function postScript(body: object): string {
-  const file = join(mkdtempSync(join(tmpdir(), 'portico-wrk-')), 'post.lua');
+  if (scriptDir === undefined) {
+    const dir = mkdtempSync(join(tmpdir(), 'portico-wrk-'));
+    scriptDir = dir;
+    process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+  }
+  const file = join(scriptDir, `post-${scripts++}.lua`);
   writeFileSync(file, `wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\nwrk.body = ${JSON.stringify(JSON.stringify(body))}\n`);
   return file;
 }
