@@ -1,25 +1,9 @@
-// Bench-only (`node --import dist/bench/eol-bind.js ...`): AsyncResource.prototype.bind as
-// Node's main line has it since DEP0172 reached End-of-Life (nodejs/node#58618): the bound
-// function and its `length`, without the deprecated `asyncResource` accessor pair that
-// Node 20 builds with two deprecate() calls on every bind — and Node 20's
-// ClientHttp2Session.request binds once per stream. floor.bench.ts --eol-bind runs the floor
-// app and Portico with it beside the unpatched ones, to size what a newer Node saves.
-// Never loaded by Portico itself.
+// Bench-only (`node --import dist/bench/eol-bind.js ...`): installs Portico's lean
+// AsyncResource#bind (src/runtime/lean-async-bind.ts: Node's bind as it is since DEP0172
+// reached End-of-Life, without the deprecated accessor pair Node 20 builds on every bind)
+// in a process that is not Portico, e.g. the floor app, whose node:http2 client binds once
+// per stream. Portico's serve installs it by itself.
 
-import { AsyncResource } from 'node:async_hooks';
+import { installLeanAsyncBind } from '../src/runtime/lean-async-bind.js';
 
-type AnyFn = (...args: unknown[]) => unknown;
-
-function bind(this: AsyncResource, fn: AnyFn, thisArg?: unknown): AnyFn {
-  if (typeof fn !== 'function') throw new TypeError('The "fn" argument must be of type function');
-  const resource = this;
-  const bound: AnyFn = thisArg === undefined
-    ? function (this: unknown, ...args: unknown[]) {
-        return resource.runInAsyncScope(fn, this, ...args);
-      }
-    : resource.runInAsyncScope.bind(resource, fn, thisArg);
-  Object.defineProperty(bound, 'length', { configurable: true, enumerable: false, value: fn.length, writable: false });
-  return bound;
-}
-
-AsyncResource.prototype.bind = bind as unknown as typeof AsyncResource.prototype.bind;
+installLeanAsyncBind();

@@ -16,8 +16,9 @@
 // utime+stime from /proc of the frontend, of the engine, and of wrk (this process's waited-for
 // children), over the requests wrk counted.
 //
-//   with --eol-bind, also the floor and Portico/min again with bench/eol-bind.ts loaded: Node's
-//                 AsyncResource.bind without the deprecated accessors Node 20 makes per stream
+//   with --eol-bind, also the floor again with bench/eol-bind.ts loaded: Node's AsyncResource.bind
+//                 without the deprecated accessors Node 20 makes per stream (Portico's serve
+//                 installs that bind by itself, src/runtime/lean-async-bind.ts)
 //
 // Usage: npm run build:ts && node dist/bench/floor.bench.js [seconds=5] [rounds=3] [connections=64] [--eol-bind]
 // Needs `wrk`. Every load targets 127.0.0.1.
@@ -68,13 +69,9 @@ try {
     { name: 'Portico chat, minimal engine', url: at(onMin, '/v1/chat/completions'), script: chat, frontend: onMin, engine: minEngine },
   ];
   if (eolBind) {
-    // The same two processes with Node's AsyncResource.bind as it is after DEP0172's End-of-Life.
+    // The floor app with Node's AsyncResource.bind as it is after DEP0172's End-of-Life.
     const floorEol = await started(startNode(`${ROOT}dist/bench/floor-servers.js`, ['uws-h2', '0', String(minEngine.port)], EOL_BIND));
-    const onMinEol = await started(serve(`grpc://127.0.0.1:${minEngine.port}`, EOL_BIND));
-    targets.push(
-      { name: 'floor, End-of-Life `AsyncResource.bind`', url: at(floorEol), script: chat, frontend: floorEol, engine: minEngine },
-      { name: 'Portico chat, minimal engine, End-of-Life `AsyncResource.bind`', url: at(onMinEol, '/v1/chat/completions'), script: chat, frontend: onMinEol, engine: minEngine },
-    );
+    targets.push({ name: 'floor, End-of-Life `AsyncResource.bind`', url: at(floorEol), script: chat, frontend: floorEol, engine: minEngine });
   }
   const before = uptime();
   console.log(`${cpus().length} cores (${cpus()[0]!.model}), Node ${process.version}; wrk -t1 -c${connections} -d${seconds}s after 2 s of warm-up (4 s of each target before round 1), ${rounds} rounds\nload before: ${before}`);

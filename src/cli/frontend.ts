@@ -18,6 +18,7 @@ import type { ControlPlane } from '../api/control.js';
 import { startHttpServer } from '../http/server.js';
 import { FrontendMetrics, modelStats } from '../metrics/frontend.js';
 import type { Running, ServeOptions } from './serve.js';
+import { installLeanAsyncBind } from '../runtime/lean-async-bind.js';
 
 /** The embedded mock engines of --mock (once per process, whatever the shard count). */
 export async function startMocks(o: ServeOptions, native?: Model): Promise<{ urls: string[]; close(): Promise<void> }> {
@@ -59,6 +60,7 @@ export interface Frontend extends Running {
 
 /** One HTTP frontend on this thread: model, workers, router, routes, uWS app. */
 export async function startFrontend(o: ServeOptions, workerUrls: string[], native: Model, shard?: ShardContext): Promise<Frontend> {
+  installLeanAsyncBind(); // before the engine clients open their first http2 stream
   const name = modelName(o);
   const clients: EngineClient[] = workerUrls.map((url) => createEngineClient(url));
   const pool = new WorkerPool(clients, { model: name });
