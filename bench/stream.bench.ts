@@ -11,7 +11,7 @@
 // token, and memory: RSS idle, and with M streams open at once. Engine, frontend and this
 // client are separate processes; the frontend runs one shard.
 //
-// Usage: npm run build:ts && node dist/bench/stream.bench.js [streams=256] [tokens=256] [step-ms=20] [memory-streams=1000]
+// Usage: npm run build:ts && [STREAM_SERVE_NODE_FLAGS=...] node dist/bench/stream.bench.js [streams=256] [tokens=256] [step-ms=20] [memory-streams=1000]
 
 import { once } from 'node:events';
 import { readFileSync, rmSync } from 'node:fs';
@@ -25,7 +25,8 @@ const tokens = Number(process.argv[3] ?? 256);
 const stepMs = Number(process.argv[4] ?? 20);
 const memStreams = Number(process.argv[5] ?? 1000);
 
-const PROBE = ['--expose-gc', '--import', `${ROOT}dist/bench/gc-probe.js`];
+// STREAM_SERVE_NODE_FLAGS: extra node flags for the frontend process (e.g. --single-threaded-gc).
+const PROBE = ['--expose-gc', '--import', `${ROOT}dist/bench/gc-probe.js`, ...(process.env.STREAM_SERVE_NODE_FLAGS ?? '').split(' ').filter(Boolean)];
 const simArgs = (step: number) => ['--mode', 'sim', '--step-ms', String(step), '--prefill-ms-per-token', '0', '--decode-ms-per-seq', '0', '--decode-ms-per-kv-token', '0', '--max-num-seqs', '4096', '--eos-probability', '0'];
 
 const MB = (b: number) => (b / 1e6).toFixed(1);
