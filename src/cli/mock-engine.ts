@@ -1,5 +1,6 @@
 // `portico mock-engine`: a standalone GPU-free worker for tests and benchmarks.
 
+import { writeFileSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import { Model } from '../native/core.js';
 import { startMockEngine, type MockEngineOptions as EngineOptions } from '../mock/engine-server.js';
@@ -47,7 +48,12 @@ export async function runMockEngine(o: MockEngineOptions): Promise<void> {
   const scheme = engine.url.split('://')[0];
   console.log(`portico mock-engine (${o.mode}, ${o.engine?.protocol ?? 'sglang'}) listening on ${scheme}://${o.host}:${engine.port}`);
   if (engine.zmq) console.log(`KV events (ZMQ) on ${engine.zmq.endpoint}${engine.zmq.replayEndpoint ? `, replay on ${engine.zmq.replayEndpoint}` : ''}`);
+  // Benches: PORTICO_SIM_EMIT_TRACE=<file> records when every token left the simulator,
+  // written to <file> as JSON ({ requestId: [ms, tokenId, ...] }) on SIGTERM / SIGINT.
+  const traceFile = process.env.PORTICO_SIM_EMIT_TRACE;
+  if (traceFile) engine.core.emitTrace = new Map();
   const stop = () => {
+    if (traceFile) writeFileSync(traceFile, JSON.stringify(Object.fromEntries(engine.core.emitTrace!)));
     void engine.close().then(() => process.exit(0));
   };
   process.once('SIGINT', stop);

@@ -94,6 +94,11 @@ export class SimCore {
   private tpsWindow: Array<[number, number]> = [];
   /** Every step costs 0 ms (echo's default timing). */
   private readonly free: boolean;
+  /**
+   * Opt-in (benches): per request id, for every token emitted, the CLOCK_MONOTONIC time in ms
+   * (comparable across processes on this machine) and the token id, alternating.
+   */
+  emitTrace: Map<string, number[]> | null = null;
 
   constructor(o: SimCoreOptions) {
     this.o = o;
@@ -336,9 +341,17 @@ export class SimCore {
     const results = rank.sched.complete(step);
     this.hub.flush(rank.id);
     let produced = 0;
+    const trace = this.emitTrace;
+    const at = trace ? monotonicMs() : 0;
     for (const { seq, token, finished } of results) {
       const c = seq as Choice;
       produced++;
+      if (trace) {
+        const id = c.req.req.id;
+        let list = trace.get(id);
+        if (!list) trace.set(id, (list = []));
+        list.push(at, token);
+      }
       c.req.emit({ kind: 'tokens', index: c.index, tokenIds: [token], ...usage(c) });
       if (finished) this.finish(c, c.gen.finish!.reason, c.gen.finish!.matchedTokenId);
     }
@@ -349,6 +362,11 @@ export class SimCore {
       if (this.tpsWindow.length > 4096) this.tpsWindow.splice(0, 2048);
     }
   }
+}
+
+/** CLOCK_MONOTONIC in ms: the same clock in every process on the machine (performance.now() is per process). */
+export function monotonicMs(): number {
+  return Number(process.hrtime.bigint()) / 1e6;
 }
 
 function usage(c: Choice): Usage {
