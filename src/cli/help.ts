@@ -71,5 +71,11 @@ KV events (always on the SubscribeKvEvents gRPC stream; optionally also ZMQ):
                             msgpack layout of batches: vLLM's older array-like structs or the
                             newer map-like ones. Default: map.
 
+Environment:
+  PORTICO_SIM_EMIT_TRACE=FILE
+                            Record when each token left the simulator (CLOCK_MONOTONIC ms) and
+                            its id, per request id, and write them to FILE as JSON on SIGTERM or
+                            SIGINT (bench/stream.bench.ts uses it to time every token).
+
   -h, --help                Show this help.
 `;
