@@ -65,13 +65,9 @@ export async function direct(url: string, streams: number, tokens: number, tag =
       total += n;
     }
   };
-  const c0 = process.cpuUsage();
-  const t0 = performance.now();
-  await Promise.all(Array.from({ length: streams }, (_, k) => one(k)));
-  const secs = (performance.now() - t0) / 1000;
-  const c = process.cpuUsage(c0);
+  const run = await runAll(streams, one);
   client.close();
-  return { arrivals, tokens: total, secs, clientCpu: (c.user + c.system) / 1e6 };
+  return { arrivals, tokens: total, ...run };
 }
 
 export const chatBody = (maxTokens: number) =>
@@ -92,6 +88,46 @@ const QUOTE = 0x22;
 const END = Buffer.from('\r\n0\r\n\r\n');
 const USAGE_RE = /"completion_tokens":(\d+)/;
 
+/** Runs `one(k)` for every k < streams at once: the wall time and this process's CPU over them. */
+async function runAll(streams: number, one: (k: number) => Promise<void>): Promise<{ secs: number; clientCpu: number }> {
+  const c0 = process.cpuUsage();
+  const t0 = performance.now();
+  await Promise.all(Array.from({ length: streams }, (_, k) => one(k)));
+  const secs = (performance.now() - t0) / 1000;
+  const c = process.cpuUsage(c0);
+  return { secs, clientCpu: (c.user + c.system) / 1e6 };
+}
+
+/** What the SSE clients count: each stream's timed reads, content deltas, completion_tokens. */
+class Tally {
+  readonly arrivals = new Map<string, Arrivals>();
+  private events = 0;
+  private completion = 0;
+
+  open(id: string): Arrivals {
+    const a: Arrivals = { reads: [] };
+    this.arrivals.set(id, a);
+    return a;
+  }
+
+  /** `n` content deltas arrived in one read at `now`. */
+  count(a: Arrivals, now: number, n: number): void {
+    if (n === 0) return;
+    a.reads.push(now, n);
+    this.events += n;
+  }
+
+  /** The end of a stream: its usage chunk's completion_tokens. */
+  usage(tail: string): void {
+    const u = USAGE_RE.exec(tail);
+    if (u) this.completion += Number(u[1]);
+  }
+
+  result(): { arrivals: Map<string, Arrivals>; events: number; completion: number } {
+    return { arrivals: this.arrivals, events: this.events, completion: this.completion };
+  }
+}
+
 /**
  * Through Portico with raw sockets: one connection per stream, HTTP/1.1 written by hand,
  * the response bytes scanned for `"content":"` followed by a non-empty string (the role
@@ -100,14 +136,11 @@ const USAGE_RE = /"completion_tokens":(\d+)/;
  */
 export async function viaRaw(port: number, streams: number, tokens: number, tag = 'via'): Promise<ViaResult> {
   const body = chatBody(tokens);
-  const arrivals = new Map<string, Arrivals>();
-  let events = 0;
-  let completion = 0;
+  const t = new Tally();
   const one = (k: number) =>
     new Promise<void>((resolve, reject) => {
       const id = `${tag}-${k}`;
-      const a: Arrivals = { reads: [] };
-      arrivals.set(id, a);
+      const a = t.open(id);
       const sock = net.createConnection({ port, host: '127.0.0.1', noDelay: true });
       let carry = Buffer.alloc(0);
       let head = true;
@@ -134,40 +167,29 @@ export async function viaRaw(port: number, streams: number, tokens: number, tag 
           if (look >= from && buf[look] !== QUOTE) n++;
         }
         carry = Buffer.from(buf.subarray(Math.max(0, buf.length - CONTENT.length)));
-        if (n > 0) {
-          a.reads.push(now, n);
-          events += n;
-        }
+        t.count(a, now, n);
         tail = (tail + d.toString('latin1', Math.max(0, d.length - 1024))).slice(-1024);
         if (buf.indexOf(END, Math.max(0, buf.length - END.length)) >= 0) {
-          const u = USAGE_RE.exec(tail);
-          if (u) completion += Number(u[1]);
+          t.usage(tail);
           sock.end();
           resolve();
         }
       });
       sock.on('error', reject);
     });
-  const c0 = process.cpuUsage();
-  const t0 = performance.now();
-  await Promise.all(Array.from({ length: streams }, (_, k) => one(k)));
-  const secs = (performance.now() - t0) / 1000;
-  const c = process.cpuUsage(c0);
-  return { arrivals, events, completion, secs, clientCpu: (c.user + c.system) / 1e6 };
+  const run = await runAll(streams, one);
+  return { ...t.result(), ...run };
 }
 
 /** Through Portico with node:http (the earlier bench's client): utf8 decoding, HTTP parser, chunked decoding. */
 export async function viaNodeHttp(port: number, streams: number, tokens: number, tag = 'via'): Promise<ViaResult> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 4096 });
   const body = chatBody(tokens);
-  const arrivals = new Map<string, Arrivals>();
-  let events = 0;
-  let completion = 0;
+  const t = new Tally();
   const one = (k: number) =>
     new Promise<void>((resolve, reject) => {
       const id = `${tag}-${k}`;
-      const a: Arrivals = { reads: [] };
-      arrivals.set(id, a);
+      const a = t.open(id);
       const req = http.request(`http://127.0.0.1:${port}/v1/chat/completions`, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'x-request-id': id } }, (res) => {
         if (res.statusCode !== 200) {
           reject(new Error(`status ${res.statusCode}`));
@@ -180,13 +202,10 @@ export async function viaNodeHttp(port: number, streams: number, tokens: number,
           let n = 0;
           for (let i = text.indexOf('"content":"'); i >= 0; i = text.indexOf('"content":"', i + 1)) if (text[i + 11] !== '"') n++;
           tail = (tail + text).slice(-512);
-          if (n === 0) return;
-          a.reads.push(now, n);
-          events += n;
+          t.count(a, now, n);
         });
         res.on('end', () => {
-          const u = USAGE_RE.exec(tail);
-          if (u) completion += Number(u[1]);
+          t.usage(tail);
           resolve();
         });
         res.on('error', reject);
@@ -194,13 +213,9 @@ export async function viaNodeHttp(port: number, streams: number, tokens: number,
       req.on('error', reject);
       req.end(body);
     });
-  const c0 = process.cpuUsage();
-  const t0 = performance.now();
-  await Promise.all(Array.from({ length: streams }, (_, k) => one(k)));
-  const secs = (performance.now() - t0) / 1000;
-  const c = process.cpuUsage(c0);
+  const run = await runAll(streams, one);
   agent.destroy();
-  return { arrivals, events, completion, secs, clientCpu: (c.user + c.system) / 1e6 };
+  return { ...t.result(), ...run };
 }
 
 /**
