@@ -184,6 +184,17 @@ impl Model {
         &self.tokenizer
     }
 
+    /// Empties the tokenizer's prefix caches and the parsed-messages cache (a cold start).
+    pub fn clear_caches(&self) {
+        self.tokenizer.clear_prefix_cache();
+        self.messages_cache.clear();
+    }
+
+    /// Counters of the parsed-messages cache (see `messages_cache`).
+    pub fn messages_cache_stats(&self) -> crate::messages_cache::MessagesCacheStats {
+        self.messages_cache.stats()
+    }
+
     pub fn encode(&self, text: &str, add_special_tokens: bool) -> Result<Vec<u32>> {
         self.tokenizer.encode(text, add_special_tokens)
     }
