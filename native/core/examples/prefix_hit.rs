@@ -1,5 +1,5 @@
 //! Where a prefix-cache hit of `encode_chat` spends its time: a long system prompt (a file)
-//! with a new user turn per call, phase by phase, against a cold call (cache cleared).
+//! with a new user turn per call, phase by phase, against a cold call (caches cleared).
 //!   cargo run --release --example prefix_hit -- MODEL_DIR SYSTEM_TXT [calls=2000]
 use std::time::Instant;
 
@@ -50,7 +50,7 @@ fn main() {
         return;
     }
     let cold = per_call(n / 20 + 1, |i| {
-        tok.clear_prefix_cache();
+        m.clear_caches();
         drop(m.encode_chat(&req(i)).unwrap())
     });
     m.encode_chat(&req(0)).unwrap();
