@@ -170,7 +170,10 @@ impl MessagesCache {
     }
 
     pub fn clear(&self) {
-        self.entries.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        self.entries
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
     }
 }
 
@@ -178,7 +181,10 @@ impl MessagesCache {
 pub fn messages_value(bytes: &[u8], format: ContentFormat) -> Result<Value> {
     let messages = normalise_for_template(parse_messages(bytes)?, format)?;
     Ok(Value::from_object(
-        messages.into_iter().map(json_to_value).collect::<Vec<Value>>(),
+        messages
+            .into_iter()
+            .map(json_to_value)
+            .collect::<Vec<Value>>(),
     ))
 }
 
@@ -244,8 +250,16 @@ fn depth(v: &Json, at: usize) -> usize {
         return at;
     }
     match v {
-        Json::Array(items) => items.iter().map(|i| depth(i, at + 1)).max().unwrap_or(at + 1),
-        Json::Object(map) => map.values().map(|i| depth(i, at + 1)).max().unwrap_or(at + 1),
+        Json::Array(items) => items
+            .iter()
+            .map(|i| depth(i, at + 1))
+            .max()
+            .unwrap_or(at + 1),
+        Json::Object(map) => map
+            .values()
+            .map(|i| depth(i, at + 1))
+            .max()
+            .unwrap_or(at + 1),
         _ => at,
     }
 }
@@ -276,7 +290,8 @@ mod tests {
     }
 
     fn history() -> Vec<String> {
-        let system = serde_json::to_string(&"Rules:\n\t\"quoted\" é 日本 🦊 \\ ".repeat(8)).unwrap();
+        let system =
+            serde_json::to_string(&"Rules:\n\t\"quoted\" é 日本 🦊 \\ ".repeat(8)).unwrap();
         vec![
             format!(r#"{{"role":"system","content":{system}}}"#),
             r#"{"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}"#.into(),
@@ -319,7 +334,11 @@ mod tests {
         let edited = msgs[0].replace(r#""}"#, r#"!"}"#);
         assert_ne!(edited, msgs[0]);
         let hits = cache.stats().hits;
-        assert_same(&cache, &array(&[edited, msgs[1].clone()]), ContentFormat::String);
+        assert_same(
+            &cache,
+            &array(&[edited, msgs[1].clone()]),
+            ContentFormat::String,
+        );
         assert_eq!(cache.stats().hits, hits);
         // Entries of the other content format are not used.
         assert_same(&cache, &spaced, ContentFormat::OpenAi);
@@ -330,7 +349,13 @@ mod tests {
     fn bad_input_after_a_cached_prefix_fails_as_a_cold_parse() {
         let msgs = history();
         let head = format!("[{},{}", msgs[0], msgs[1]);
-        let deep = |d: usize| format!(r#"{{"role":"user","content":"x","deep":{}{}}}"#, "[".repeat(d), "]".repeat(d));
+        let deep = |d: usize| {
+            format!(
+                r#"{{"role":"user","content":"x","deep":{}{}}}"#,
+                "[".repeat(d),
+                "]".repeat(d)
+            )
+        };
         let mut bad: Vec<Vec<u8>> = [
             format!("{head},]"),
             format!("{head}]x"),
