@@ -70,6 +70,34 @@ test('the chat template is applied: the echo engine returns the rendered Qwen3 p
   assert.equal(r.choices[0].message.content, '<|im_start|>system\nYou are terse.<|im_end|>\n<|im_start|>user\nHi there<|im_end|>\n<|im_start|>assistant\n');
 });
 
+test('a long conversation growing turn by turn renders as a cold render at every turn (the server reuses the parsed earlier messages)', async () => {
+  // Qwen3 drops the reasoning of assistant turns before the last user query, so earlier
+  // turns render differently once a user turn follows: the echoed prompt must follow.
+  const system = 'Rules: be brief, "quote" \\ path\n\t日本語 🦊 <tool_call>x</tool_call>\n'.repeat(80);
+  const turns: OpenAI.ChatCompletionMessageParam[] = [
+    { role: 'system', content: system },
+    { role: 'user', content: 'Find the bug.' },
+    { role: 'assistant', content: 'Looking.', reasoning_content: 'Read the file first.' } as OpenAI.ChatCompletionMessageParam,
+    { role: 'user', content: 'And now?' },
+    { role: 'assistant', content: '<think>\nthink more\n</think>\n\nDone.' },
+    { role: 'user', content: 'Thanks.' },
+  ];
+  for (let n = 2; n <= turns.length; n++) {
+    const messages = turns.slice(0, n);
+    const body = Buffer.from(JSON.stringify(messages));
+    tok.clearPrefixCache();
+    const want = tok.renderChat(body, 0, body.length, -1, -1, true, null);
+    const r = await served.client.chat.completions.create({
+      model: MODEL,
+      messages,
+      skip_special_tokens: false,
+      ignore_eos: true,
+    } as OpenAI.ChatCompletionCreateParamsNonStreaming);
+    assert.equal(r.choices[0].message.content, want, `${n} messages`);
+    assert.equal(r.usage!.prompt_tokens, tok.encode(want, false).length);
+  }
+});
+
 test('special tokens are skipped by default', async () => {
   const r = await served.client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'Hi there' }], ignore_eos: true } as OpenAI.ChatCompletionCreateParamsNonStreaming);
   assert.equal(r.choices[0].message.content, 'user\nHi there\nassistant\n');

@@ -97,6 +97,55 @@ test('encodeChat after a cached long system prompt equals a cold encode, also wh
   }
 });
 
+test('a long conversation sent again with new turns gives the ids of a cold call, and a bad tail after the reused messages fails as a cold call', () => {
+  // Qwen3 keeps the reasoning of assistant turns after the last user query only, so the
+  // render of earlier turns changes when a user turn is added: ids must follow.
+  const system = 'Rules: answer briefly, "quote" \\ path\n\t日本語 🦊 <think>x</think>\n'.repeat(150);
+  const turns: object[] = [
+    { role: 'system', content: system },
+    { role: 'user', content: 'Find the bug.' },
+    { role: 'assistant', content: 'Looking.', reasoning_content: 'First read the file.' },
+    { role: 'tool', content: '{"ok": true}', tool_call_id: 'c1' },
+    {
+      role: 'assistant',
+      content: '',
+      reasoning_content: 'Call the tool.',
+      tool_calls: [{ id: 'c2', type: 'function', function: { name: 'read', arguments: '{"path": "a.ts"}' } }],
+    },
+    { role: 'user', content: 'And now?' },
+    { role: 'assistant', content: '<think>\nthink more\n</think>\n\nDone.' },
+    { role: 'user', content: 'Thanks.' },
+  ];
+  const chat = (b: Buffer) => model.encodeChat(b, 0, b.length, -1, -1, true, null);
+  const cold = (b: Buffer) => {
+    model.clearPrefixCache();
+    return chat(b);
+  };
+  const body = (n: number) => Buffer.from(JSON.stringify(turns.slice(0, n)));
+  const warm: Uint32Array[] = [];
+  model.clearPrefixCache();
+  for (let n = 1; n <= turns.length; n++) warm.push(chat(body(n)));
+  for (let n = 1; n <= turns.length; n++) assert.deepEqual(warm[n - 1], cold(body(n)), `${n} messages`);
+  const head = JSON.stringify(turns.slice(0, 3)).slice(0, -1);
+  const failure = (b: Buffer) => {
+    try {
+      chat(b);
+    } catch (err) {
+      return `${(err as { code?: string }).code}: ${(err as Error).message}`;
+    }
+    return 'no error';
+  };
+  for (const tail of [',]', ']x', ',3]', ',{"role":"user","content":}]', ',{"role":"user","content":[{"type":"image_url"}]}]', ',']) {
+    const bad = Buffer.from(head + tail);
+    model.clearPrefixCache();
+    const want = failure(bad);
+    assert.notEqual(want, 'no error', tail);
+    chat(body(3));
+    assert.equal(failure(bad), want, tail);
+    assert.deepEqual(chat(body(3)), warm[2]);
+  }
+});
+
 test('a bad messages span is a client error (InvalidArg) with a position', () => {
   const body = Buffer.from('[{"role":"user","content":]');
   assert.throws(

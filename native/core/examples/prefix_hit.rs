@@ -1,9 +1,10 @@
 //! Where a prefix-cache hit of `encode_chat` spends its time: a long system prompt (a file)
-//! with a new user turn per call, phase by phase, against a cold call (cache cleared).
+//! with a new user turn per call, phase by phase, against a cold call (caches cleared).
 //!   cargo run --release --example prefix_hit -- MODEL_DIR SYSTEM_TXT [calls=2000]
 use std::time::Instant;
 
-use portico_core::messages::{normalise_for_template, parse_messages};
+use portico_core::content_format::ContentFormat;
+use portico_core::messages_cache::{messages_value, MessagesCache};
 use portico_core::{ChatRequest, Model};
 
 #[global_allocator]
@@ -49,7 +50,7 @@ fn main() {
         return;
     }
     let cold = per_call(n / 20 + 1, |i| {
-        tok.clear_prefix_cache();
+        m.clear_caches();
         drop(m.encode_chat(&req(i)).unwrap())
     });
     m.encode_chat(&req(0)).unwrap();
@@ -58,13 +59,12 @@ fn main() {
         return;
     }
     println!("{} B prompt; encode_chat cold {cold:.0} µs, hit {hit:.0} µs ({:.1}%)", prompt.len(), hit / cold * 100.0);
-    let parse = per_call(n, |i| drop(parse_messages(&bodies[i % bodies.len()]).unwrap()));
-    let norm = per_call(n, |i| {
-        let v = parse_messages(&bodies[i % bodies.len()]).unwrap();
-        drop(normalise_for_template(v, portico_core::content_format::ContentFormat::String).unwrap())
-    });
+    let parse = per_call(n, |i| drop(messages_value(&bodies[i % bodies.len()], ContentFormat::String).unwrap()));
+    let cache = MessagesCache::new(32 << 20);
+    let cached = per_call(n, |i| drop(cache.messages(&bodies[i % bodies.len()], ContentFormat::String).unwrap()));
     let render = per_call(n, |i| drop(m.render_chat(&req(i)).unwrap()));
     let prompts: Vec<String> = (0..22).map(|i| m.render_chat(&req(i)).unwrap()).collect();
     let enc = per_call(n, |i| drop(tok.encode_cached(&prompts[i % 22]).unwrap()));
-    println!("  parse {parse:.0} µs, parse+normalise {norm:.0} µs, render (incl. parse) {render:.0} µs, encode_cached {enc:.0} µs");
+    let utf8 = per_call(n, |i| { let _ = std::str::from_utf8(prompts[i % 22].as_bytes()).unwrap(); });
+    println!("  messages parsed whole {parse:.0} µs, from the messages cache {cached:.0} µs; render_chat {render:.0} µs; encode_cached {enc:.0} µs; from_utf8 {utf8:.0} µs");
 }

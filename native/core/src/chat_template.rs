@@ -21,7 +21,7 @@ pub struct ChatTemplate {
 
 /// Everything a render needs besides the template.
 pub struct RenderInput {
-    pub messages: serde_json::Value,
+    pub messages: Messages,
     /// Already a template value (see `tools_cache`).
     pub tools: Option<Value>,
     pub add_generation_prompt: bool,
@@ -33,6 +33,19 @@ pub struct RenderInput {
     /// Extra template kwargs (e.g. enable_thinking, documents); cannot replace
     /// messages, tools or add_generation_prompt.
     pub kwargs: Option<serde_json::Map<String, serde_json::Value>>,
+}
+
+/// The messages of a render: normalised JSON, or already their template value (see
+/// `messages_cache`; not with `continue_final_message`, which edits the JSON).
+pub enum Messages {
+    Json(serde_json::Value),
+    Value(Value),
+}
+
+impl From<serde_json::Value> for Messages {
+    fn from(json: serde_json::Value) -> Messages {
+        Messages::Json(json)
+    }
 }
 
 const RESERVED: &[&str] = &[
@@ -85,7 +98,12 @@ impl ChatTemplate {
                 "continue_final_message and add_generation_prompt are not compatible".into(),
             ));
         }
-        let final_text = mark_final_message(&mut input.messages)?;
+        let Messages::Json(messages) = &mut input.messages else {
+            return Err(CoreError::InvalidKwargs(
+                "continue_final_message needs the messages as JSON".into(),
+            ));
+        };
+        let final_text = mark_final_message(messages)?;
         let rendered = self.render_plain(input)?;
         cut_at_continue_tag(rendered, &final_text)
     }
@@ -133,7 +151,11 @@ fn context(input: RenderInput) -> Value {
             }
         }
     }
-    ctx.push(("messages".to_owned(), json_to_value(input.messages)));
+    let messages = match input.messages {
+        Messages::Json(json) => json_to_value(json),
+        Messages::Value(value) => value,
+    };
+    ctx.push(("messages".to_owned(), messages));
     let tools = input.tools.unwrap_or(Value::from(()));
     ctx.push(("tools".to_owned(), tools));
     ctx.push((
@@ -290,7 +312,7 @@ mod tests {
 
     fn render(src: &str, messages: serde_json::Value, kwargs: serde_json::Value) -> Result<String> {
         ChatTemplate::compile(src)?.render(RenderInput {
-            messages,
+            messages: messages.into(),
             tools: None,
             add_generation_prompt: false,
             special_tokens: vec![("bos_token".into(), "<s>".into())],
@@ -384,7 +406,7 @@ mod tests {
         )
         .unwrap();
         let input = |cont| RenderInput {
-            messages: json!([{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Sure, "}]),
+            messages: json!([{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Sure, "}]).into(),
             tools: None,
             add_generation_prompt: false,
             special_tokens: vec![],
@@ -408,7 +430,7 @@ mod tests {
         let cache = crate::tools_cache::ToolsCache::default();
         let render = |tools: Option<Value>| {
             tpl.render(RenderInput {
-                messages: json!([]),
+                messages: json!([]).into(),
                 tools,
                 add_generation_prompt: false,
                 special_tokens: vec![],

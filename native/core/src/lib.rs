@@ -8,6 +8,7 @@ pub mod detokenizer;
 pub mod error;
 pub mod fast_encode;
 pub mod messages;
+pub mod messages_cache;
 pub mod model;
 pub mod model_card;
 pub mod parsers;

@@ -105,29 +105,33 @@ pub fn normalise_for_template(messages: Vec<Value>, format: ContentFormat) -> Re
     messages
         .into_iter()
         .enumerate()
-        .map(|(i, mut m)| {
-            let content = match (format, m.get_mut("content")) {
-                // Moved, not copied: a system prompt can be hundreds of KB.
-                (ContentFormat::String, Some(Value::String(s))) => Value::String(std::mem::take(s)),
-                (ContentFormat::String, _) => Value::String(content_text(&m, i, "\n")?),
-                (ContentFormat::OpenAi, _) => Value::Array(
-                    text_parts(&m, i)?
-                        .into_iter()
-                        .map(|t| serde_json::json!({"type": "text", "text": t}))
-                        .collect(),
-                ),
-            };
-            let Value::Object(mut obj) = m else {
-                unreachable_object()?
-            };
-            obj.retain(|k, v| !v.is_null() || k == "content");
-            obj.insert("content".to_owned(), content);
-            if let Some(Value::Array(calls)) = obj.get_mut("tool_calls") {
-                calls.iter_mut().for_each(parse_arguments);
-            }
-            Ok(Value::Object(alias_reasoning(obj)))
-        })
+        .map(|(i, m)| normalise_message(m, i, format))
         .collect()
+}
+
+/// One message of `normalise_for_template` (`index` only names it in errors): a message's
+/// normalised form depends on nothing but its own JSON.
+pub fn normalise_message(mut m: Value, index: usize, format: ContentFormat) -> Result<Value> {
+    let content = match (format, m.get_mut("content")) {
+        // Moved, not copied: a system prompt can be hundreds of KB.
+        (ContentFormat::String, Some(Value::String(s))) => Value::String(std::mem::take(s)),
+        (ContentFormat::String, _) => Value::String(content_text(&m, index, "\n")?),
+        (ContentFormat::OpenAi, _) => Value::Array(
+            text_parts(&m, index)?
+                .into_iter()
+                .map(|t| serde_json::json!({"type": "text", "text": t}))
+                .collect(),
+        ),
+    };
+    let Value::Object(mut obj) = m else {
+        return unreachable_object();
+    };
+    obj.retain(|k, v| !v.is_null() || k == "content");
+    obj.insert("content".to_owned(), content);
+    if let Some(Value::Array(calls)) = obj.get_mut("tool_calls") {
+        calls.iter_mut().for_each(parse_arguments);
+    }
+    Ok(Value::Object(alias_reasoning(obj)))
 }
 
 fn unreachable_object<T>() -> Result<T> {

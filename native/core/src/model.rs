@@ -3,7 +3,8 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::chat_template::{ChatTemplate, RenderInput};
+use crate::chat_template::{ChatTemplate, Messages, RenderInput};
+use crate::messages_cache::MessagesCache;
 use crate::tools_cache::ToolsCache;
 use crate::detokenizer::Detokenizer;
 use crate::error::{CoreError, Result};
@@ -62,7 +63,11 @@ pub struct Model {
     tool_use_template: Option<ChatTemplate>,
     eos_token_ids: Vec<u32>,
     tools_cache: ToolsCache,
+    messages_cache: MessagesCache,
 }
+
+/// Bytes of parsed messages kept (see `messages_cache`).
+const MESSAGES_CACHE_BYTES: usize = 32 << 20;
 
 impl Model {
     /// Loads a Hugging Face model folder (tokenizer.json required; see `ModelCard`).
@@ -126,6 +131,7 @@ impl Model {
             tool_use_template,
             eos_token_ids,
             tools_cache: ToolsCache::default(),
+            messages_cache: MessagesCache::new(MESSAGES_CACHE_BYTES),
         })
     }
 
@@ -178,6 +184,17 @@ impl Model {
         &self.tokenizer
     }
 
+    /// Empties the tokenizer's prefix caches and the parsed-messages cache (a cold start).
+    pub fn clear_caches(&self) {
+        self.tokenizer.clear_prefix_cache();
+        self.messages_cache.clear();
+    }
+
+    /// Counters of the parsed-messages cache (see `messages_cache`).
+    pub fn messages_cache_stats(&self) -> crate::messages_cache::MessagesCacheStats {
+        self.messages_cache.stats()
+    }
+
     pub fn encode(&self, text: &str, add_special_tokens: bool) -> Result<Vec<u32>> {
         self.tokenizer.encode(text, add_special_tokens)
     }
@@ -219,23 +236,34 @@ impl Model {
             _ => self.template.as_ref().or(self.tool_use_template.as_ref()),
         }
         .ok_or(CoreError::NoChatTemplate)?;
-        let messages =
-            normalise_for_template(parse_messages(req.messages_json)?, template.content_format())?;
-        let mut kwargs = match req.kwargs_json {
-            None => None,
+        let kwargs = match req.kwargs_json {
+            None => Ok(None),
             Some(s) => match serde_json::from_str::<serde_json::Value>(s) {
-                Ok(serde_json::Value::Object(map)) => Some(map),
-                Ok(serde_json::Value::Null) => None,
-                Ok(_) => return Err(CoreError::InvalidKwargs("expected a JSON object".into())),
-                Err(e) => return Err(CoreError::InvalidKwargs(e.to_string())),
+                Ok(serde_json::Value::Object(map)) => Ok(Some(map)),
+                Ok(serde_json::Value::Null) => Ok(None),
+                Ok(_) => Err(CoreError::InvalidKwargs("expected a JSON object".into())),
+                Err(e) => Err(CoreError::InvalidKwargs(e.to_string())),
             },
         };
-        let continue_final_message = kwargs
-            .as_mut()
-            .and_then(|k| k.remove("continue_final_message"))
-            .is_some_and(|v| v.as_bool() == Some(true));
+        let continue_final_message = matches!(&kwargs, Ok(Some(k))
+            if k.get("continue_final_message").and_then(serde_json::Value::as_bool) == Some(true));
+        // Messages are checked before kwargs (their errors come first). continue_final_message
+        // edits the JSON of the last message, so it takes the uncached path.
+        let format = template.content_format();
+        let messages = if continue_final_message {
+            Messages::Json(serde_json::Value::Array(normalise_for_template(
+                parse_messages(req.messages_json)?,
+                format,
+            )?))
+        } else {
+            Messages::Value(self.messages_cache.messages(req.messages_json, format)?)
+        };
+        let mut kwargs = kwargs?;
+        if let Some(k) = kwargs.as_mut() {
+            k.remove("continue_final_message");
+        }
         let input = RenderInput {
-            messages: serde_json::Value::Array(messages),
+            messages,
             tools,
             add_generation_prompt: req.add_generation_prompt,
             special_tokens: self.card.special_tokens.clone(),

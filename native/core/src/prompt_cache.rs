@@ -184,7 +184,7 @@ impl PromptCache {
 }
 
 /// Length of the longest common prefix (compared in blocks, then byte by byte).
-fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+pub(crate) fn common_prefix(a: &[u8], b: &[u8]) -> usize {
     const BLOCK: usize = 4096;
     let n = a.len().min(b.len());
     let mut i = 0;

@@ -132,9 +132,10 @@ impl Model {
         }
     }
 
+    /// Empties the prefix caches and the parsed-messages cache (the next call is cold).
     #[napi]
     pub fn clear_prefix_cache(&self) {
-        self.inner.tokenizer().clear_prefix_cache()
+        self.inner.clear_caches()
     }
 
     #[napi]
