@@ -62,6 +62,7 @@ impl Model {
     #[napi(factory)]
     pub fn load(dir: String) -> Result<Model> {
         let inner = portico_core::Model::load(&dir).map_err(to_napi)?;
+        crate::release_free_memory();
         Ok(Model {
             inner: Arc::new(inner),
         })
