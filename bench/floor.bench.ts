@@ -50,7 +50,7 @@ const started = async (p: Promise<Started>) => {
   procs.push(s);
   return s;
 };
-const serve = (worker: string, nodeFlags: string[] = []) => startPortico(['serve', '--host', '127.0.0.1', '--http-port', '0', '--model-path', QWEN3, '--model-name', 'models', '--worker', worker, '--shards', '1'], ROOT, nodeFlags);
+const serve = (worker: string) => startPortico(['serve', '--host', '127.0.0.1', '--http-port', '0', '--model-path', QWEN3, '--model-name', 'models', '--worker', worker, '--shards', '1']);
 const EOL_BIND = ['--import', `${ROOT}dist/bench/eol-bind.js`];
 
 try {
