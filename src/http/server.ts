@@ -6,6 +6,7 @@ import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { uws, type HttpRequest, type HttpResponse, type us_listen_socket } from './uws.js';
 import { UwsExchange, headerIn, type ExchangeOwner } from './exchange.js';
 import { dropBody, framingOf, readBody, type BodySink } from './body-reader.js';
+import { allowHeader, answerOptions } from './options-response.js';
 import { ApiError, errorBody, type ErrorFormat } from '../protocol/errors.js';
 import type { Handler, Route } from '../api/exchange.js';
 import type { FrontendMetrics } from '../metrics/frontend.js';
@@ -57,6 +58,15 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServer> {
     if (!origin || cors.length === 0) return null;
     if (cors.includes('*')) return '*';
     return cors.includes(origin) ? origin : null;
+  };
+
+  const options = (res: HttpResponse, req: HttpRequest, allow: string | null): void => {
+    try {
+      answerOptions(res, req, allow, allowOrigin(req.getHeader('origin')));
+    } catch (err) {
+      log.error('OPTIONS failed', { error: String(err) });
+      res.cork(() => res.writeStatus('500 Internal Server Error').end('', true));
+    }
   };
 
   // What a request's end updates, shared by every exchange (no closures per request).
@@ -114,7 +124,9 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServer> {
     return true;
   };
 
+  const methodsByPath = new Map<string, string[]>();
   for (const r of opts.routes) {
+    methodsByPath.set(r.path, [...(methodsByPath.get(r.path) ?? []), r.method]);
     const format = r.errors ?? 'openai';
     const params = paramCount(r.path);
     if (r.method === 'post') {
@@ -136,29 +148,27 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServer> {
         guarded(res, req, format, (ex) => {
           if (begin(ex, req, r, params, format)) run(ex, r.handler, format);
         });
-      if (r.method === 'get') app.get(r.path, handle);
-      else app.del(r.path, handle);
+      if (r.method === 'get') {
+        app.get(r.path, handle);
+        // HEAD: the GET's status and headers, no body (load balancers, curl -I).
+        app.head(r.path, (res, req) =>
+          guarded(res, req, format, (ex) => {
+            ex.head = true;
+            if (begin(ex, req, r, params, format)) run(ex, r.handler, format);
+          }),
+        );
+      } else app.del(r.path, handle);
     }
   }
-  if (cors.length > 0) {
-    app.options('/*', (res, req) => {
-      const origin = allowOrigin(req.getHeader('origin'));
-      res.cork(() => {
-        res.writeStatus('204 No Content');
-        if (origin) {
-          res
-            .writeHeader('access-control-allow-origin', origin)
-            .writeHeader('vary', 'Origin')
-            .writeHeader('access-control-allow-methods', 'GET, POST, OPTIONS')
-            .writeHeader('access-control-allow-headers', req.getHeader('access-control-request-headers') || 'authorization, content-type, x-api-key, x-request-id')
-            .writeHeader('access-control-max-age', '600');
-        }
-        res.end();
-      });
-    });
+  for (const [path, methods] of methodsByPath) {
+    const allow = allowHeader(methods);
+    app.options(path, (res, req) => options(res, req, allow));
   }
+  // Any other path: a CORS preflight where configured (the browser asks before it learns of the 404).
+  if (cors.length > 0) app.options('/*', (res, req) => options(res, req, null));
   app.any('/*', (res, req) =>
     guarded(res, req, 'openai', (ex) => {
+      ex.head = req.getMethod() === 'head';
       const err = new ApiError(404, `no route for ${req.getMethod().toUpperCase()} ${req.getUrl().slice(0, 200)}`, { code: 'not_found' });
       ex.sendJson(404, JSON.stringify(err.toOpenAI()));
     }),

@@ -33,8 +33,8 @@ export interface RawOptions {
   timeoutMs?: number;
   /** Called once the socket is connected and the bytes are written. */
   onSent?: (sock: net.Socket) => void;
-  /** The request is a HEAD: its responses have no body whatever their Content-Length. */
-  head?: boolean;
+  /** The first `heads` requests sent are HEADs: their responses have no body whatever their Content-Length. */
+  heads?: number;
   /** After the responses, wait for the server to close the connection (to assert that it does). */
   untilClose?: boolean;
 }
@@ -69,7 +69,7 @@ export function rawExchange(port: number, bytes: string | Buffer, opts: RawOptio
       result.raw += d.toString('latin1');
       buf = Buffer.concat([buf, d]);
       for (;;) {
-        const parsed = parseOne(buf, opts.head === true);
+        const parsed = parseOne(buf, result.responses.length < (opts.heads ?? 0));
         if (!parsed) break;
         buf = buf.subarray(parsed.used);
         if (parsed.response.status < 200) {
