@@ -52,6 +52,8 @@ export interface ShardContext {
   control: ControlPlane;
   /** What the shards' routers share, one per model (models in serving order). */
   models: SharedRouterState[];
+  /** The generations admitted by every shard (one Int32): --max-concurrent-requests is per process. */
+  admitted?: SharedArrayBuffer;
 }
 
 export interface Frontend extends Running {
@@ -79,6 +81,7 @@ export async function startFrontend(o: ServeOptions, workerUrls: string[], nativ
     maxBodyBytes: o.maxBodyBytes,
     apiKey: o.apiKey,
     maxConcurrentRequests: o.maxConcurrentRequests,
+    admitted: shard?.admitted,
     metrics,
     logRequests: o.logRequests,
     corsOrigins: o.corsOrigins,

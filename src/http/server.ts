@@ -21,6 +21,12 @@ export interface HttpServerOptions {
   apiKey?: string;
   /** Generation requests in flight before new ones get a 503; 0 or undefined: no limit. */
   maxConcurrentRequests?: number;
+  /**
+   * One Int32 counting the generations admitted by every server that shares it (the
+   * shards of one process), so --max-concurrent-requests is one limit for the process.
+   * Absent: this server counts alone.
+   */
+  admitted?: SharedArrayBuffer;
   /** Where request counts, durations and disconnects are recorded. */
   metrics?: FrontendMetrics;
   /** Log one line per finished request. */
@@ -51,6 +57,7 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServer> {
   let draining = false;
   const key = opts.apiKey ? Buffer.from(opts.apiKey) : null;
   const limit = opts.maxConcurrentRequests ?? 0;
+  const admitted = new Int32Array(opts.admitted ?? new SharedArrayBuffer(4));
   const timeoutMs = opts.requestTimeoutMs ?? 0;
 
   const cors = opts.corsOrigins ?? [];
@@ -79,6 +86,7 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServer> {
       const r = ex.route!;
       if (r.generation && ex.countsAsGenerating) {
         generating--;
+        if (limit > 0) Atomics.sub(admitted, 0, 1);
         if (ex.timer) clearTimeout(ex.timer);
       }
       if (opts.metrics) record(opts.metrics, ex, r.path);
@@ -112,7 +120,9 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServer> {
         ex.sendJson(503, errorBody(err, format), true);
         return false;
       }
-      if (limit > 0 && generating >= limit) {
+      // Admission against the process-wide count: take a place, give it back if there was none.
+      if (limit > 0 && Atomics.add(admitted, 0, 1) >= limit) {
+        Atomics.sub(admitted, 0, 1);
         const err = new ApiError(503, `the server is at its limit of ${limit} concurrent requests; retry shortly`, { type: 'service_unavailable', code: 'too_many_requests' });
         ex.sendJson(503, errorBody(err, format), false, [['retry-after', '1']]);
         return false;

@@ -86,6 +86,7 @@ export async function serveSharded(o: ServeOptions): Promise<Running> {
   const mocks = await startMocks(o);
   const maxWorkers = o.router?.maxWorkers ?? DEFAULT_ROUTER_OPTIONS.maxWorkers;
   const models = [{ load: new LoadTable(maxWorkers).buffer, queueDepth: new SharedArrayBuffer(4), sessions: SharedSessionAffinity.buffer() }];
+  const admitted = new SharedArrayBuffer(4);
   const base: ServeOptions = { ...o, workers: [...o.workers, ...mocks.urls], mock: undefined, mockWorkers: 0, shards: 1 };
   const shards: Shard[] = [];
   let closing: Promise<void> | null = null;
@@ -149,7 +150,7 @@ export async function serveSharded(o: ServeOptions): Promise<Running> {
   };
 
   const start = (id: number, httpPort: number): Promise<number> => {
-    const s = new Shard(id, { shard: id, options: { ...base, httpPort }, models }, onMessage);
+    const s = new Shard(id, { shard: id, options: { ...base, httpPort }, models, admitted }, onMessage);
     shards[id] = s;
     return new Promise((done, fail) => {
       const onStart = (m: ToMain) => {
