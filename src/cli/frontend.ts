@@ -82,6 +82,7 @@ export async function startFrontend(o: ServeOptions, workerUrls: string[], nativ
     apiKey: o.apiKey,
     maxConcurrentRequests: o.maxConcurrentRequests,
     admitted: shard?.admitted,
+    exclusivePort: !shard,
     metrics,
     logRequests: o.logRequests,
     corsOrigins: o.corsOrigins,

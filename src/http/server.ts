@@ -27,6 +27,8 @@ export interface HttpServerOptions {
    * Absent: this server counts alone.
    */
   admitted?: SharedArrayBuffer;
+  /** Listen without SO_REUSEPORT (a server alone on its port; shards share theirs). */
+  exclusivePort?: boolean;
   /** Where request counts, durations and disconnects are recorded. */
   metrics?: FrontendMetrics;
   /** Log one line per finished request. */
@@ -47,6 +49,9 @@ export interface HttpServer {
 }
 
 const DEFAULT_MAX_BODY = 45 * 1024 * 1024;
+/** uSockets' listen options (ListenOptions in uWS.js). */
+const LISTEN_DEFAULT = 0;
+const LISTEN_EXCLUSIVE_PORT = 1;
 const REQUEST_ID_RE = /^[\x21-\x7e]{1,128}$/;
 
 export function startHttpServer(opts: HttpServerOptions): Promise<HttpServer> {
@@ -185,9 +190,12 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServer> {
   );
 
   return new Promise((resolve, reject) => {
-    app.listen(opts.host ?? '0.0.0.0', opts.port, (sock: us_listen_socket | false) => {
+    const listenOptions = opts.exclusivePort ? LISTEN_EXCLUSIVE_PORT : LISTEN_DEFAULT;
+    // uWS.js takes (host, port, options, cb); its typings list only (port, options, cb).
+    const listen = app.listen as unknown as (host: string, port: number, options: number, cb: (sock: us_listen_socket | false) => void) => void;
+    listen.call(app, opts.host ?? '0.0.0.0', opts.port, listenOptions, (sock: us_listen_socket | false) => {
       if (!sock) {
-        reject(new Error(`cannot listen on ${opts.host ?? '0.0.0.0'}:${opts.port}`));
+        reject(new Error(`cannot listen on ${opts.host ?? '0.0.0.0'}:${opts.port}: the port is in use or the address is not this machine's`));
         return;
       }
       let listening = true;
