@@ -70,3 +70,20 @@ test('every 503 carries Retry-After: shutting_down and an unhealthy /health too'
   assert.ok((await body).endsWith('data: [DONE]\n\n'));
   await exited;
 });
+
+test('503 no_worker_available carries Retry-After', async (t) => {
+  // A worker address nothing listens on (a port the kernel just handed out and took back).
+  const { createServer } = await import('node:net');
+  const port = await new Promise<number>((resolve) => {
+    const srv = createServer().listen(0, '127.0.0.1', () => {
+      const p = (srv.address() as { port: number }).port;
+      srv.close(() => resolve(p));
+    });
+  });
+  const s = await startPortico(['serve', '--http-port', '0', '--host', '127.0.0.1', '--model-path', QWEN3, '--model-name', 'm', '--worker', `grpc://127.0.0.1:${port}`]);
+  t.after(() => s.stop());
+  const r = await chat(s.url, { max_tokens: 1 });
+  assert.equal(r.status, 503);
+  assert.equal((await r.json()).error.code, 'no_worker_available');
+  assert.equal(r.headers.get('retry-after'), '1');
+});
