@@ -59,4 +59,11 @@ export interface Route {
   public?: boolean;
   /** Counts against the concurrent-request limit. */
   generation?: boolean;
+  /**
+   * An operator endpoint (workers, busy thresholds): needs --admin-api-key when one is set,
+   * else a loopback client; a POST needs a JSON content type (see src/http/access.ts).
+   */
+  admin?: boolean;
+  /** The metrics scrape: needs --metrics-api-key when one is set. */
+  metrics?: boolean;
 }
