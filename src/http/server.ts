@@ -209,6 +209,7 @@ function paramCount(path: string): number {
 function logRequest(ex: UwsExchange, r: Route): void {
   log.info('request', {
     request_id: ex.requestId,
+    engine_request_id: ex.engineIdForLog,
     method: r.method.toUpperCase(),
     path: r.path,
     model: ex.model?.name,
@@ -259,7 +260,7 @@ function fail(ex: UwsExchange, err: unknown, format: ErrorFormat): void {
   // A request whose client has gone failed because its work was aborted: nothing to answer.
   if (ex.done) return;
   const e = ApiError.from(err);
-  if (e.status >= 500) log.error('request failed', { request_id: ex.requestId, status: e.status, error: e.message, stack: e.status === 500 && err instanceof Error ? err.stack : undefined });
+  if (e.status >= 500) log.error('request failed', { request_id: ex.requestId, engine_request_id: ex.engineIdForLog, status: e.status, error: e.message, stack: e.status === 500 && err instanceof Error ? err.stack : undefined });
   else log.debug('request rejected', { request_id: ex.requestId, status: e.status, error: e.message });
   // Router queue rejections say when to retry (QueueRejectedError.retryAfter, seconds).
   const retryAfter = (err as { retryAfter?: unknown } | null)?.retryAfter;
