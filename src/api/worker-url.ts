@@ -16,7 +16,7 @@ import { ApiError } from '../protocol/errors.js';
 
 const SCHEMES = new Set(['grpc', 'grpcs', 'vllm+grpc', 'vllm+grpcs']);
 const SHAPE = /^([A-Za-z][A-Za-z0-9+.-]*):\/\/([^/?#]*)(\/?)$/;
-const AUTHORITY = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):([0-9]{1,5})$/;
+const AUTHORITY = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):([0-9]{1,10})$/;
 const HINT = 'grpc://HOST:PORT or vllm+grpc://HOST:PORT';
 
 /** The canonical form of a worker URL given to the admin API; a 400 naming what is wrong (never echoing the URL) otherwise. */
