@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { isIPv4, isIPv6 } from 'node:net';
 import { isLoopback, jsonContentType } from '../src/http/access.js';
-import { canonicalWorkerUrl } from '../src/api/worker-url.js';
+import { canonicalWorkerUrl, withoutCredentials } from '../src/api/worker-url.js';
 import { ApiError } from '../src/protocol/errors.js';
 
 /** An address's bytes, as uWS's getRemoteAddress() gives them. */
@@ -110,4 +110,11 @@ test('bad worker URLs are 400s that never repeat the URL', () => {
       raw,
     );
   }
+});
+
+test('a listed worker URL loses any credentials it was started with', () => {
+  assert.equal(withoutCredentials('grpc://u:s3cret@h:1'), 'grpc://h:1');
+  assert.equal(withoutCredentials('vllm+grpc://s3cret@h:1/'), 'vllm+grpc://h:1/');
+  assert.equal(withoutCredentials('grpc://h:1'), 'grpc://h:1');
+  assert.equal(withoutCredentials('grpc://h:1/a@b'), 'grpc://h:1/a@b', 'an @ past the authority is not userinfo');
 });

@@ -12,11 +12,11 @@ import type { AppContext } from './context.js';
 import { localControl, unwrap } from './control.js';
 import type { Exchange } from './exchange.js';
 import { readJsonObject } from './json-body.js';
-import { canonicalWorkerUrl } from './worker-url.js';
+import { canonicalWorkerUrl, withoutCredentials } from './worker-url.js';
 
 export function listWorkers(ctx: AppContext) {
   return (ex: Exchange): void => {
-    const models = [...ctx.models.values()].map((m) => ({ model: m.name, workers: m.pool.list() }));
+    const models = [...ctx.models.values()].map((m) => ({ model: m.name, workers: m.pool.list().map((w) => ({ ...w, url: withoutCredentials(w.url) })) }));
     // With several shards, `inflight` counts the answering shard's requests: name it.
     ex.sendJson(200, JSON.stringify(ctx.shards ? { shard: ctx.shards.id, models } : { models }));
   };

@@ -55,3 +55,8 @@ export function comparableWorkerUrl(url: string): string {
     return url;
   }
 }
+
+/** A URL for display: any user:password@ cut out (workers from --worker are not validated here). */
+export function withoutCredentials(url: string): string {
+  return url.replace(/^([A-Za-z][A-Za-z0-9+.-]*:\/\/)[^/?#]*@/, '$1');
+}
