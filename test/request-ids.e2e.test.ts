@@ -4,7 +4,7 @@
 // process in front of an in-process mock engine, which records the ids it was sent and
 // counts the aborts it applied.
 
-import { test, before, after } from 'node:test';
+import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Model } from '../src/native/core.js';
 import { startMockEngine, type MockEngine } from '../src/mock/engine-server.js';
@@ -13,17 +13,18 @@ import { startPortico, QWEN3, type Proc } from './helpers/portico.js';
 let engine: MockEngine;
 let server: Proc;
 
-before(async () => {
+async function start(protocol: 'sglang' | 'vllm'): Promise<void> {
   const info = Model.load(QWEN3).info();
   // echo streams the prompt back one token per 5 ms step: a long prompt is a stream that
   // runs for seconds, long past the other requests' round trips.
-  engine = await startMockEngine({ port: 0, mode: 'echo', protocol: 'sglang', stepMs: 5, eosTokenIds: info.eosTokenIds, vocabSize: info.vocabSize, servedModelName: 'm' });
+  engine = await startMockEngine({ port: 0, mode: 'echo', protocol, stepMs: 5, eosTokenIds: info.eosTokenIds, vocabSize: info.vocabSize, servedModelName: 'm' });
   server = await startPortico(['serve', '--http-port', '0', '--host', '127.0.0.1', '--model-path', QWEN3, '--model-name', 'm', '--worker', engine.url, '--log-format', 'json', '--log-requests']);
-});
-after(async () => {
+}
+
+async function stop(): Promise<void> {
   await server?.stop();
   await engine?.close();
-});
+}
 
 /** A streaming chat completion whose answer is `text` (echo, raw prompt), read event by event. */
 class ChatStream {
@@ -97,89 +98,96 @@ async function until(what: string, cond: () => boolean): Promise<void> {
   }
 }
 
-test('two streams with the same x-request-id both complete, and aborting a third leaves them running', async () => {
-  const id = 'same-client-id';
-  const longText = 'alpha '.repeat(1200).trim();
-  const shortText = 'beta gamma delta';
+for (const protocol of ['sglang', 'vllm'] as const) {
+  describe(protocol, () => {
+    before(() => start(protocol));
+    after(stop);
 
-  const a = await ChatStream.open(longText, id);
-  assert.ok(await a.step(), 'A is streaming');
+    test('two streams with the same x-request-id both complete, and aborting a third leaves them running', async () => {
+      const id = 'same-client-id';
+      const longText = 'alpha '.repeat(1200).trim();
+      const shortText = 'beta gamma delta';
 
-  // B, same id, while A runs: before the fix the engine refused it (AlreadyExists, a 502)
-  // and the clean-up Abort of that id ended A.
-  const b = await ChatStream.open(shortText, id);
-  await b.rest();
-  assert.equal(b.text, shortText, 'B got its own text');
-  assert.equal(b.finish, 'stop');
-  assert.equal(b.requestId, id, 'the client id is echoed');
-  const afterB = a.text.length;
-  assert.ok(await a.step(), 'A is still streaming after B completed');
-  assert.ok(a.text.length > afterB);
+      const a = await ChatStream.open(longText, id);
+      assert.ok(await a.step(), 'A is streaming');
 
-  // C, same id, goes away mid-stream: the engine applies one abort, and it is C's.
-  const abortsBefore = engine.context.stats.aborts;
-  const c = await ChatStream.open(longText, id);
-  assert.ok(await c.step(), 'C is streaming');
-  c.ac.abort();
-  await until('the engine to apply C\'s abort', () => engine.context.stats.aborts === abortsBefore + 1);
-  const afterAbort = a.text.length;
-  assert.ok(await a.step(), 'A is still streaming after C was aborted');
-  assert.ok(a.text.length > afterAbort);
+      // B, same id, while A runs: before the fix the engine refused it (AlreadyExists, a 502)
+      // and the clean-up Abort of that id ended A.
+      const b = await ChatStream.open(shortText, id);
+      await b.rest();
+      assert.equal(b.text, shortText, 'B got its own text');
+      assert.equal(b.finish, 'stop');
+      assert.equal(b.requestId, id, 'the client id is echoed');
+      const afterB = a.text.length;
+      assert.ok(await a.step(), 'A is still streaming after B completed');
+      assert.ok(a.text.length > afterB);
 
-  await a.rest();
-  assert.equal(a.text, longText, 'A got its own whole text');
-  assert.equal(a.finish, 'stop', 'A was not aborted');
-  assert.equal(a.requestId, id);
-  assert.equal(engine.context.stats.aborts, abortsBefore + 1, 'only C was aborted');
+      // C, same id, goes away mid-stream: the engine applies one abort, and it is C's.
+      const abortsBefore = engine.context.stats.aborts;
+      const c = await ChatStream.open(longText, id);
+      assert.ok(await c.step(), 'C is streaming');
+      c.ac.abort();
+      await until('the engine to apply C\'s abort', () => engine.context.stats.aborts === abortsBefore + 1);
+      const afterAbort = a.text.length;
+      assert.ok(await a.step(), 'A is still streaming after C was aborted');
+      assert.ok(a.text.length > afterAbort);
 
-  const ids = engineIdsStartingWith(id);
-  assert.equal(ids.length, 3, `the engine saw three requests: ${ids.join(', ')}`);
-  assert.equal(new Set(ids).size, 3, 'with three different ids');
-  assert.ok(!ids.includes(id), 'none of them is the client\'s id verbatim');
+      await a.rest();
+      assert.equal(a.text, longText, 'A got its own whole text');
+      assert.equal(a.finish, 'stop', 'A was not aborted');
+      assert.equal(a.requestId, id);
+      assert.equal(engine.context.stats.aborts, abortsBefore + 1, 'only C was aborted');
 
-  // The request log names the engine id beside the client's, for operators to correlate.
-  await until('the request log lines', () => requestLines(id).length >= 3);
-  const logged = requestLines(id);
-  const engineIds = new Set(logged.map((l) => l.engine_request_id));
-  assert.deepEqual([...engineIds].sort(), [...ids].sort(), 'each request\'s log line names its engine id');
-});
+      const ids = engineIdsStartingWith(id);
+      assert.equal(ids.length, 3, `the engine saw three requests: ${ids.join(', ')}`);
+      assert.equal(new Set(ids).size, 3, 'with three different ids');
+      assert.ok(!ids.includes(id), 'none of them is the client\'s id verbatim');
 
-function requestLines(id: string): Record<string, unknown>[] {
-  return server
-    .output()
-    .split('\n')
-    .filter((l) => l.startsWith('{'))
-    .map((l) => JSON.parse(l) as Record<string, unknown>)
-    .filter((l) => l.msg === 'request' && l.request_id === id);
-}
+      // The request log names the engine id beside the client's, for operators to correlate.
+      await until('the request log lines', () => requestLines(id).length >= 3);
+      const logged = requestLines(id);
+      const engineIds = new Set(logged.map((l) => l.engine_request_id));
+      assert.deepEqual([...engineIds].sort(), [...ids].sort(), 'each request\'s log line names its engine id');
+    });
 
-test('batched completion prompts with the same x-request-id get distinct engine ids per prompt and per request', async () => {
-  const id = 'batch-client-id';
-  const send = (prompt: string[]) =>
-    fetch(`${server.url}/v1/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-request-id': id },
-      body: JSON.stringify({ model: 'm', prompt, max_tokens: 4 }),
-    }).then(async (r) => ({ status: r.status, header: r.headers.get('x-request-id'), json: (await r.json()) as { choices: { index: number; text: string }[] } }));
-  const [r1, r2] = await Promise.all([send(['one two', 'three four']), send(['five six', 'seven eight'])]);
-  for (const [r, texts] of [[r1, ['one two', 'three four']], [r2, ['five six', 'seven eight']]] as const) {
-    assert.equal(r.status, 200);
-    assert.equal(r.header, id);
-    assert.deepEqual(r.json.choices.sort((x, y) => x.index - y.index).map((c) => c.text), texts);
-  }
-  const ids = engineIdsStartingWith(id);
-  assert.equal(ids.length, 4, `one engine request per prompt: ${ids.join(', ')}`);
-  assert.equal(new Set(ids).size, 4);
-});
+    function requestLines(id: string): Record<string, unknown>[] {
+      return server
+        .output()
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+        .filter((l) => l.msg === 'request' && l.request_id === id);
+    }
 
-test('without x-request-id the generated id is both the echoed one and the engine\'s', async () => {
-  const r = await fetch(`${server.url}/v1/chat/completions`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'own id' }], nvext: { use_raw_prompt: true } }),
+    test('batched completion prompts with the same x-request-id get distinct engine ids per prompt and per request', async () => {
+      const id = 'batch-client-id';
+      const send = (prompt: string[]) =>
+        fetch(`${server.url}/v1/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-request-id': id },
+          body: JSON.stringify({ model: 'm', prompt, max_tokens: 4 }),
+        }).then(async (r) => ({ status: r.status, header: r.headers.get('x-request-id'), json: (await r.json()) as { choices: { index: number; text: string }[] } }));
+      const [r1, r2] = await Promise.all([send(['one two', 'three four']), send(['five six', 'seven eight'])]);
+      for (const [r, texts] of [[r1, ['one two', 'three four']], [r2, ['five six', 'seven eight']]] as const) {
+        assert.equal(r.status, 200);
+        assert.equal(r.header, id);
+        assert.deepEqual(r.json.choices.sort((x, y) => x.index - y.index).map((c) => c.text), texts);
+      }
+      const ids = engineIdsStartingWith(id);
+      assert.equal(ids.length, 4, `one engine request per prompt: ${ids.join(', ')}`);
+      assert.equal(new Set(ids).size, 4);
+    });
+
+    test('without x-request-id the generated id is both the echoed one and the engine\'s', async () => {
+      const r = await fetch(`${server.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'own id' }], nvext: { use_raw_prompt: true } }),
+      });
+      assert.equal(r.status, 200);
+      const id = r.headers.get('x-request-id')!;
+      assert.match(id, /^[0-9a-f-]{36}$/);
+      assert.deepEqual(engineIdsStartingWith(id), [id]);
+    });
   });
-  assert.equal(r.status, 200);
-  const id = r.headers.get('x-request-id')!;
-  assert.match(id, /^[0-9a-f-]{36}$/);
-  assert.deepEqual(engineIdsStartingWith(id), [id]);
-});
+}
