@@ -9,8 +9,9 @@ import { ApiError, errorBody, type ErrorFormat } from '../protocol/errors.js';
 import type { Handler, Route } from '../api/exchange.js';
 import type { FrontendMetrics } from '../metrics/frontend.js';
 import { log } from '../log.js';
+import { accessCheck, GRANTED, REFUSED, type AccessOptions } from './access.js';
 
-export interface HttpServerOptions {
+export interface HttpServerOptions extends AccessOptions {
   host?: string;
   port: number;
   routes: Route[];
@@ -48,6 +49,7 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServer> {
   let generating = 0;
   let draining = false;
   const key = opts.apiKey ? Buffer.from(opts.apiKey) : null;
+  const access = accessCheck(opts);
   const limit = opts.maxConcurrentRequests ?? 0;
   const timeoutMs = opts.requestTimeoutMs ?? 0;
 
@@ -83,7 +85,9 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServer> {
     ex.countsInflight = r.generation === true;
     ex.route = r;
     ex.owner = owner;
-    if (key && !r.public && !authorized(ex, key)) {
+    const verdict = access(ex, res, r, format);
+    if (verdict === REFUSED) return null;
+    if (key && !r.public && verdict !== GRANTED && !authorized(ex, key)) {
       const err = new ApiError(401, 'Incorrect or missing API key: send it as "Authorization: Bearer <key>"', { code: 'invalid_api_key' });
       ex.sendJson(401, errorBody(err, format), false, [['www-authenticate', 'Bearer']]);
       return null;
@@ -205,6 +209,7 @@ function paramCount(path: string): number {
 function logRequest(ex: UwsExchange, r: Route): void {
   log.info('request', {
     request_id: ex.requestId,
+    engine_request_id: ex.engineIdForLog,
     method: r.method.toUpperCase(),
     path: r.path,
     model: ex.model?.name,
@@ -255,7 +260,7 @@ function fail(ex: UwsExchange, err: unknown, format: ErrorFormat): void {
   // A request whose client has gone failed because its work was aborted: nothing to answer.
   if (ex.done) return;
   const e = ApiError.from(err);
-  if (e.status >= 500) log.error('request failed', { request_id: ex.requestId, status: e.status, error: e.message, stack: e.status === 500 && err instanceof Error ? err.stack : undefined });
+  if (e.status >= 500) log.error('request failed', { request_id: ex.requestId, engine_request_id: ex.engineIdForLog, status: e.status, error: e.message, stack: e.status === 500 && err instanceof Error ? err.stack : undefined });
   else log.debug('request rejected', { request_id: ex.requestId, status: e.status, error: e.message });
   // Router queue rejections say when to retry (QueueRejectedError.retryAfter, seconds).
   const retryAfter = (err as { retryAfter?: unknown } | null)?.retryAfter;
