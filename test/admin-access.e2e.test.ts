@@ -1,12 +1,12 @@
 // Who may use the admin surface (/admin/workers, /busy_threshold) and /metrics, through a
 // real `portico serve`: loopback clients without a key, the admin key from anywhere when
 // one is set, JSON-only mutations, validated and canonicalised worker URLs whose
-// credentials are never echoed, and the 403 for a peer that is not loopback (reached
-// through this machine's own non-loopback interface address, so no traffic leaves it).
+// credentials are never echoed, and the 403 for a peer that is not loopback (a client in a
+// network namespace of the test's own, joined by a veth pair: no traffic leaves the machine).
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { networkInterfaces } from 'node:os';
+import { createPeerNamespace, type PeerReply } from './helpers/netns.js';
 import { runPortico, startPortico, QWEN3 } from './helpers/portico.js';
 
 const BASE = ['serve', '--http-port', '0', '--model-path', QWEN3, '--model-name', 'm', '--mock', 'echo', '--mock-workers', '1'];
@@ -40,16 +40,6 @@ function assertError(r: Reply, status: number, code: string, message: RegExp, wh
   assert.equal(r.json?.error?.code, code, `${what}: ${r.text}`);
   assert.match(r.json.error.message, message, what);
   assert.equal(typeof r.json.error.type, 'string', what);
-}
-
-/** This machine's own addresses that are not loopback (an interface's, so traffic to them stays here). */
-function ownAddress(): string | null {
-  for (const list of Object.values(networkInterfaces())) {
-    for (const a of list ?? []) {
-      if (!a.internal && a.family === 'IPv4' && !a.address.startsWith('169.254.')) return a.address;
-    }
-  }
-  return null;
 }
 
 test('without --admin-api-key: loopback clients manage workers, browsers and non-JSON bodies are refused', async (t) => {
@@ -188,41 +178,67 @@ test('--metrics-api-key guards /metrics only; /health and /live stay public', as
 });
 
 test('a peer that is not loopback gets 403 from every shard unless it brings the admin key', async (t) => {
-  const own = ownAddress();
-  if (!own) {
-    t.skip('this machine has no non-loopback interface address');
+  const peer = createPeerNamespace();
+  if (!peer) {
+    t.skip('cannot make a network namespace here (needs root and iproute2)');
     return;
   }
+  t.after(() => peer.remove());
   const engine = await startPortico(['mock-engine', '--port', '0', '--model-path', QWEN3, '--mode', 'echo']);
   t.after(() => engine.stop());
   const open = await startPortico([...BASE, '--host', '0.0.0.0', '--shards', '2']);
   t.after(() => open.stop());
-  const remote = `http://${own}:${open.port}`;
+  const remote = `http://${peer.hostAddress}:${open.port}`;
+  const from = `from ${peer.peerAddress}`;
   // Fresh connections, so both shards answer some of them (the kernel spreads connections).
+  const calls = [];
   for (let i = 0; i < 16; i++) {
-    assertError(await call(remote, 'GET', '/admin/workers'), 403, 'admin_forbidden', /loopback/, `GET from ${own}`);
-    assertError(await post(remote, '/admin/workers', { url: engine.url }), 403, 'admin_forbidden', /--admin-api-key/, `POST from ${own}`);
-    assertError(await post(remote, '/busy_threshold', { active_prefill_tokens_threshold: 1 }), 403, 'admin_forbidden', /loopback/, `POST /busy_threshold from ${own}`);
+    calls.push({ url: `${remote}/admin/workers`, method: 'GET' });
+    calls.push({ url: `${remote}/admin/workers`, method: 'POST', body: JSON.stringify({ url: engine.url }), headers: JSON_TYPE });
+    calls.push({ url: `${remote}/busy_threshold`, method: 'POST', body: JSON.stringify({ active_prefill_tokens_threshold: 1 }), headers: JSON_TYPE });
   }
-  assert.equal((await call(remote, 'GET', '/v1/models')).status, 200, 'the API is served to the same peer');
-  assert.equal((await call(remote, 'GET', '/metrics')).status, 200);
-  const local = await call(open.url, 'GET', '/admin/workers');
+  calls.push({ url: `${remote}/v1/models`, method: 'GET' }, { url: `${remote}/metrics`, method: 'GET' });
+  const replies = (await peer.calls(calls)).map(asReply);
+  for (let i = 0; i < 16; i++) {
+    assertError(replies[3 * i], 403, 'admin_forbidden', /loopback/, `GET ${from}`);
+    assertError(replies[3 * i + 1], 403, 'admin_forbidden', /--admin-api-key/, `POST ${from}`);
+    assertError(replies[3 * i + 2], 403, 'admin_forbidden', /loopback/, `POST /busy_threshold ${from}`);
+  }
+  assert.equal(replies[48].status, 200, 'the API is served to the same peer');
+  assert.equal(replies[49].status, 200);
+  const local = await call(`http://127.0.0.1:${open.port}`, 'GET', '/admin/workers');
   assert.equal(local.status, 200, 'loopback is still allowed');
   assert.deepEqual(local.json.models[0].workers.map((w: { id: number }) => w.id), [0], 'no refused request added a worker');
 
   const keyed = await startPortico([...BASE, '--host', '0.0.0.0', '--shards', '2', '--admin-api-key', 'k2']);
   t.after(() => keyed.stop());
-  const remoteKeyed = `http://${own}:${keyed.port}`;
-  assertError(await call(remoteKeyed, 'GET', '/admin/workers'), 401, 'invalid_api_key', /admin API key/, 'no key from afar');
-  const added = await post(remoteKeyed, '/admin/workers', { url: engine.url }, { authorization: 'Bearer k2' });
+  const remoteKeyed = `http://${peer.hostAddress}:${keyed.port}`;
+  const auth = { authorization: 'Bearer k2' };
+  const [nokey, added] = (
+    await peer.calls([
+      { url: `${remoteKeyed}/admin/workers`, method: 'GET' },
+      { url: `${remoteKeyed}/admin/workers`, method: 'POST', body: JSON.stringify({ url: engine.url }), headers: { ...JSON_TYPE, ...auth } },
+    ])
+  ).map(asReply);
+  assertError(nokey, 401, 'invalid_api_key', /admin API key/, 'no key from afar');
   assert.equal(added.status, 201, added.text);
-  // The change was relayed to both shards: ask on fresh connections until both answered.
+  // The change was relayed to both shards: 64 fresh connections reach both of them.
   const seen = new Set<number>();
-  for (let i = 0; i < 400 && seen.size < 2; i++) {
-    const r = await call(remoteKeyed, 'GET', '/admin/workers', undefined, { authorization: 'Bearer k2' });
+  const lists = (await peer.calls(Array.from({ length: 64 }, () => ({ url: `${remoteKeyed}/admin/workers`, method: 'GET', headers: auth })))).map(asReply);
+  for (const r of lists) {
     assert.equal(r.status, 200);
     assert.deepEqual(r.json.models[0].workers.map((w: { id: number }) => w.id), [0, 1], `shard ${r.json.shard} has the new worker`);
     seen.add(r.json.shard);
   }
   assert.deepEqual([...seen].sort(), [0, 1], 'both shards answered');
 });
+
+function asReply(r: PeerReply): Reply {
+  let json: any = null;
+  try {
+    json = JSON.parse(r.text);
+  } catch {
+    // /metrics is text
+  }
+  return { status: r.status, headers: new Headers(r.headers), text: r.text, json };
+}
