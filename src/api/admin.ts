@@ -2,18 +2,21 @@
 //   GET    /admin/workers           the workers of every model, with health and load
 //   POST   /admin/workers           {"url": "grpc://HOST:PORT", "model"?: NAME} adds one
 //   DELETE /admin/workers/:id       removes one (in-flight requests finish first)
-// Protected by --api-key like the API itself. Changes go through the context's
-// control plane, so every server shard applies them (control.ts).
+// Guarded in the HTTP layer (routes marked `admin`, src/http/access.ts): --admin-api-key
+// when set, else loopback clients only; POSTs are JSON only. Worker URLs are validated
+// and canonicalised (worker-url.ts). Changes go through the context's control plane, so
+// every server shard applies them (control.ts).
 
 import { ApiError } from '../protocol/errors.js';
 import type { AppContext } from './context.js';
 import { localControl, unwrap } from './control.js';
 import type { Exchange } from './exchange.js';
 import { readJsonObject } from './json-body.js';
+import { canonicalWorkerUrl, withoutCredentials } from './worker-url.js';
 
 export function listWorkers(ctx: AppContext) {
   return (ex: Exchange): void => {
-    const models = [...ctx.models.values()].map((m) => ({ model: m.name, workers: m.pool.list() }));
+    const models = [...ctx.models.values()].map((m) => ({ model: m.name, workers: m.pool.list().map((w) => ({ ...w, url: withoutCredentials(w.url) })) }));
     // With several shards, `inflight` counts the answering shard's requests: name it.
     ex.sendJson(200, JSON.stringify(ctx.shards ? { shard: ctx.shards.id, models } : { models }));
   };
@@ -24,7 +27,8 @@ export function addWorker(ctx: AppContext) {
   return async (ex: Exchange): Promise<void> => {
     const { url, model } = readJsonObject(ex);
     if (typeof url !== 'string' || url === '') throw ApiError.badRequest('`url` is required: grpc://HOST:PORT or vllm+grpc://HOST:PORT', 'url');
-    const r = unwrap(await control.apply({ op: 'add-worker', url, model }));
+    // Canonical before it goes anywhere: the duplicate check, every shard, the listing.
+    const r = unwrap(await control.apply({ op: 'add-worker', url: canonicalWorkerUrl(url), model }));
     ex.sendJson(r.status, r.body);
   };
 }

@@ -3,7 +3,7 @@
 //   POST /busy_threshold   {"model"?: NAME, "active_decode_blocks_threshold"?: 0..1 | null,
 //                           "active_prefill_tokens_threshold"?: N | null} → that model's thresholds
 // null clears a threshold. While every worker is past a threshold, requests wait in the
-// router queue. Protected by --api-key like the API itself. A change goes through the
+// router queue. Guarded like the admin API (src/http/access.ts). A change goes through the
 // context's control plane, so every server shard applies it (control.ts).
 
 import { ApiError } from '../protocol/errors.js';

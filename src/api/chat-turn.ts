@@ -44,7 +44,7 @@ export async function startChatTurn(model: ServedModel, ex: Exchange, arrived: n
   const prompt = t.nvext.useRawPrompt ? { ...t.prompt, useRawPrompt: true } : t.prompt;
   const promptIds = await tokenizeChat(model, prompt.body, prompt);
   const maxTokens = completionBudget(model, promptIds.length, t.maxTokens);
-  const gen = generate(model, promptIds, { n: 1, maxTokens, ...t.sampling }, ex.requestId, ex.cancellation, route);
+  const gen = generate(model, promptIds, { n: 1, maxTokens, ...t.sampling }, ex.engineRequestId, ex.cancellation, route);
   const decoded = decodeOutputs(model, gen, { n: 1, skipSpecialTokens: skipSpecialTokensFor(model, undefined), arrived, maxTokens, stop: t.stop });
   const tools = t.prompt.tools;
   const plan = planParsing(model, {
@@ -60,5 +60,5 @@ export async function startChatTurn(model: ServedModel, ex: Exchange, arrived: n
 
 /** After the answer: the next turn's prompt (this one plus `reply`) is prefilled when nvext asks for it. */
 export function endChatTurn(model: ServedModel, ex: Exchange, t: ChatTurn, run: ChatTurnRun, reply: string): void {
-  if (t.nvext.agentHints.speculativePrefill && !ex.cancellation.aborted) speculativePrefill(model, t.prompt.body, t.prompt, reply, run.route, ex.requestId);
+  if (t.nvext.agentHints.speculativePrefill && !ex.cancellation.aborted) speculativePrefill(model, t.prompt.body, t.prompt, reply, run.route, ex.engineRequestId);
 }

@@ -32,7 +32,7 @@ export function chatCompletions(ctx: AppContext) {
     const hints = req.nvext.agentHints;
     const route = routeHints(req.nvext, (h) => ex.header(h));
     const sampling = maxTokens === req.sampling.maxTokens ? req.sampling : { ...req.sampling, maxTokens };
-    const gen = generate(model, promptIds, sampling, ex.requestId, ex.cancellation, route);
+    const gen = generate(model, promptIds, sampling, ex.engineRequestId, ex.cancellation, route);
     const timing: Timing = { arrived, dispatched: performance.now(), firstToken: null, lastToken: null };
     const tap = req.sampling.logprobs ? tapLogprobs(gen) : null;
     const s = req.sampling;
@@ -65,7 +65,7 @@ export function chatCompletions(ctx: AppContext) {
     const r: ChatRun = { ex, model, req, gen, timing, promptIds, id, created, reply: '', tap, namer };
     if (req.stream) await streamChat(r, outputs);
     else await unaryChat(r, outputs);
-    if (hints.speculativePrefill && !ex.cancellation.aborted) speculativePrefill(model, ex.body, req, r.reply, route, ex.requestId);
+    if (hints.speculativePrefill && !ex.cancellation.aborted) speculativePrefill(model, ex.body, req, r.reply, route, ex.engineRequestId);
   };
 }
 

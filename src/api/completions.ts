@@ -37,7 +37,7 @@ export function completions(ctx: AppContext) {
     const sampling = req.echo && req.sampling.logprobs ? { ...ranked, promptLogprobs: req.sampling.topLogprobs ?? 0 } : ranked;
     const taps: LogprobTap[] = [];
     const streams = prompts.map((ids, i) => {
-      const gen = generate(model, ids, { ...sampling, maxTokens: budgets[i] }, prompts.length > 1 ? `${ex.requestId}-${i}` : ex.requestId, ex.cancellation, route);
+      const gen = generate(model, ids, { ...sampling, maxTokens: budgets[i] }, prompts.length > 1 ? `${ex.engineRequestId}-${i}` : ex.engineRequestId, ex.cancellation, route);
       const tap = sampling.logprobs ? (taps[i] = tapLogprobs(gen)) : null;
       return decodeOutputs(model, tap?.gen ?? gen, { ...outputRules(sampling, budgets[i]), n: perPrompt, skipSpecialTokens: req.skipSpecialTokens, arrived });
     });
@@ -48,7 +48,7 @@ export function completions(ctx: AppContext) {
     const created = Math.floor(Date.now() / 1000);
     const reply = req.stream ? await streamCompletion(ex, req, outputs, echoes, id, created, logprobs) : await unaryCompletion(ex, req, outputs, echoes, id, created, logprobs);
     // The next turn of a single-prompt exchange repeats the prompt plus this reply.
-    if (req.nvext.agentHints.speculativePrefill && prompts.length === 1 && !ex.cancellation.aborted) speculativePrefillIds(model, prompts[0], reply, route, ex.requestId);
+    if (req.nvext.agentHints.speculativePrefill && prompts.length === 1 && !ex.cancellation.aborted) speculativePrefillIds(model, prompts[0], reply, route, ex.engineRequestId);
   };
 }
 

@@ -13,6 +13,7 @@ import { routerFor } from '../router/registry.js';
 import type { ServedModel } from '../pipeline/served-model.js';
 import type { AppContext } from './context.js';
 import { modelNamed } from './json-body.js';
+import { comparableWorkerUrl } from './worker-url.js';
 
 export type ControlChange =
   | { op: 'add-worker'; url: string; model?: unknown }
@@ -60,7 +61,8 @@ export async function applyChange(ctx: AppContext, change: ControlChange): Promi
 
 async function addWorker(ctx: AppContext, url: string, name: unknown): Promise<string> {
   const model = modelNamed(ctx, name);
-  if (model.pool.list().some((w) => w.url === url)) throw new ApiError(409, `worker ${url} is already serving \`${model.name}\``, { param: 'url', code: 'worker_exists' });
+  // `url` is canonical (admin.ts); workers from --worker may not be.
+  if (model.pool.list().some((w) => comparableWorkerUrl(w.url) === url)) throw new ApiError(409, `worker ${url} is already serving \`${model.name}\``, { param: 'url', code: 'worker_exists' });
   let client;
   try {
     client = createEngineClient(url);

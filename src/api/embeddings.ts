@@ -32,7 +32,7 @@ export function embeddings(ctx: AppContext) {
     const signal = AbortSignal.any([ex.signal, stop.signal]);
     let results;
     try {
-      results = await Promise.all(ids.map((x, i) => embed(model, x, ids.length > 1 ? `${ex.requestId}-${i}` : ex.requestId, signal, route)));
+      results = await Promise.all(ids.map((x, i) => embed(model, x, ids.length > 1 ? `${ex.engineRequestId}-${i}` : ex.engineRequestId, signal, route)));
     } catch (err) {
       stop.abort();
       throw err;

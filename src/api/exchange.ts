@@ -19,8 +19,14 @@ export interface Exchange {
   header(name: string): string;
   /** The i-th `:name` parameter of the route path, or '' when absent. */
   param(i: number): string;
-  /** The request id returned on every response (x-request-id or a generated one). */
+  /** The request id returned on every response (x-request-id or a generated one): echoed and logged, never sent to an engine. */
   readonly requestId: string;
+  /**
+   * The id this request's engine requests carry: unique per request whatever the client
+   * sends (two clients may send the same x-request-id; an engine refuses a duplicate id,
+   * and an Abort by id would end the other's stream). Sub-requests append `-<i>`.
+   */
+  readonly engineRequestId: string;
   /** Fires once when the client goes away before the response ended (or the server aborts the request). */
   readonly signal: AbortSignal;
   /**
@@ -59,4 +65,11 @@ export interface Route {
   public?: boolean;
   /** Counts against the concurrent-request limit. */
   generation?: boolean;
+  /**
+   * An operator endpoint (workers, busy thresholds): needs --admin-api-key when one is set,
+   * else a loopback client; a POST needs a JSON content type (see src/http/access.ts).
+   */
+  admin?: boolean;
+  /** The metrics scrape: needs --metrics-api-key when one is set. */
+  metrics?: boolean;
 }

@@ -80,6 +80,8 @@ export async function startFrontend(o: ServeOptions, workerUrls: string[], nativ
     port: o.httpPort,
     maxBodyBytes: o.maxBodyBytes,
     apiKey: o.apiKey,
+    adminApiKey: o.adminApiKey,
+    metricsApiKey: o.metricsApiKey,
     maxConcurrentRequests: o.maxConcurrentRequests,
     admitted: shard?.admitted,
     exclusivePort: !shard,

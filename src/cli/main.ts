@@ -51,6 +51,8 @@ async function serveCommand(args: string[]): Promise<void> {
     maxBodyBytes: v['max-body-bytes'] as number,
     maxConcurrentRequests: v['max-concurrent-requests'] as number,
     apiKey: v['api-key'] as string | undefined,
+    adminApiKey: v['admin-api-key'] as string | undefined,
+    metricsApiKey: v['metrics-api-key'] as string | undefined,
     shutdownTimeoutSecs: v['shutdown-timeout-secs'] as number,
     metricsPrefix: v['metrics-prefix'] as string,
     logRequests: v['log-requests'] as boolean | undefined,

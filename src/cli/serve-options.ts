@@ -33,6 +33,8 @@ export const SERVE_OPTIONS: readonly OptionSpec[] = [
   { name: 'max-concurrent-requests', kind: 'int', group: 'HTTP', min: 0, default: 0, help: 'Generation requests in flight at once in the whole process (every shard together) before new ones get 503 too_many_requests with Retry-After (0: no limit).' },
   { name: 'request-timeout-secs', kind: 'number', group: 'HTTP', default: 0, help: 'Longest a generation request may run; then 504 (or a final error event on a stream) and its engine request is aborted (0: no limit).' },
   { name: 'api-key', kind: 'string', group: 'HTTP', meta: 'KEY', help: 'Require this key as "Authorization: Bearer KEY" (or Anthropic\'s x-api-key) on the API endpoints; 401 otherwise.' },
+  { name: 'admin-api-key', kind: 'string', group: 'HTTP', meta: 'KEY', help: 'Require this key (Bearer or x-api-key) on the admin endpoints (/admin/workers, /busy_threshold), from any address, instead of --api-key. Unset: they answer loopback clients only (403 otherwise).' },
+  { name: 'metrics-api-key', kind: 'string', group: 'HTTP', meta: 'KEY', help: 'Require this key (Bearer or x-api-key) on GET /metrics; 401 otherwise. Unset: /metrics is public, like /health and /live.' },
   { name: 'cors-allow-origins', kind: 'list', group: 'HTTP', meta: 'ORIGINS', help: "Browser origins allowed to call the API (comma-separated, or '*'); none by default." },
   { name: 'shutdown-timeout-secs', kind: 'number', group: 'HTTP', default: 30, help: 'On SIGTERM/SIGINT: stop accepting, let in-flight requests finish for this long, then abort the rest.' },
   { name: 'metrics-prefix', kind: 'string', group: 'HTTP', meta: 'PREFIX', default: 'portico_frontend_', help: 'Prefix of every metric name on GET /metrics.' },

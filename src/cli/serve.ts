@@ -22,6 +22,10 @@ export interface ServeOptions {
   maxBodyBytes?: number;
   maxConcurrentRequests?: number;
   apiKey?: string;
+  /** Guards /admin/workers and /busy_threshold (unset: loopback clients only). */
+  adminApiKey?: string;
+  /** Guards /metrics (unset: public). */
+  metricsApiKey?: string;
   shutdownTimeoutSecs?: number;
   metricsPrefix?: string;
   logRequests?: boolean;

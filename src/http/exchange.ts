@@ -2,6 +2,7 @@
 // the writes an endpoint needs (JSON, or an event stream with backpressure).
 // After the client aborts, every write becomes a no-op: uWS must not be touched then.
 
+import { randomUUID } from 'node:crypto';
 import type { HttpResponse } from './uws.js';
 import type { Exchange, ModelStatsRef, Route } from '../api/exchange.js';
 import { statusLine } from '../protocol/errors.js';
@@ -48,6 +49,20 @@ export class UwsExchange implements Exchange {
     readonly requestId: string,
     public body: Buffer = EMPTY,
   ) {}
+
+  private engineId: string | null = null;
+
+  get engineRequestId(): string {
+    // A generated request id is Portico's own and unique: the engine gets it as is. A
+    // client's id is kept as a prefix, so that the engine's log can be searched for it,
+    // and made unique with a random suffix.
+    return (this.engineId ??= this.header('x-request-id') === this.requestId ? `${this.requestId}-${randomUUID()}` : this.requestId);
+  }
+
+  /** For the log beside request_id: the engine id when one was made and differs, else undefined. */
+  get engineIdForLog(): string | undefined {
+    return this.engineId !== null && this.engineId !== this.requestId ? this.engineId : undefined;
+  }
 
   get signal(): AbortSignal {
     if (!this.ac) {

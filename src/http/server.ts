@@ -11,8 +11,9 @@ import { ApiError, errorBody, type ErrorFormat } from '../protocol/errors.js';
 import type { Handler, Route } from '../api/exchange.js';
 import type { FrontendMetrics } from '../metrics/frontend.js';
 import { log } from '../log.js';
+import { accessCheck, GRANTED, REFUSED, type AccessOptions } from './access.js';
 
-export interface HttpServerOptions {
+export interface HttpServerOptions extends AccessOptions {
   host?: string;
   port: number;
   routes: Route[];
@@ -61,6 +62,7 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServer> {
   let generating = 0;
   let draining = false;
   const key = opts.apiKey ? Buffer.from(opts.apiKey) : null;
+  const access = accessCheck(opts);
   const limit = opts.maxConcurrentRequests ?? 0;
   const admitted = new Int32Array(opts.admitted ?? new SharedArrayBuffer(4));
   const timeoutMs = opts.requestTimeoutMs ?? 0;
@@ -99,7 +101,7 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServer> {
     },
   };
 
-  const begin = (ex: UwsExchange, req: HttpRequest, r: Route, params: number, format: ErrorFormat): boolean => {
+  const begin = (ex: UwsExchange, res: HttpResponse, req: HttpRequest, r: Route, params: number, format: ErrorFormat): boolean => {
     if (cors.length > 0) ex.corsOrigin = allowOrigin(ex.header('origin'));
     live.add(ex);
     ex.countsInflight = r.generation === true;
@@ -114,7 +116,9 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServer> {
         return false;
       }
     }
-    if (key && !r.public && !authorized(ex, key)) {
+    const verdict = access(ex, res, r, format);
+    if (verdict === REFUSED) return false;
+    if (key && !r.public && verdict !== GRANTED && !authorized(ex, key)) {
       const err = new ApiError(401, 'Incorrect or missing API key: send it as "Authorization: Bearer <key>"', { code: 'invalid_api_key' });
       ex.sendJson(401, errorBody(err, format), false, [['www-authenticate', 'Bearer']]);
       return false;
@@ -155,13 +159,13 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServer> {
             else refuseBody(ex, res, err, format);
             return;
           }
-          if (begin(ex, req, r, params, format)) readBody(res, f.length, maxBody, bodySink(ex, maxBody, format, r.handler));
+          if (begin(ex, res, req, r, params, format)) readBody(res, f.length, maxBody, bodySink(ex, maxBody, format, r.handler));
         }),
       );
     } else {
       const handle = (res: HttpResponse, req: HttpRequest) =>
         guarded(res, req, format, (ex) => {
-          if (begin(ex, req, r, params, format)) run(ex, r.handler, format);
+          if (begin(ex, res, req, r, params, format)) run(ex, r.handler, format);
         });
       if (r.method === 'get') {
         app.get(r.path, handle);
@@ -169,7 +173,7 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServer> {
         app.head(r.path, (res, req) =>
           guarded(res, req, format, (ex) => {
             ex.head = true;
-            if (begin(ex, req, r, params, format)) run(ex, r.handler, format);
+            if (begin(ex, res, req, r, params, format)) run(ex, r.handler, format);
           }),
         );
       } else app.del(r.path, handle);
@@ -251,6 +255,7 @@ function paramCount(path: string): number {
 function logRequest(ex: UwsExchange, r: Route): void {
   log.info('request', {
     request_id: ex.requestId,
+    engine_request_id: ex.engineIdForLog,
     method: r.method.toUpperCase(),
     path: r.path,
     model: ex.model?.name,
@@ -350,7 +355,7 @@ function fail(ex: UwsExchange, err: unknown, format: ErrorFormat): void {
   // A request whose client has gone failed because its work was aborted: nothing to answer.
   if (ex.done) return;
   const e = ApiError.from(err);
-  if (e.status >= 500) log.error('request failed', { request_id: ex.requestId, status: e.status, error: e.message, stack: e.status === 500 && err instanceof Error ? err.stack : undefined });
+  if (e.status >= 500) log.error('request failed', { request_id: ex.requestId, engine_request_id: ex.engineIdForLog, status: e.status, error: e.message, stack: e.status === 500 && err instanceof Error ? err.stack : undefined });
   else log.debug('request rejected', { request_id: ex.requestId, status: e.status, error: e.message });
   // Router queue rejections (QueueRejectedError) and engine errors may say when to retry, in seconds.
   const retryAfter = (err as { retryAfter?: unknown } | null)?.retryAfter;

@@ -6,6 +6,7 @@ export type ErrorType =
   | 'invalid_request_error'
   | 'not_found_error'
   | 'authentication_error'
+  | 'permission_error'
   | 'rate_limit_error'
   | 'service_unavailable'
   | 'internal_error';
@@ -15,11 +16,13 @@ const STATUS_TEXT: Record<number, string> = {
   201: '201 Created',
   400: '400 Bad Request',
   401: '401 Unauthorized',
+  403: '403 Forbidden',
   404: '404 Not Found',
   405: '405 Method Not Allowed',
   409: '409 Conflict',
   411: '411 Length Required',
   413: '413 Payload Too Large',
+  415: '415 Unsupported Media Type',
   417: '417 Expectation Failed',
   422: '422 Unprocessable Entity',
   429: '429 Too Many Requests',
@@ -87,6 +90,7 @@ export class ApiError extends Error {
 
 function defaultType(status: number): ErrorType {
   if (status === 401) return 'authentication_error';
+  if (status === 403) return 'permission_error';
   if (status === 404) return 'not_found_error';
   if (status === 429 || status === 529) return 'rate_limit_error';
   if (status === 503) return 'service_unavailable';
