@@ -20,8 +20,8 @@ test('with --shards 2, --max-concurrent-requests counts the streams of both shar
   const s = await startPortico(['serve', '--http-port', '0', '--host', '127.0.0.1', '--model-path', QWEN3, '--model-name', 'm', '--shards', '2', '--mock', 'sim', '--mock-workers', '1', '--max-concurrent-requests', String(LIMIT)], { PORTICO_SHARDS: '2' });
   t.after(() => s.stop());
 
-  // Streams that run for seconds (300 tokens at the sim engine's 20 ms a step).
-  const streams = await Promise.all(Array.from({ length: LIMIT }, () => chat(s.url, { stream: true, max_tokens: 300, ignore_eos: true })));
+  // Streams that run for seconds (600 tokens at the sim engine's 20 ms a step: margin for a busy machine).
+  const streams = await Promise.all(Array.from({ length: LIMIT }, () => chat(s.url, { stream: true, max_tokens: 600, ignore_eos: true })));
   for (const r of streams) assert.equal(r.status, 200);
   const bodies = streams.map((r) => r.text());
 
@@ -50,7 +50,7 @@ test('every 503 carries Retry-After: shutting_down and an unhealthy /health too'
   t.after(() => s.stop());
   const exited = once(s.child, 'exit');
   // A stream keeps the server draining (not yet stopped) while we ask.
-  const stream = await chat(s.url, { stream: true, max_tokens: 200, ignore_eos: true });
+  const stream = await chat(s.url, { stream: true, max_tokens: 400, ignore_eos: true });
   assert.equal(stream.status, 200);
   const body = stream.text();
   s.child.kill('SIGTERM');
