@@ -150,14 +150,16 @@ test('a bad percent-encoding in a path parameter is a 400, not an exception', as
   await stillServing();
 });
 
-test('what uWS cannot parse (49+ headers, bare LF, a chunk extension) is closed, and nobody else waits', async () => {
+test('what uWS cannot parse (49+ headers, bare LF, a chunk extension, HTTP/1.0, no Host) is closed, and nobody else waits', async () => {
   const many = `GET /live HTTP/1.1\r\nHost: x\r\n${Array.from({ length: 60 }, (_, i) => `X-H${i}: v\r\n`).join('')}\r\n`;
   const ok47 = `GET /live HTTP/1.1\r\nHost: x\r\n${Array.from({ length: 47 }, (_, i) => `X-H${i}: v\r\n`).join('')}\r\n`;
   const bareLf = 'GET /live HTTP/1.1\nHost: x\n\n';
   const ext = post('Transfer-Encoding: chunked\r\n', `${LEN.toString(16)};a=b\r\n${BODY}\r\n0\r\n\r\n`);
-  // All three at once: uWS closes each after its idle timeout (10 s); meanwhile the
-  // server answers everyone else at once.
-  const pending = [many, bareLf, ext].map((bytes) => rawExchange(served.server.port, bytes));
+  // All at once: uWS closes each (at once, or after its idle timeout of 10 s); meanwhile
+  // the server answers everyone else at once.
+  const http10 = 'GET /live HTTP/1.0\r\nHost: x\r\n\r\n';
+  const noHost = 'GET /live HTTP/1.1\r\nX-Other: y\r\n\r\n';
+  const pending = [many, bareLf, ext, http10, noHost].map((bytes) => rawExchange(served.server.port, bytes));
   const fine = await rawExchange(served.server.port, ok47);
   assert.equal(fine.responses[0]?.status, 200, 'the most headers uWS takes (48 lines) are served');
   await stillServing();
