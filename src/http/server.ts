@@ -245,7 +245,12 @@ function record(m: FrontendMetrics, ex: UwsExchange, endpoint: string): void {
 function expire(ex: UwsExchange, timeoutMs: number, format: ErrorFormat): void {
   const err = new ApiError(504, `the request did not finish within the server's limit of ${timeoutMs / 1000} s`, { type: 'internal_error', code: 'request_timeout' });
   const body = errorBody(err, format);
-  ex.expire(504, body, format === 'anthropic' ? `event: error\ndata: ${body}\n\n` : `event: error\ndata: ${body}\n\ndata: [DONE]\n\n`);
+  // A timer callback: an exception here would be uncaught and end the process.
+  try {
+    ex.expire(504, body, format === 'anthropic' ? `event: error\ndata: ${body}\n\n` : `event: error\ndata: ${body}\n\ndata: [DONE]\n\n`);
+  } catch (e) {
+    log.error('could not answer a request past its deadline', { request_id: ex.requestId, error: String(e) });
+  }
 }
 
 function paramCount(path: string): number {
