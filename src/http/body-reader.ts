@@ -30,7 +30,8 @@ export function framingOf(headers: readonly string[], maxBody: number): Framing 
     const name = headers[i];
     if (name === 'content-length') {
       // A line may hold a list ("5, 5"); every element of every line must be the same number.
-      for (const part of headers[i + 1]!.split(',')) {
+      const value = headers[i + 1]!;
+      for (const part of value.includes(',') ? value.split(',') : [value]) {
         const v = part.trim();
         if (!DIGITS.test(v)) return bad(400, 'invalid_content_length', `invalid Content-Length header: ${JSON.stringify(headers[i + 1]!.slice(0, 40))} (expected one decimal number of bytes)`);
         const n = Number(v);
