@@ -52,6 +52,8 @@ export interface ShardContext {
   control: ControlPlane;
   /** What the shards' routers share, one per model (models in serving order). */
   models: SharedRouterState[];
+  /** The generations admitted by every shard (one Int32): --max-concurrent-requests is per process. */
+  admitted?: SharedArrayBuffer;
 }
 
 export interface Frontend extends Running {
@@ -81,6 +83,8 @@ export async function startFrontend(o: ServeOptions, workerUrls: string[], nativ
     adminApiKey: o.adminApiKey,
     metricsApiKey: o.metricsApiKey,
     maxConcurrentRequests: o.maxConcurrentRequests,
+    admitted: shard?.admitted,
+    exclusivePort: !shard,
     metrics,
     logRequests: o.logRequests,
     corsOrigins: o.corsOrigins,

@@ -9,6 +9,7 @@ import type { Level } from '../log.js';
 import { checkParserNames } from './parsers.js';
 import { startFrontend, startMocks } from './frontend.js';
 import { serveSharded } from '../shards/supervisor.js';
+import { probePort } from '../http/port-guard.js';
 
 export interface ServeOptions {
   modelPath: string;
@@ -51,10 +52,18 @@ export async function serve(o: ServeOptions): Promise<Running> {
   if (o.workers.length === 0 && !o.mock) {
     throw new Error('no workers: pass --worker grpc://HOST:PORT (repeatable) or --mock echo|sim');
   }
+  // A taken port is an error, before anything else starts (src/http/port-guard.ts).
+  if (o.httpPort !== 0) await probePort(o.host, o.httpPort);
   if ((o.shards ?? 1) > 1) return serveSharded(o);
   const native = Model.load(resolve(o.modelPath));
   const mocks = await startMocks(o, native);
-  const fe = await startFrontend(o, [...o.workers, ...mocks.urls], native);
+  let fe;
+  try {
+    fe = await startFrontend(o, [...o.workers, ...mocks.urls], native);
+  } catch (err) {
+    await mocks.close();
+    throw err;
+  }
   return {
     port: fe.port,
     async close() {

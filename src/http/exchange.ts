@@ -39,11 +39,13 @@ export class UwsExchange implements Exchange {
   private counted = false;
   /** The allowed origin to echo in Access-Control-Allow-Origin, when CORS allows this request's. */
   corsOrigin: string | null = null;
+  /** A HEAD request: answered with the status and headers its GET would get, and no body. */
+  head = false;
 
   constructor(
     private readonly res: HttpResponse,
-    /** Lower-cased names and values, alternating, as uWS gave them. */
-    private readonly headers: readonly string[],
+    /** Lower-cased names and values, alternating, as uWS gave them (every line, duplicates too). */
+    readonly headers: readonly string[],
     readonly requestId: string,
     public body: Buffer = EMPTY,
   ) {}
@@ -128,6 +130,7 @@ export class UwsExchange implements Exchange {
 
   /** Called by the server from uWS's onAborted. */
   clientGone(): void {
+    this.refusing = false;
     if (this.finished) return;
     this.finished = true;
     this.clientLeft = true;
@@ -170,6 +173,42 @@ export class UwsExchange implements Exchange {
     this.send(status, body, contentType, false, []);
   }
 
+  /** Set while an early answer waits for the rest of the request body (refuseBody). */
+  private refusing = false;
+
+  /**
+   * Answer a request whose body is still arriving (413): status, headers and body go out
+   * now (chunked), and the response ends only at endRefusal(), once the body has been
+   * read and dropped. Closing at once would make the client's next write fail (EPIPE)
+   * before it reads the answer: Node's fetch then reports no response at all.
+   */
+  refuseBody(status: number, body: string): void {
+    if (this.done) return;
+    this.finished = true;
+    this.status = status;
+    this.refusing = true;
+    const res = this.res;
+    res.cork(() => {
+      res.writeStatus(statusLine(status)).writeHeader('content-type', 'application/json').writeHeader('x-request-id', this.requestId);
+      if (this.corsOrigin) res.writeHeader('access-control-allow-origin', this.corsOrigin).writeHeader('vary', 'Origin');
+      res.write(body);
+    });
+    this.over();
+  }
+
+  /**
+   * The refused body has been dropped: end the response (the connection stays usable, its
+   * request read to the end). With `cut`, the client sent more than the server will drop:
+   * close the connection instead. (end('', true) after write() puts a stray
+   * "Connection: close" line into the chunked body in uWS 20.30.)
+   */
+  endRefusal(cut: boolean): void {
+    if (!this.refusing) return;
+    this.refusing = false;
+    if (cut) this.res.close();
+    else this.res.cork(() => this.res.end(''));
+  }
+
   private send(status: number, body: string, contentType: string, closeConnection: boolean, extraHeaders: readonly [string, string][]): void {
     if (this.done) return;
     this.finished = true;
@@ -193,11 +232,27 @@ export class UwsExchange implements Exchange {
   /** Status, headers and body of a complete response; called inside cork(). */
   writeResponse(body: string, contentType: string, closeConnection: boolean, extraHeaders: readonly [string, string][]): void {
     const res = this.res;
+    const status = this.status;
     // uWS answers 200 OK when no status is written.
-    if (this.status !== 200) res.writeStatus(statusLine(this.status));
+    if (status !== 200) res.writeStatus(statusLine(status));
     for (let i = 0; i < extraHeaders.length; i++) res.writeHeader(extraHeaders[i][0], extraHeaders[i][1]);
+    // Every overload answer says when to come back, whoever raised it (RFC 9110 §10.2.3).
+    if ((status === 503 || status === 529) && !hasHeader(extraHeaders, 'retry-after')) res.writeHeader('retry-after', DEFAULT_RETRY_AFTER_SECS);
     if (this.corsOrigin) res.writeHeader('access-control-allow-origin', this.corsOrigin).writeHeader('vary', 'Origin');
-    res.writeHeader('content-type', contentType).writeHeader('x-request-id', this.requestId).end(body, closeConnection);
+    res.writeHeader('content-type', contentType).writeHeader('x-request-id', this.requestId);
+    if (status === 204 || status === 304) {
+      // No body and no Content-Length (RFC 9110 §8.6, §15.3.5). uWS 20.30 cannot end a
+      // response without a length and close the connection in one call (it aborts the
+      // process when asked), so the connection stays open.
+      res.endWithoutBody();
+    } else if (this.head) {
+      // The GET's Content-Length, no body. (uWS's endWithoutBody(n) with n > 0 leaves the
+      // response open, so the length is written as a header; such a response cannot also
+      // close the connection in uWS 20.30, so a HEAD answer keeps it.)
+      res.writeHeader('content-length', String(Buffer.byteLength(body))).endWithoutBody();
+    } else {
+      res.end(body, closeConnection);
+    }
   }
 
   startEventStream(): void {
@@ -251,6 +306,13 @@ export class UwsExchange implements Exchange {
 }
 
 const EMPTY = Buffer.alloc(0);
+/** Retry-After on a 503/529 whose error named no time of its own. */
+const DEFAULT_RETRY_AFTER_SECS = '1';
+
+function hasHeader(headers: readonly [string, string][], name: string): boolean {
+  for (let i = 0; i < headers.length; i++) if (headers[i][0] === name) return true;
+  return false;
+}
 
 /** The value of a header in a [name, value, ...] list; the last one wins, as a Map's set did. */
 export function headerIn(headers: readonly string[], name: string): string | undefined {

@@ -5,6 +5,8 @@
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { uws, type HttpRequest, type HttpResponse, type us_listen_socket } from './uws.js';
 import { UwsExchange, headerIn, type ExchangeOwner } from './exchange.js';
+import { dropBody, framingOf, readBody, type BodySink } from './body-reader.js';
+import { allowHeader, answerOptions } from './options-response.js';
 import { ApiError, errorBody, type ErrorFormat } from '../protocol/errors.js';
 import type { Handler, Route } from '../api/exchange.js';
 import type { FrontendMetrics } from '../metrics/frontend.js';
@@ -20,6 +22,14 @@ export interface HttpServerOptions extends AccessOptions {
   apiKey?: string;
   /** Generation requests in flight before new ones get a 503; 0 or undefined: no limit. */
   maxConcurrentRequests?: number;
+  /**
+   * One Int32 counting the generations admitted by every server that shares it (the
+   * shards of one process), so --max-concurrent-requests is one limit for the process.
+   * Absent: this server counts alone.
+   */
+  admitted?: SharedArrayBuffer;
+  /** Listen without SO_REUSEPORT (a server alone on its port; shards share theirs). */
+  exclusivePort?: boolean;
   /** Where request counts, durations and disconnects are recorded. */
   metrics?: FrontendMetrics;
   /** Log one line per finished request. */
@@ -40,6 +50,9 @@ export interface HttpServer {
 }
 
 const DEFAULT_MAX_BODY = 45 * 1024 * 1024;
+/** uSockets' listen options (ListenOptions in uWS.js). */
+const LISTEN_DEFAULT = 0;
+const LISTEN_EXCLUSIVE_PORT = 1;
 const REQUEST_ID_RE = /^[\x21-\x7e]{1,128}$/;
 
 export function startHttpServer(opts: HttpServerOptions): Promise<HttpServer> {
@@ -51,6 +64,7 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServer> {
   const key = opts.apiKey ? Buffer.from(opts.apiKey) : null;
   const access = accessCheck(opts);
   const limit = opts.maxConcurrentRequests ?? 0;
+  const admitted = new Int32Array(opts.admitted ?? new SharedArrayBuffer(4));
   const timeoutMs = opts.requestTimeoutMs ?? 0;
 
   const cors = opts.corsOrigins ?? [];
@@ -58,6 +72,15 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServer> {
     if (!origin || cors.length === 0) return null;
     if (cors.includes('*')) return '*';
     return cors.includes(origin) ? origin : null;
+  };
+
+  const options = (res: HttpResponse, req: HttpRequest, allow: string | null): void => {
+    try {
+      answerOptions(res, req, allow, allowOrigin(req.getHeader('origin')));
+    } catch (err) {
+      log.error('OPTIONS failed', { error: String(err) });
+      res.cork(() => res.writeStatus('500 Internal Server Error').end('', true));
+    }
   };
 
   // What a request's end updates, shared by every exchange (no closures per request).
@@ -70,6 +93,7 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServer> {
       const r = ex.route!;
       if (r.generation && ex.countsAsGenerating) {
         generating--;
+        if (limit > 0) Atomics.sub(admitted, 0, 1);
         if (ex.timer) clearTimeout(ex.timer);
       }
       if (opts.metrics) record(opts.metrics, ex, r.path);
@@ -77,83 +101,105 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServer> {
     },
   };
 
-  const begin = (res: HttpResponse, req: HttpRequest, r: Route, params: number, format: ErrorFormat): UwsExchange | null => {
-    const ex = exchangeFor(res, req);
-    for (let i = 0; i < params; i++) ex.params.push(decodeURIComponent(req.getParameter(i)));
+  const begin = (ex: UwsExchange, res: HttpResponse, req: HttpRequest, r: Route, params: number, format: ErrorFormat): boolean => {
     if (cors.length > 0) ex.corsOrigin = allowOrigin(ex.header('origin'));
     live.add(ex);
     ex.countsInflight = r.generation === true;
     ex.route = r;
     ex.owner = owner;
+    for (let i = 0; i < params; i++) {
+      const raw = req.getParameter(i);
+      try {
+        ex.params.push(decodeURIComponent(raw));
+      } catch {
+        sendError(ex, ApiError.badRequest(`invalid percent-encoding in the path: ${JSON.stringify(raw.slice(0, 40))}`, null, 'invalid_path'), format);
+        return false;
+      }
+    }
     const verdict = access(ex, res, r, format);
-    if (verdict === REFUSED) return null;
+    if (verdict === REFUSED) return false;
     if (key && !r.public && verdict !== GRANTED && !authorized(ex, key)) {
       const err = new ApiError(401, 'Incorrect or missing API key: send it as "Authorization: Bearer <key>"', { code: 'invalid_api_key' });
       ex.sendJson(401, errorBody(err, format), false, [['www-authenticate', 'Bearer']]);
-      return null;
+      return false;
     }
     if (r.generation) {
       if (draining) {
         const err = new ApiError(503, 'the server is shutting down', { type: 'service_unavailable', code: 'shutting_down' });
         ex.sendJson(503, errorBody(err, format), true);
-        return null;
+        return false;
       }
-      if (limit > 0 && generating >= limit) {
+      // Admission against the process-wide count: take a place, give it back if there was none.
+      if (limit > 0 && Atomics.add(admitted, 0, 1) >= limit) {
+        Atomics.sub(admitted, 0, 1);
         const err = new ApiError(503, `the server is at its limit of ${limit} concurrent requests; retry shortly`, { type: 'service_unavailable', code: 'too_many_requests' });
         ex.sendJson(503, errorBody(err, format), false, [['retry-after', '1']]);
-        return null;
+        return false;
       }
       generating++;
       ex.countsAsGenerating = true;
       if (timeoutMs > 0) ex.timer = setTimeout(expire, timeoutMs, ex, timeoutMs, format);
     }
-    return ex;
+    return true;
   };
 
+  const methodsByPath = new Map<string, string[]>();
   for (const r of opts.routes) {
+    methodsByPath.set(r.path, [...(methodsByPath.get(r.path) ?? []), r.method]);
     const format = r.errors ?? 'openai';
     const params = paramCount(r.path);
     if (r.method === 'post') {
-      app.post(r.path, (res, req) => {
-        const ex = begin(res, req, r, params, format);
-        if (ex) readBody(ex, res, maxBody, format, r.handler);
-      });
+      app.post(r.path, (res, req) =>
+        guarded(res, req, format, (ex) => {
+          // Framing first: nothing of a body is kept before its headers are judged.
+          const f = framingOf(ex.headers, maxBody);
+          if (!f.ok) {
+            const err = new ApiError(f.status, f.message, { code: f.code });
+            if (f.status !== 413) sendError(ex, err, format, true);
+            else refuseBody(ex, res, err, format);
+            return;
+          }
+          if (begin(ex, res, req, r, params, format)) readBody(res, f.length, maxBody, bodySink(ex, maxBody, format, r.handler));
+        }),
+      );
     } else {
-      const handle = (res: HttpResponse, req: HttpRequest) => {
-        const ex = begin(res, req, r, params, format);
-        if (ex) run(ex, r.handler, format);
-      };
-      if (r.method === 'get') app.get(r.path, handle);
-      else app.del(r.path, handle);
+      const handle = (res: HttpResponse, req: HttpRequest) =>
+        guarded(res, req, format, (ex) => {
+          if (begin(ex, res, req, r, params, format)) run(ex, r.handler, format);
+        });
+      if (r.method === 'get') {
+        app.get(r.path, handle);
+        // HEAD: the GET's status and headers, no body (load balancers, curl -I).
+        app.head(r.path, (res, req) =>
+          guarded(res, req, format, (ex) => {
+            ex.head = true;
+            if (begin(ex, res, req, r, params, format)) run(ex, r.handler, format);
+          }),
+        );
+      } else app.del(r.path, handle);
     }
   }
-  if (cors.length > 0) {
-    app.options('/*', (res, req) => {
-      const origin = allowOrigin(req.getHeader('origin'));
-      res.cork(() => {
-        res.writeStatus('204 No Content');
-        if (origin) {
-          res
-            .writeHeader('access-control-allow-origin', origin)
-            .writeHeader('vary', 'Origin')
-            .writeHeader('access-control-allow-methods', 'GET, POST, OPTIONS')
-            .writeHeader('access-control-allow-headers', req.getHeader('access-control-request-headers') || 'authorization, content-type, x-api-key, x-request-id')
-            .writeHeader('access-control-max-age', '600');
-        }
-        res.end();
-      });
-    });
+  for (const [path, methods] of methodsByPath) {
+    const allow = allowHeader(methods);
+    app.options(path, (res, req) => options(res, req, allow));
   }
-  app.any('/*', (res, req) => {
-    const ex = exchangeFor(res, req);
-    const err = new ApiError(404, `no route for ${req.getMethod().toUpperCase()} ${req.getUrl()}`, { code: 'not_found' });
-    ex.sendJson(404, JSON.stringify(err.toOpenAI()));
-  });
+  // Any other path: a CORS preflight where configured (the browser asks before it learns of the 404).
+  if (cors.length > 0) app.options('/*', (res, req) => options(res, req, null));
+  app.any('/*', (res, req) =>
+    guarded(res, req, 'openai', (ex) => {
+      ex.head = req.getMethod() === 'head';
+      const err = new ApiError(404, `no route for ${req.getMethod().toUpperCase()} ${req.getUrl().slice(0, 200)}`, { code: 'not_found' });
+      ex.sendJson(404, JSON.stringify(err.toOpenAI()));
+    }),
+  );
 
   return new Promise((resolve, reject) => {
-    app.listen(opts.host ?? '0.0.0.0', opts.port, (sock: us_listen_socket | false) => {
+    const listenOptions = opts.exclusivePort ? LISTEN_EXCLUSIVE_PORT : LISTEN_DEFAULT;
+    // uWS.js takes (host, port, options, cb); its typings list only (port, options, cb).
+    const listen = app.listen as unknown as (host: string, port: number, options: number, cb: (sock: us_listen_socket | false) => void) => void;
+    listen.call(app, opts.host ?? '0.0.0.0', opts.port, listenOptions, (sock: us_listen_socket | false) => {
       if (!sock) {
-        reject(new Error(`cannot listen on ${opts.host ?? '0.0.0.0'}:${opts.port}`));
+        reject(new Error(`cannot listen on ${opts.host ?? '0.0.0.0'}:${opts.port}: the port is in use or the address is not this machine's`));
         return;
       }
       let listening = true;
@@ -199,7 +245,12 @@ function record(m: FrontendMetrics, ex: UwsExchange, endpoint: string): void {
 function expire(ex: UwsExchange, timeoutMs: number, format: ErrorFormat): void {
   const err = new ApiError(504, `the request did not finish within the server's limit of ${timeoutMs / 1000} s`, { type: 'internal_error', code: 'request_timeout' });
   const body = errorBody(err, format);
-  ex.expire(504, body, format === 'anthropic' ? `event: error\ndata: ${body}\n\n` : `event: error\ndata: ${body}\n\ndata: [DONE]\n\n`);
+  // A timer callback: an exception here would be uncaught and end the process.
+  try {
+    ex.expire(504, body, format === 'anthropic' ? `event: error\ndata: ${body}\n\n` : `event: error\ndata: ${body}\n\ndata: [DONE]\n\n`);
+  } catch (e) {
+    log.error('could not answer a request past its deadline', { request_id: ex.requestId, error: String(e) });
+  }
 }
 
 function paramCount(path: string): number {
@@ -241,8 +292,57 @@ function exchangeFor(res: HttpResponse, req: HttpRequest): UwsExchange {
   const given = headerIn(headers, 'x-request-id');
   const id = given && REQUEST_ID_RE.test(given) ? given : randomUUID();
   const ex = new UwsExchange(res, headers, id);
-  res.onAborted(() => ex.clientGone());
+  res.onAborted(() => {
+    try {
+      ex.clientGone();
+    } catch (err) {
+      log.error('error in the end-of-request bookkeeping of a request whose client left', { request_id: ex.requestId, error: String(err), stack: err instanceof Error ? err.stack : undefined });
+    }
+  });
   return ex;
+}
+
+/**
+ * Run a uWS route callback so that nothing it throws ends the process: an exception
+ * becomes a 500 for that request, logged with its request id. (An exception escaping a
+ * uWS callback is uncaught, and a handler that returns without answering or attaching
+ * onAborted makes uWS abort the process.)
+ */
+function guarded(res: HttpResponse, req: HttpRequest, format: ErrorFormat, serve: (ex: UwsExchange) => void): void {
+  let ex: UwsExchange | null = null;
+  try {
+    ex = exchangeFor(res, req);
+    serve(ex);
+  } catch (err) {
+    if (ex) {
+      fail(ex, err, format);
+      return;
+    }
+    log.error('request failed before it was read', { error: String(err), stack: err instanceof Error ? err.stack : undefined });
+    res.cork(() => res.writeStatus('500 Internal Server Error').end(errorBody(ApiError.from(err), format), true));
+  }
+}
+
+/** Where a POST body goes once read (or when it grows too large). */
+function bodySink(ex: UwsExchange, maxBody: number, format: ErrorFormat, handler: Handler): BodySink {
+  return {
+    get done() {
+      return ex.done;
+    },
+    body(body: Buffer) {
+      ex.body = body;
+      run(ex, handler, format);
+    },
+    tooLarge: () => ex.refuseBody(413, errorBody(new ApiError(413, `request body is larger than the limit of ${maxBody} bytes`, { code: 'payload_too_large' }), format)),
+    dropped: (cut: boolean) => ex.endRefusal(cut),
+    failed: (err: unknown) => fail(ex, err, format),
+  };
+}
+
+/** Answer 413 at once, drop the body the client is still sending, then close. */
+function refuseBody(ex: UwsExchange, res: HttpResponse, err: ApiError, format: ErrorFormat): void {
+  ex.refuseBody(err.status, errorBody(err, format));
+  dropBody(res, { dropped: (cut: boolean) => ex.endRefusal(cut), failed: (e: unknown) => log.error('error while dropping a refused body', { request_id: ex.requestId, error: String(e) }) });
 }
 
 function run(ex: UwsExchange, handler: Handler, format: ErrorFormat): void {
@@ -262,43 +362,21 @@ function fail(ex: UwsExchange, err: unknown, format: ErrorFormat): void {
   const e = ApiError.from(err);
   if (e.status >= 500) log.error('request failed', { request_id: ex.requestId, engine_request_id: ex.engineIdForLog, status: e.status, error: e.message, stack: e.status === 500 && err instanceof Error ? err.stack : undefined });
   else log.debug('request rejected', { request_id: ex.requestId, status: e.status, error: e.message });
-  // Router queue rejections say when to retry (QueueRejectedError.retryAfter, seconds).
+  // Router queue rejections (QueueRejectedError) and engine errors may say when to retry, in seconds.
   const retryAfter = (err as { retryAfter?: unknown } | null)?.retryAfter;
-  ex.sendJson(e.status, errorBody(e, format), false, typeof retryAfter === 'number' ? [['retry-after', String(retryAfter)]] : []);
+  sendError(ex, e, format, false, typeof retryAfter === 'number' && Number.isFinite(retryAfter) && retryAfter >= 0 ? Math.ceil(retryAfter) : undefined);
 }
 
-function readBody(ex: UwsExchange, res: HttpResponse, maxBody: number, format: ErrorFormat, handler: Handler): void {
-  const declared = Number(ex.header('content-length') || '0');
-  if (declared > maxBody) {
-    tooLarge(ex, maxBody, format);
-    return;
+/**
+ * Write an error response. A 503 or 529 always carries Retry-After (`retryAfter`
+ * seconds when the error said, else the exchange's default; see UwsExchange.send).
+ */
+function sendError(ex: UwsExchange, e: ApiError, format: ErrorFormat, closeConnection = false, retryAfter?: number): void {
+  try {
+    ex.sendJson(e.status, errorBody(e, format), closeConnection, retryAfter !== undefined ? [['retry-after', String(retryAfter)]] : []);
+  } catch (err) {
+    // Nothing more can be said on this connection; never let it end the process.
+    log.error('could not send an error response', { request_id: ex.requestId, status: e.status, error: String(err) });
   }
-  // Preallocate when the length is declared; otherwise (chunked) grow as data comes.
-  let buf = Buffer.allocUnsafe(declared);
-  let len = 0;
-  res.onData((chunk, isLast) => {
-    if (ex.done) return;
-    const n = chunk.byteLength;
-    if (len + n > maxBody) {
-      tooLarge(ex, maxBody, format);
-      return;
-    }
-    if (len + n > buf.length) {
-      const grown = Buffer.allocUnsafe(Math.max(len + n, buf.length * 2));
-      buf.copy(grown, 0, 0, len);
-      buf = grown;
-    }
-    // uWS reuses the chunk's memory after this callback: copy it out now.
-    buf.set(new Uint8Array(chunk), len);
-    len += n;
-    if (isLast) {
-      ex.body = len === buf.length ? buf : buf.subarray(0, len);
-      run(ex, handler, format);
-    }
-  });
 }
 
-function tooLarge(ex: UwsExchange, maxBody: number, format: ErrorFormat): void {
-  const err = new ApiError(413, `request body is larger than the limit of ${maxBody} bytes`, { code: 'payload_too_large' });
-  ex.sendJson(413, errorBody(err, format), true);
-}

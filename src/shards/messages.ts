@@ -21,6 +21,8 @@ export interface ShardData {
   options: ServeOptions;
   /** Per model, the router state every shard shares. */
   models: SharedRouterState[];
+  /** One Int32: generations admitted across every shard (--max-concurrent-requests is one limit for the process). */
+  admitted: SharedArrayBuffer;
 }
 
 export type ToMain =

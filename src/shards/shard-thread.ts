@@ -48,7 +48,7 @@ process.on('uncaughtException', (err) => {
 
 let fe: Frontend;
 try {
-  fe = await startFrontend(o, o.workers, Model.load(resolve(o.modelPath)), { link, control, models: data.models });
+  fe = await startFrontend(o, o.workers, Model.load(resolve(o.modelPath)), { link, control, models: data.models, admitted: data.admitted });
 } catch (err) {
   post({ t: 'failed', error: (err as Error).message });
   port.close();

@@ -19,6 +19,7 @@ import { LoadTable } from '../router/load-table.js';
 import { SharedSessionAffinity } from '../router/shared-session-affinity.js';
 import { DEFAULT_ROUTER_OPTIONS } from '../router/options.js';
 import type { ShardData, ToMain, ToShard } from './messages.js';
+import { assertSoleListener } from '../http/port-guard.js';
 
 /** How long /metrics waits for a shard's values before leaving that shard out. */
 const SNAPSHOT_TIMEOUT_MS = 2000;
@@ -86,6 +87,7 @@ export async function serveSharded(o: ServeOptions): Promise<Running> {
   const mocks = await startMocks(o);
   const maxWorkers = o.router?.maxWorkers ?? DEFAULT_ROUTER_OPTIONS.maxWorkers;
   const models = [{ load: new LoadTable(maxWorkers).buffer, queueDepth: new SharedArrayBuffer(4), sessions: SharedSessionAffinity.buffer() }];
+  const admitted = new SharedArrayBuffer(4);
   const base: ServeOptions = { ...o, workers: [...o.workers, ...mocks.urls], mock: undefined, mockWorkers: 0, shards: 1 };
   const shards: Shard[] = [];
   let closing: Promise<void> | null = null;
@@ -149,7 +151,7 @@ export async function serveSharded(o: ServeOptions): Promise<Running> {
   };
 
   const start = (id: number, httpPort: number): Promise<number> => {
-    const s = new Shard(id, { shard: id, options: { ...base, httpPort }, models }, onMessage);
+    const s = new Shard(id, { shard: id, options: { ...base, httpPort }, models, admitted }, onMessage);
     shards[id] = s;
     return new Promise((done, fail) => {
       const onStart = (m: ToMain) => {
@@ -172,6 +174,9 @@ export async function serveSharded(o: ServeOptions): Promise<Running> {
     // find a free port first, then every shard listens on it.
     const port = o.httpPort === 0 ? await freePort(o.host) : o.httpPort;
     await Promise.all(Array.from({ length: count }, (_, i) => start(i, port)));
+    // The shards listen with SO_REUSEPORT: make sure no other process joined them on the
+    // port between the probe (serve.ts) and their listen (src/http/port-guard.ts).
+    assertSoleListener(o.host, port);
     log.info(`serving on ${count} shards`, { shards: count });
     return { port, close };
   } catch (err) {
