@@ -29,6 +29,8 @@ export interface Exchange {
    * real AbortSignal is needed (AbortSignal.any, fetch, Connect calls).
    */
   readonly cancellation: Cancellation;
+  /** The model named by describe(), if any (its metric children). */
+  readonly model?: ModelStatsRef | null;
   /** Name the model and request type once known, for per-model metrics and counts. */
   describe(model: ModelStatsRef, stream: boolean): void;
 

@@ -23,9 +23,11 @@ import type { EmbedParams, EmbedResult } from './types.js';
 function failure(err: unknown, url: string, p: EmbedParams): EngineError {
   if (!(err instanceof EngineError)) {
     const ce = ConnectError.from(err);
-    if (ce.code === Code.InvalidArgument || ce.code === Code.OutOfRange) return new EngineError('invalid_argument', ce.rawMessage, url, { cause: err });
+    if (ce.code === Code.InvalidArgument || ce.code === Code.OutOfRange) {
+      return new EngineError('invalid_argument', `Embed(${p.requestId}) on ${url} rejected: ${ce.rawMessage}`, url, { cause: err, engineMessage: ce.rawMessage, requestId: p.requestId });
+    }
   }
-  return EngineError.from(err, url, `Embed(${p.requestId})`);
+  return EngineError.from(err, url, `Embed(${p.requestId})`, p.requestId);
 }
 
 function result(url: string, r: { embedding: number[]; embeddingDim: number; promptTokens: number }, p: EmbedParams): EmbedResult {

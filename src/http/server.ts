@@ -255,10 +255,10 @@ function fail(ex: UwsExchange, err: unknown, format: ErrorFormat): void {
   // A request whose client has gone failed because its work was aborted: nothing to answer.
   if (ex.done) return;
   const e = ApiError.from(err);
-  if (e.status >= 500) log.error('request failed', { request_id: ex.requestId, status: e.status, error: e.message, stack: e.status === 500 && err instanceof Error ? err.stack : undefined });
-  else log.debug('request rejected', { request_id: ex.requestId, status: e.status, error: e.message });
-  // Router queue rejections say when to retry (QueueRejectedError.retryAfter, seconds).
-  const retryAfter = (err as { retryAfter?: unknown } | null)?.retryAfter;
+  if (e.status >= 500) log.error('request failed', { request_id: ex.requestId, status: e.status, error: e.message, detail: e.detail, stack: e.status === 500 && err instanceof Error ? err.stack : undefined });
+  else log.debug('request rejected', { request_id: ex.requestId, status: e.status, error: e.message, detail: e.detail });
+  // Router queue rejections and engine 503s say when to retry (ApiError.retryAfter, seconds).
+  const retryAfter = e.retryAfter;
   ex.sendJson(e.status, errorBody(e, format), false, typeof retryAfter === 'number' ? [['retry-after', String(retryAfter)]] : []);
 }
 

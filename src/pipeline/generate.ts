@@ -145,6 +145,7 @@ class RoutedEvents implements AsyncIterableIterator<EngineEvent> {
       throw this.fail(err);
     }
     if (step.done) {
+      this.model.pool.reportSuccess(this.d!.worker);
       this.finish();
       return DONE;
     }
@@ -192,15 +193,16 @@ class RoutedEvents implements AsyncIterableIterator<EngineEvent> {
 
 const DONE: IteratorResult<EngineEvent> = Object.freeze({ value: undefined, done: true }) as IteratorResult<EngineEvent>;
 
-/** An engine failure as the client sees it (a dead worker is marked down). */
-export function engineFailure(model: ServedModel, worker: Worker, err: unknown): ApiError {
+/**
+ * An engine failure as the client sees it (ApiError.fromEngine: src/protocol/engine-errors.ts),
+ * after telling the pool what it says about the worker: a lost connection or a silent worker
+ * takes it out of rotation, one failed stream is only a strike for the breaker.
+ */
+export function engineFailure(model: ServedModel, worker: Worker, err: unknown, op: 'generate' | 'embed' = 'generate'): ApiError {
   if (err instanceof ApiError) return err;
   if (err instanceof EngineError) {
-    if (err.code === 'unavailable') {
-      model.pool.markDown(worker);
-      return new ApiError(503, `worker ${worker.client.url} is unavailable: ${err.message}`, { type: 'service_unavailable', code: 'worker_unavailable' });
-    }
-    return new ApiError(502, `worker ${worker.client.url} failed: ${err.message}`, { type: 'internal_error', code: 'engine_error' });
+    model.pool.reportFailure(worker, err.health);
+    return ApiError.fromEngine(err, op);
   }
   return ApiError.from(err);
 }
