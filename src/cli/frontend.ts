@@ -70,7 +70,7 @@ export async function startFrontend(o: ServeOptions, workerUrls: string[], nativ
   const name = modelName(o);
   const f = o.faults ?? {};
   const clients: EngineClient[] = workerUrls.map((url) => createEngineClient(url, secs(f.firstResponseTimeoutSecs) === undefined ? undefined : { firstResponseTimeoutMs: secs(f.firstResponseTimeoutSecs) }));
-  const pool = new WorkerPool(clients, { model: name, healthIntervalMs: secs(f.healthCheckIntervalSecs), breaker: f.breakerFailures === undefined ? undefined : { consecutive: f.breakerFailures } });
+  const pool = new WorkerPool(clients, { model: name, healthIntervalMs: secs(f.healthCheckIntervalSecs), breaker: { consecutive: f.breakerFailures, failureRate: f.breakerFailureRate } });
   configureStreams({ peekMs: f.precommitPeekMs, keepAliveMs: secs(f.keepAliveSecs), stallMs: secs(f.stallTimeoutSecs) });
   await pool.start();
 

@@ -63,6 +63,7 @@ async function serveCommand(args: string[]): Promise<void> {
       firstResponseTimeoutSecs: v['engine-first-response-timeout-secs'] as number,
       healthCheckIntervalSecs: v['health-check-interval-secs'] as number,
       breakerFailures: v['worker-breaker-failures'] as number,
+      breakerFailureRate: v['worker-breaker-failure-rate'] as number,
       precommitPeekMs: v['stream-precommit-peek-ms'] as number,
       keepAliveSecs: v['stream-keep-alive-secs'] as number,
       stallTimeoutSecs: v['stream-stall-timeout-secs'] as number,

@@ -42,6 +42,7 @@ export interface FaultOptions {
   firstResponseTimeoutSecs?: number;
   healthCheckIntervalSecs?: number;
   breakerFailures?: number;
+  breakerFailureRate?: number;
   precommitPeekMs?: number;
   keepAliveSecs?: number;
   stallTimeoutSecs?: number;

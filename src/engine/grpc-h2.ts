@@ -72,6 +72,11 @@ export class FirstResponseTimeout extends ConnectError {
   }
 }
 
+/** True for a failure the worker itself answered with (a grpc-status), not a transport failure. */
+export function isWorkerStatus(err: unknown): boolean {
+  return (err as { workerStatus?: unknown } | null)?.workerStatus === true;
+}
+
 export function isFirstResponseTimeout(err: unknown): err is FirstResponseTimeout {
   return (err as { firstResponseTimeout?: unknown } | null)?.firstResponseTimeout === true;
 }
@@ -330,7 +335,9 @@ class H2ServerStream<T> implements ServerStream<T> {
       return;
     }
     if (this.status !== 0) {
-      this.fail(new ConnectError(this.statusMessage || `grpc-status ${this.status}`, this.status as Code));
+      const ce = new ConnectError(this.statusMessage || `grpc-status ${this.status}`, this.status as Code);
+      (ce as { workerStatus?: boolean }).workerStatus = true;
+      this.fail(ce);
       return;
     }
     if (this.pending) {

@@ -145,7 +145,6 @@ class RoutedEvents implements AsyncIterableIterator<EngineEvent> {
       throw this.fail(err);
     }
     if (step.done) {
-      this.model.pool.reportSuccess(this.d!.worker);
       this.finish();
       return DONE;
     }
@@ -153,7 +152,11 @@ class RoutedEvents implements AsyncIterableIterator<EngineEvent> {
     const fresh = ev.kind === 'chunk' ? ev.chunk.tokenIds.length : ev.done.outputIds.length;
     if (fresh > 0 || ev.kind === 'done') {
       const d = this.d!;
-      if (this.produced === 0) d.firstToken();
+      if (this.produced === 0) {
+        d.firstToken();
+        // The worker is serving this request: that closes its breaker's run of failures.
+        this.model.pool.reportSuccess(d.worker);
+      }
       this.produced += fresh;
       d.output(this.produced);
     }

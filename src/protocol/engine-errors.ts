@@ -94,7 +94,7 @@ const CONTEXT_PATTERNS: ReadonlyArray<readonly [RegExp, number, number]> = [
 export function clientSafe(raw: string, err: Pick<EngineError, 'url'> & { requestId?: string }): string {
   let s = raw.split(/\r?\n/, 1)[0] ?? '';
   if (/^traceback\b/i.test(s)) return '';
-  s = s.replace(/\b[a-z][a-z0-9+.-]*:\/\/[^\s'"),;]+/gi, '<url>');
+  s = s.replace(/\b[a-z][a-z0-9+.-]*:\/\/[^\s'"),;]*[^\s'"),;:.]/gi, '<url>');
   s = s.replace(/\b(?:\d{1,3}\.){3}\d{1,3}(?::\d+)?\b/g, '<address>');
   s = s.replace(/\[[0-9a-f:]+\](?::\d+)?/gi, '<address>');
   if (err.url) s = s.split(err.url).join('<url>');

@@ -12,7 +12,7 @@ export interface BreakerOptions {
   windowMs: number;
   /** Requests ended in the window before the rate counts. Default 20. */
   minRequests: number;
-  /** Failed share of the window's requests that opens the breaker (0..1; above 1: never). Default 0.5. */
+  /** Failed share of the window's requests that opens the breaker (0..1; 0 or above 1: never). Default 0.5. */
   failureRate: number;
 }
 
@@ -39,7 +39,7 @@ export class WorkerBreaker {
     this.failed++;
     if (this.o.consecutive > 0 && this.inARow >= this.o.consecutive) return true;
     const total = this.ok + this.failed;
-    return total >= this.o.minRequests && this.failed / total >= this.o.failureRate;
+    return this.o.failureRate > 0 && total >= this.o.minRequests && this.failed / total >= this.o.failureRate;
   }
 
   reset(): void {
