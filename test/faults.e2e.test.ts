@@ -177,6 +177,19 @@ test('one bad stream (an HTTP/2 ENHANCE_YOUR_CALM reset) does not take the worke
   await refused.text();
 });
 
+test('a connection closed by one request (GOAWAY ENHANCE_YOUR_CALM): that request fails, the worker is back as soon as it reconnects', async () => {
+  const e = await engine();
+  // No scheduled health check within the test: only the immediate recheck can bring it back.
+  const f = await front([e], ['--health-check-interval-secs', '3600']);
+  const bad = await chat(f, 'Hello [[fault:goaway]]');
+  assert.equal(bad.status, 503);
+  assert.equal(((await bad.json()) as { error: { code: string } }).error.code, 'worker_unavailable');
+  await eventually('the worker is back after reconnecting', async () => (await healthyWorkers(f)) === 1);
+  const ok = await chat(f, 'Say hello.');
+  assert.equal(ok.status, 200);
+  await ok.text();
+});
+
 test('a reader that stops reading is dropped after the stall limit, counted, and its connection ends', async () => {
   const e = await engine(['--step-ms', '0']);
   const f = await front([e], ['--stream-stall-timeout-secs', '1']);

@@ -66,6 +66,7 @@ Faults (for tests of error mapping and fault handling):
                             [[fault:KIND@N]] (after N output tokens). KIND: invalid_argument,
                             context_length, resource_exhausted, unavailable, deadline_exceeded,
                             internal (a traceback in the message), reset (HTTP/2 RST_STREAM
+                            ENHANCE_YOUR_CALM), goaway (the connection closed with GOAWAY
                             ENHANCE_YOUR_CALM), hang (never answer). Off by default.
 
 KV events (always on the SubscribeKvEvents gRPC stream; optionally also ZMQ):

@@ -14,15 +14,17 @@ export type EngineErrorCode =
 
 /**
  * What a failure says about the worker's health (src/router/worker-pool.ts acts on it):
- *  - 'down': the connection is gone (refused, closed mid-stream) or the worker did not
- *    answer a request at all within the first-response deadline: out of rotation until its
- *    health check passes again;
+ *  - 'disconnected': the connection is gone (refused, closed mid-stream, GOAWAY): out of
+ *    rotation at once, and its health is checked again right away (a connection that one
+ *    request's GOAWAY closed reconnects, a dead worker stays out);
+ *  - 'down': the worker did not answer a request at all within the first-response deadline:
+ *    out of rotation until its next scheduled health check passes;
  *  - 'strike': one stream failed in a way that may be the worker's (reset, internal error,
  *    deadline): counts toward the pool's failure breaker, never marks it down alone;
  *  - 'none': the request's own fault or a capacity answer (invalid argument, overloaded,
  *    unimplemented, cancelled by Portico).
  */
-export type WorkerHealthSignal = 'down' | 'strike' | 'none';
+export type WorkerHealthSignal = 'disconnected' | 'down' | 'strike' | 'none';
 
 export class EngineError extends Error {
   override readonly name = 'EngineError';
@@ -67,7 +69,7 @@ export class EngineError extends Error {
 function defaultHealth(code: EngineErrorCode): WorkerHealthSignal {
   switch (code) {
     case 'unavailable':
-      return 'down';
+      return 'disconnected';
     case 'timeout':
     case 'internal':
       return 'strike';

@@ -14,11 +14,13 @@
 //   deadline_exceeded   DEADLINE_EXCEEDED
 //   internal            INTERNAL, with a Python traceback in the message
 //   reset               the HTTP/2 stream reset with ENHANCE_YOUR_CALM (no grpc-status)
+//   goaway              the whole HTTP/2 connection closed with GOAWAY ENHANCE_YOUR_CALM
+//                       (what a server's flood guard does to a connection; the engine lives on)
 //   hang                no answer at all (no headers, no message) until the caller gives up
 
 import { Code, ConnectError } from '@connectrpc/connect';
 
-export const FAULT_KINDS = ['invalid_argument', 'context_length', 'resource_exhausted', 'unavailable', 'deadline_exceeded', 'internal', 'reset', 'hang'] as const;
+export const FAULT_KINDS = ['invalid_argument', 'context_length', 'resource_exhausted', 'unavailable', 'deadline_exceeded', 'internal', 'reset', 'goaway', 'hang'] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
 export interface Fault {
@@ -38,8 +40,12 @@ export function faultIn(text: string): Fault | null {
 
 /** Thrown by a Generate handler: the fast path resets the HTTP/2 stream instead of sending a status. */
 export class StreamResetFault extends Error {
-  constructor(readonly http2Code: number) {
-    super(`mock fault: reset the stream with HTTP/2 error ${http2Code}`);
+  constructor(
+    readonly http2Code: number,
+    /** Close the whole connection (GOAWAY) rather than one stream. */
+    readonly connection = false,
+  ) {
+    super(`mock fault: ${connection ? 'close the connection' : 'reset the stream'} with HTTP/2 error ${http2Code}`);
   }
 }
 
@@ -85,6 +91,8 @@ export function faultError(f: Fault, c: FaultContext): Error {
       );
     case 'reset':
       return new StreamResetFault(ENHANCE_YOUR_CALM);
+    case 'goaway':
+      return new StreamResetFault(ENHANCE_YOUR_CALM, true);
     case 'hang':
       return new Error('hang');
   }

@@ -100,7 +100,8 @@ async function serve<I extends DescMessage, O extends DescMessage>(
     if (err instanceof StreamResetFault && !res.destroyed) {
       // What a server's flood guard does to one stream: RST_STREAM, no grpc-status.
       ended = true;
-      res.stream.close(err.http2Code);
+      if (err.connection) res.stream.session?.destroy(undefined, err.http2Code);
+      else res.stream.close(err.http2Code);
       return;
     }
     const ce = ConnectError.from(err);

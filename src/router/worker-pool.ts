@@ -68,6 +68,7 @@ export class WorkerPool {
   private readonly breakers = new Map<Worker, WorkerBreaker>();
   /** Workers taken out between polls, and why (logged when they come back). */
   private readonly downSince = new Map<Worker, number>();
+  private readonly rechecking = new Set<Worker>();
 
   constructor(clients: EngineClient[], opts: WorkerPoolOptions) {
     this.workers = clients.map((client, id) => ({ id, client, healthy: false, inflight: 0 }));
@@ -170,13 +171,19 @@ export class WorkerPool {
   }
 
   /**
-   * What a failed request says about its worker (EngineError.health): 'down' takes it out
-   * at once, 'strike' counts toward its breaker, 'none' is not the worker's fault.
+   * What a failed request says about its worker (EngineError.health): 'disconnected' takes
+   * it out and checks its health again at once, 'down' takes it out until the next poll,
+   * 'strike' counts toward its breaker, 'none' is not the worker's fault.
    */
   reportFailure(w: Worker, signal: WorkerHealthSignal): void {
     if (signal === 'none') return;
+    if (signal === 'disconnected') {
+      this.markDown(w, 'its connection failed');
+      this.recheck(w);
+      return;
+    }
     if (signal === 'down') {
-      this.markDown(w, 'its connection failed or it did not answer');
+      this.markDown(w, 'it did not answer a request');
       return;
     }
     if (this.breakerOf(w).failure(Date.now())) this.markDown(w, 'its failure breaker opened');
@@ -186,6 +193,23 @@ export class WorkerPool {
   reportSuccess(w: Worker): void {
     const b = this.breakers.get(w);
     if (b) b.success(Date.now());
+  }
+
+  /** One health check of `w` now (at most one at a time per worker); a pass puts it back. */
+  private recheck(w: Worker): void {
+    if (this.rechecking.has(w)) return;
+    this.rechecking.add(w);
+    void w.client
+      .health()
+      .catch(() => false)
+      .then((ok) => {
+        this.rechecking.delete(w);
+        if (!ok || w.healthy || !this.workers.includes(w)) return;
+        w.healthy = true;
+        this.downSince.delete(w);
+        this.breakers.get(w)?.reset();
+        log.info('worker back in rotation: it reconnected and its health check passed', { model: this.model, worker: w.id });
+      });
   }
 
   private breakerOf(w: Worker): WorkerBreaker {
