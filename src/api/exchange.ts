@@ -47,6 +47,8 @@ export interface Exchange {
   writeEvent(chunk: string): Promise<void> | undefined;
   /** End the event stream. */
   endEventStream(): void;
+  /** Give up on the exchange: abort its work and close the connection (buffered output is discarded). */
+  abortFromServer?(): void;
 }
 
 export type Handler = (ex: Exchange) => void | Promise<void>;

@@ -122,13 +122,19 @@ async function keepAliveUntil<T>(ex: Exchange, first: Promise<T>): Promise<T> {
   }
 }
 
-/** Give up on a reader that took nothing for the stall limit: stop the engine, say why, end. */
+/**
+ * Give up on a reader that took nothing for the stall limit: stop the engine and close the
+ * connection. The final error event is written first, but a socket that took nothing for
+ * that long still holds undelivered output, and closing discards it: ending the response
+ * instead (so that the event would wait behind it) kept the connection open indefinitely
+ * (measured: still open 40 s later), which is what dropping must not do.
+ */
 function dropStalled<E>(ex: Exchange, it: AsyncIterator<E>, fmt: StreamFormat<E>): void {
   ex.model?.stats.stalledDrops.inc();
   log.warn('stream dropped: the client stopped reading', { request_id: ex.requestId, stall_ms: settings.stallMs });
   void it.return?.()?.catch(() => undefined);
   const e = new ApiError(408, `the client read nothing for ${settings.stallMs / 1000} s; the stream was dropped`, { code: 'stream_stalled' });
-  // Buffered behind what the socket did not take: it reaches the client only if it reads again.
   void ex.writeEvent(errorEvent(fmt, e));
-  ex.endEventStream();
+  if (ex.abortFromServer) ex.abortFromServer();
+  else ex.endEventStream();
 }
