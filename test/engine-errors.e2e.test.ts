@@ -120,3 +120,22 @@ for (const protocol of PROTOCOLS) {
     });
   }
 }
+
+for (const protocol of PROTOCOLS) {
+  test(`${protocol}: /v1/embeddings maps engine errors the same way`, async () => {
+    const { engine, front } = servers[protocol]!;
+    const embed = async (input: string) => {
+      const res = await fetch(`${front.url}/v1/embeddings`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-request-id': 'embed-client-id' }, body: JSON.stringify({ model: 'm', input }) });
+      return { status: res.status, retryAfter: res.headers.get('retry-after'), text: await res.text() };
+    };
+    for (const [kind, want] of Object.entries(KINDS)) {
+      if (kind === 'reset') continue; // Embed is a unary rpc on Connect: no stream to reset
+      const r = await embed(`some text [[fault:${kind}]] to embed`);
+      assert.equal(r.status, want.status, `${kind}: ${r.text}`);
+      assert.equal(JSON.parse(r.text).error.code, want.code, kind);
+      if (want.retryAfter) assert.match(r.retryAfter ?? '', /^\d+$/, `${kind}: Retry-After`);
+      assertClean(r.text, [String(engine.port), '127.0.0.1', 'embed-client-id'], `embed ${kind}`);
+      assert.equal((await embed('plain text')).status, 200, `${kind}: the next embedding is served`);
+    }
+  });
+}
