@@ -36,7 +36,9 @@ before(async () => {
     const worker = `${protocol === 'vllm' ? 'vllm+grpc' : 'grpc'}://127.0.0.1:${engine.port}`;
     const front = await startPortico(['serve', '--http-port', '0', '--host', '127.0.0.1', '--model-path', QWEN3, '--model-name', 'm', '--worker', worker,
       // Half of this file's requests fail on purpose: no breaker here (test/faults.e2e.test.ts covers it).
-      '--worker-breaker-failures', '0', '--worker-breaker-failure-rate', '0']);
+      '--worker-breaker-failures', '0', '--worker-breaker-failure-rate', '0',
+      // An immediate failure must land inside the pre-commit peek even on a loaded machine.
+      '--stream-precommit-peek-ms', '10000']);
     servers[protocol] = { engine, front };
   }
 });
