@@ -115,7 +115,8 @@ test('an input longer than the engine\'s context is a 400 that says both lengths
   const { status, json } = await post({ model: MODEL, input: ids });
   assert.equal(status, 400);
   assert.equal(json.error.type, 'invalid_request_error');
-  assert.match(json.error.message, /32769 tokens.*context length 32768/);
+  assert.equal(json.error.code, 'context_length_exceeded');
+  assert.match(json.error.message, /maximum context length is 32768 tokens.*32769 input tokens/);
 });
 
 const BAD: Array<[string, unknown, number, RegExp, string?]> = [
@@ -230,7 +231,8 @@ test('a worker without the Embed rpc: /v1/embeddings is a 501 embeddings_unsuppo
         const body = (await res.json()) as any;
         assert.equal(body.error.code, 'embeddings_unsupported');
         assert.equal(body.error.type, 'internal_error');
-        assert.match(body.error.message, new RegExp(`worker ${worker.replace(/[+.]/g, '\\$&')} does not serve embeddings`));
+        assert.match(body.error.message, /does not serve embeddings/);
+        assert.ok(!JSON.stringify(body).includes(String(engine.port)), 'the worker address stays out of the client message');
       }
       await assert.rejects(openai.embeddings.create({ model: MODEL, input: 'hello' }), (err: unknown) => err instanceof OpenAI.APIError && err.status === 501);
       const chat = await openai.chat.completions.create({ model: MODEL, max_tokens: 3, messages: [{ role: 'user', content: 'hi' }] });

@@ -160,6 +160,62 @@ describe('direct HTTP/2 Generate against a hand-written server', () => {
       e instanceof EngineError && (e.code === 'unavailable' || e.code === 'internal'));
   });
 
+  test('a worker that sends nothing: the first-response deadline fails the stream as a timeout that takes the worker down', async () => {
+    srv.set(() => undefined); // accepts the stream, never answers
+    const silent = createEngineClient(srv.url, { rpcTimeoutMs: 300, firstResponseTimeoutMs: 200 });
+    try {
+      await assert.rejects(collect(silent.generate(params(), never())), (e: unknown) =>
+        e instanceof EngineError && e.code === 'timeout' && e.health === 'down' && /no response/.test(e.message));
+    } finally {
+      silent.close();
+    }
+  });
+
+  test('headers then silence also hits the first-response deadline; a first message clears it', async () => {
+    // Generous: the first message must arrive inside it even on a loaded machine.
+    const silent = createEngineClient(srv.url, { rpcTimeoutMs: 300, firstResponseTimeoutMs: 2000 });
+    try {
+      srv.set((st) => st.respond(ok));
+      await assert.rejects(collect(silent.generate(params(), never())), (e: unknown) => e instanceof EngineError && e.code === 'timeout');
+      // A first message inside the deadline, then a pause longer than it: no timeout.
+      srv.set((st) => {
+        st.respond(ok, { waitForTrailers: true });
+        st.on('wantTrailers', () => st.sendTrailers({ 'grpc-status': '0' }));
+        st.write(frame(chunk([7], 1)));
+        setTimeout(() => st.end(frame(complete(1))), 2500);
+      });
+      const evs = await collect(silent.generate(params(), never()));
+      assert.equal(evs.length, 2);
+    } finally {
+      silent.close();
+    }
+  });
+
+  test('what a failure says about the worker: its own status is a strike, a reset is a strike', async () => {
+    srv.set((st) => {
+      st.respond({ ...ok, 'grpc-status': '14', 'grpc-message': 'draining' }, { endStream: true });
+    });
+    await assert.rejects(collect(client.generate(params(), never())), (e: unknown) => e instanceof EngineError && e.code === 'unavailable' && e.health === 'strike');
+    srv.set((st) => {
+      st.respond({ ...ok, 'grpc-status': '3', 'grpc-message': 'bad' }, { endStream: true });
+    });
+    await assert.rejects(collect(client.generate(params(), never())), (e: unknown) => e instanceof EngineError && e.code === 'invalid_argument' && e.health === 'none');
+    srv.set((st) => {
+      st.respond(ok);
+      st.write(frame(chunk([5], 1)), () => setTimeout(() => st.close(http2.constants.NGHTTP2_ENHANCE_YOUR_CALM), 5));
+    });
+    await assert.rejects(collect(client.generate(params(), never())), (e: unknown) => e instanceof EngineError && e.health === 'strike');
+  });
+
+  test('a refused connection takes the worker down (disconnected)', async () => {
+    const dead = createEngineClient('grpc://127.0.0.1:1', { rpcTimeoutMs: 300, connectTimeoutMs: 500 });
+    try {
+      await assert.rejects(collect(dead.generate(params(), never())), (e: unknown) => e instanceof EngineError && e.code === 'unavailable' && e.health === 'disconnected');
+    } finally {
+      dead.close();
+    }
+  });
+
   test('a compressed message we never asked for is an internal error', async () => {
     srv.set((st) => {
       st.respond(ok, { waitForTrailers: true });

@@ -35,6 +35,8 @@ export interface Exchange {
    * real AbortSignal is needed (AbortSignal.any, fetch, Connect calls).
    */
   readonly cancellation: Cancellation;
+  /** The model named by describe(), if any (its metric children). */
+  readonly model?: ModelStatsRef | null;
   /** Name the model and request type once known, for per-model metrics and counts. */
   describe(model: ModelStatsRef, stream: boolean): void;
 
@@ -51,6 +53,8 @@ export interface Exchange {
   writeEvent(chunk: string): Promise<void> | undefined;
   /** End the event stream. */
   endEventStream(): void;
+  /** Give up on the exchange: abort its work and close the connection (buffered output is discarded). */
+  abortFromServer?(): void;
 }
 
 export type Handler = (ex: Exchange) => void | Promise<void>;

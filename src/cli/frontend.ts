@@ -19,6 +19,7 @@ import { startHttpServer } from '../http/server.js';
 import { FrontendMetrics, modelStats } from '../metrics/frontend.js';
 import type { Running, ServeOptions } from './serve.js';
 import { installLeanAsyncBind } from '../runtime/lean-async-bind.js';
+import { configureStreams } from '../api/sse.js';
 
 /** The embedded mock engines of --mock (once per process, whatever the shard count). */
 export async function startMocks(o: ServeOptions, native?: Model): Promise<{ urls: string[]; close(): Promise<void> }> {
@@ -31,6 +32,11 @@ export async function startMocks(o: ServeOptions, native?: Model): Promise<{ url
     }
   }
   return { urls: mocks.map((m) => m.url), close: async () => void (await Promise.all(mocks.map((m) => m.close()))) };
+}
+
+/** Seconds (a flag) to ms; undefined stays undefined (the default applies). */
+function secs(s: number | undefined): number | undefined {
+  return s === undefined ? undefined : s * 1000;
 }
 
 function modelName(o: ServeOptions): string {
@@ -64,8 +70,10 @@ export interface Frontend extends Running {
 export async function startFrontend(o: ServeOptions, workerUrls: string[], native: Model, shard?: ShardContext): Promise<Frontend> {
   installLeanAsyncBind(); // before the engine clients open their first http2 stream
   const name = modelName(o);
-  const clients: EngineClient[] = workerUrls.map((url) => createEngineClient(url));
-  const pool = new WorkerPool(clients, { model: name });
+  const f = o.faults ?? {};
+  const clients: EngineClient[] = workerUrls.map((url) => createEngineClient(url, secs(f.firstResponseTimeoutSecs) === undefined ? undefined : { firstResponseTimeoutMs: secs(f.firstResponseTimeoutSecs) }));
+  const pool = new WorkerPool(clients, { model: name, healthIntervalMs: secs(f.healthCheckIntervalSecs), breaker: { consecutive: f.breakerFailures, failureRate: f.breakerFailureRate } });
+  configureStreams({ peekMs: f.precommitPeekMs, keepAliveMs: secs(f.keepAliveSecs), stallMs: secs(f.stallTimeoutSecs) });
   await pool.start();
 
   const metrics = new FrontendMetrics(o.metricsPrefix, shard?.link.id);

@@ -61,6 +61,14 @@ Output (sim):
   --reasoning-parser NAME   Parser name the engine reports in GetServerInfo (not applied).
   --tool-call-parser NAME   Parser name the engine reports in GetServerInfo (not applied).
 
+Faults (for tests of error mapping and fault handling):
+  --faults                  Fail a request whose prompt text holds [[fault:KIND]] (at once) or
+                            [[fault:KIND@N]] (after N output tokens). KIND: invalid_argument,
+                            context_length, resource_exhausted, unavailable, deadline_exceeded,
+                            internal (a traceback in the message), reset (HTTP/2 RST_STREAM
+                            ENHANCE_YOUR_CALM), goaway (the connection closed with GOAWAY
+                            ENHANCE_YOUR_CALM), hang (never answer). Off by default.
+
 KV events (always on the SubscribeKvEvents gRPC stream; optionally also ZMQ):
   --kv-events-zmq ENDPOINT  Also publish vLLM-format events on a ZMQ PUB socket bound here,
                             e.g. tcp://*:5557 (tcp://127.0.0.1:* picks a port; it is printed).

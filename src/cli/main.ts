@@ -61,6 +61,15 @@ async function serveCommand(args: string[]): Promise<void> {
     toolCallParser: v['tool-call-parser'] as string | undefined,
     reasoningParser: v['reasoning-parser'] as string | undefined,
     router: routerOptions(v),
+    faults: {
+      firstResponseTimeoutSecs: v['engine-first-response-timeout-secs'] as number,
+      healthCheckIntervalSecs: v['health-check-interval-secs'] as number,
+      breakerFailures: v['worker-breaker-failures'] as number,
+      breakerFailureRate: v['worker-breaker-failure-rate'] as number,
+      precommitPeekMs: v['stream-precommit-peek-ms'] as number,
+      keepAliveSecs: v['stream-keep-alive-secs'] as number,
+      stallTimeoutSecs: v['stream-stall-timeout-secs'] as number,
+    },
     shards: (v.shards as number | undefined) ?? availableParallelism(),
     log: { level: v['log-level'] as Level, format: v['log-format'] as 'json' | 'text' },
   });
@@ -133,6 +142,7 @@ async function mockEngineCommand(args: string[]): Promise<void> {
       seed: { type: 'string' },
       'stream-interval': { type: 'string' },
       'embedding-dim': { type: 'string' },
+      faults: { type: 'boolean' },
       'reasoning-tokens': { type: 'string' },
       'reasoning-parser': { type: 'string' },
       'tool-call-parser': { type: 'string' },
@@ -166,6 +176,7 @@ async function mockEngineCommand(args: string[]): Promise<void> {
     stepMs: num('step-ms', values['step-ms'], 10),
     prefillMsPerToken: num('prefill-ms-per-token', values['prefill-ms-per-token'], 0.02),
     reasoningTokens: opt('reasoning-tokens', values['reasoning-tokens']),
+    faults: values.faults === true,
     engine: {
       protocol: oneOf('protocol', values.protocol, ['sglang', 'vllm'] as const),
       speedupRatio: speedup,

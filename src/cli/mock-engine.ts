@@ -14,6 +14,8 @@ export interface MockEngineOptions {
   prefillMsPerToken: number;
   /** Everything else the simulator takes (protocol, KV pool, scheduler, timing, KV events). */
   engine?: Partial<EngineOptions>;
+  /** Fail requests whose prompt holds a `[[fault:KIND]]` trigger (src/mock/faults.ts). */
+  faults?: boolean;
   /** sim: open every answer with a reasoning block of this many tokens. */
   reasoningTokens?: number;
   thinkStart?: string;
@@ -44,6 +46,7 @@ export async function runMockEngine(o: MockEngineOptions): Promise<void> {
     stepMs: o.stepMs,
     prefillMsPerToken: o.prefillMsPerToken,
     reasoning,
+    faults: o.faults ? { decode: (ids) => model.decode(Uint32Array.from(ids), false) } : undefined,
   });
   const scheme = engine.url.split('://')[0];
   console.log(`portico mock-engine (${o.mode}, ${o.engine?.protocol ?? 'sglang'}) listening on ${scheme}://${o.host}:${engine.port}`);

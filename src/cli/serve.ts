@@ -37,8 +37,20 @@ export interface ServeOptions {
   router?: Partial<RouterOptions>;
   /** uWS apps on worker threads sharing the port; 1 (default here): serve on this thread. */
   shards?: number;
+  /** Fault handling: first-response deadline, health polling, breaker, stream peek / keep-alive / stall limit. */
+  faults?: FaultOptions;
   /** Log settings, handed to shard threads (the main thread is configured by the CLI). */
   log?: { level: Level; format: 'json' | 'text' };
+}
+
+export interface FaultOptions {
+  firstResponseTimeoutSecs?: number;
+  healthCheckIntervalSecs?: number;
+  breakerFailures?: number;
+  breakerFailureRate?: number;
+  precommitPeekMs?: number;
+  keepAliveSecs?: number;
+  stallTimeoutSecs?: number;
 }
 
 export interface Running {

@@ -23,9 +23,16 @@ import type { EmbedParams, EmbedResult } from './types.js';
 function failure(err: unknown, url: string, p: EmbedParams): EngineError {
   if (!(err instanceof EngineError)) {
     const ce = ConnectError.from(err);
-    if (ce.code === Code.InvalidArgument || ce.code === Code.OutOfRange) return new EngineError('invalid_argument', ce.rawMessage, url, { cause: err });
+    if (ce.code === Code.InvalidArgument || ce.code === Code.OutOfRange) {
+      return new EngineError('invalid_argument', `Embed(${p.requestId}) on ${url} rejected: ${ce.rawMessage}`, url, { cause: err, engineMessage: ce.rawMessage, requestId: p.requestId });
+    }
+    // An UNAVAILABLE status the worker answered itself (Connect made it from the trailers, so
+    // it has no transport error as its cause): a strike, not a lost connection.
+    if (ce.code === Code.Unavailable && ce.cause === undefined) {
+      return new EngineError('unavailable', `Embed(${p.requestId}) on ${url}: the worker answered UNAVAILABLE: ${ce.rawMessage}`, url, { cause: err, engineMessage: ce.rawMessage, requestId: p.requestId, health: 'strike' });
+    }
   }
-  return EngineError.from(err, url, `Embed(${p.requestId})`);
+  return EngineError.from(err, url, `Embed(${p.requestId})`, p.requestId);
 }
 
 function result(url: string, r: { embedding: number[]; embeddingDim: number; promptTokens: number }, p: EmbedParams): EmbedResult {

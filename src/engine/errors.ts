@@ -12,19 +12,41 @@ export type EngineErrorCode =
   | 'unimplemented' // worker lacks the rpc
   | 'internal'; // anything else, including protocol violations
 
+/**
+ * What a failure says about the worker's health (src/router/worker-pool.ts acts on it):
+ *  - 'disconnected': the connection is gone (refused, closed mid-stream, GOAWAY): out of
+ *    rotation at once, and its health is checked again right away (a connection that one
+ *    request's GOAWAY closed reconnects, a dead worker stays out);
+ *  - 'down': the worker did not answer a request at all within the first-response deadline:
+ *    out of rotation until its next scheduled health check passes;
+ *  - 'strike': one stream failed in a way that may be the worker's (reset, internal error,
+ *    deadline): counts toward the pool's failure breaker, never marks it down alone;
+ *  - 'none': the request's own fault or a capacity answer (invalid argument, overloaded,
+ *    unimplemented, cancelled by Portico).
+ */
+export type WorkerHealthSignal = 'disconnected' | 'down' | 'strike' | 'none';
+
 export class EngineError extends Error {
   override readonly name = 'EngineError';
   readonly code: EngineErrorCode;
-  /** Worker URL the failure happened on. */
+  /** Worker URL the failure happened on (for the log; never shown to a client). */
   readonly url: string;
-  constructor(code: EngineErrorCode, message: string, url: string, options?: { cause?: unknown }) {
+  /** The engine's own words (gRPC status message), when it sent any. */
+  readonly engineMessage: string;
+  readonly health: WorkerHealthSignal;
+  /** The engine request id, when known (kept out of what a client sees). */
+  readonly requestId: string | undefined;
+  constructor(code: EngineErrorCode, message: string, url: string, options?: { cause?: unknown; engineMessage?: string; health?: WorkerHealthSignal; requestId?: string }) {
     super(message, options);
+    this.requestId = options?.requestId;
     this.code = code;
     this.url = url;
+    this.engineMessage = options?.engineMessage ?? '';
+    this.health = options?.health ?? defaultHealth(code);
   }
 
   /** Normalise anything thrown by the transport (or by us) into an EngineError. */
-  static from(err: unknown, url: string, what: string): EngineError {
+  static from(err: unknown, url: string, what: string, requestId?: string): EngineError {
     if (err instanceof EngineError) return err;
     const ce = ConnectError.from(err);
     const code = codeFromConnect(ce.code);
@@ -40,7 +62,19 @@ export class EngineError extends Error {
       default:
         msg = `${what} on engine worker ${url} failed (${Code[ce.code]}): ${reason}`;
     }
-    return new EngineError(code, msg, url, { cause: err });
+    return new EngineError(code, msg, url, { cause: err, engineMessage: ce.rawMessage, requestId });
+  }
+}
+
+function defaultHealth(code: EngineErrorCode): WorkerHealthSignal {
+  switch (code) {
+    case 'unavailable':
+      return 'disconnected';
+    case 'timeout':
+    case 'internal':
+      return 'strike';
+    default:
+      return 'none';
   }
 }
 

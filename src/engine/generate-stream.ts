@@ -7,7 +7,7 @@
 import { ConnectError } from '@connectrpc/connect';
 
 import { EngineError } from './errors.js';
-import type { ServerStream } from './grpc-h2.js';
+import { isFirstResponseTimeout, isWorkerStatus, type ServerStream } from './grpc-h2.js';
 import type { Cancellation, EngineEvent, GenerateDone, GenerateParams, TokenLogprobs } from './types.js';
 
 /** OutputLogProbs of both protocols (SGLang's has an extra field, unused here). */
@@ -200,12 +200,23 @@ class GenerateEvents implements AsyncIterableIterator<EngineEvent> {
     if (this.signal.aborted) {
       return new EngineError('aborted', `request ${id} on ${url} aborted by caller`, url, { cause: err });
     }
-    const e = EngineError.from(err, url, `Generate(${id})`);
+    if (isFirstResponseTimeout(err)) {
+      this.workerGone = true;
+      return new EngineError('timeout', `engine worker ${url} sent no response to Generate(${id}) within ${err.afterMs} ms`, url, { cause: err, health: 'down' });
+    }
+    let e = EngineError.from(err, url, `Generate(${id})`, id);
+    if (e.code === 'unavailable' && isWorkerStatus(err)) {
+      // The worker answered UNAVAILABLE itself (draining, a rank restarting): its connection
+      // is fine, so this is a strike for the breaker; its health check says the rest.
+      e = new EngineError('unavailable', e.message, url, { cause: err, engineMessage: e.engineMessage, health: 'strike', requestId: id });
+    }
     this.workerGone = e.code === 'unavailable' || e.code === 'aborted' || e.code === 'timeout';
     if (e.code === 'aborted') {
-      // We did not cancel, so the worker (or the network) reset the stream.
+      // We did not cancel, so the worker (or the network) reset this one stream (e.g. an
+      // HTTP/2 ENHANCE_YOUR_CALM for one oversized request): the client sees the worker as
+      // unavailable, but one reset is a strike for the pool's breaker, not a dead worker.
       const why = ConnectError.from(err).rawMessage;
-      return new EngineError('unavailable', `stream of request ${id} was reset by engine worker ${url} (${why})`, url, { cause: err });
+      return new EngineError('unavailable', `stream of request ${id} was reset by engine worker ${url} (${why})`, url, { cause: err, engineMessage: why, health: 'strike', requestId: id });
     }
     return e;
   }

@@ -34,7 +34,17 @@ export interface EngineClientOptions {
    * Unary rpcs always use Connect. Both share one connection.
    */
   generateTransport?: 'h2' | 'connect';
+  /**
+   * A Generate whose worker sends no response message within this long fails with
+   * DEADLINE_EXCEEDED (a 504) and takes the worker out of rotation until its health
+   * check passes: a worker that accepts the stream and never answers. Generous, since
+   * a long prefill also delays the first message. 0: no deadline. Default 300000.
+   * (The 'connect' transport does not apply it.)
+   */
+  firstResponseTimeoutMs?: number;
 }
+
+export const DEFAULT_FIRST_RESPONSE_TIMEOUT_MS = 300_000;
 
 /** grpc://host:port → http://host:port (grpcs → https; vllm+grpc[s] alike). */
 export function toBaseUrl(url: string): string {
@@ -66,6 +76,7 @@ export class EngineConnection {
   private readonly direct: boolean;
   /** How often reads may re-arm the keep-alive: well inside the PING interval. */
   private readonly aliveNotifyMs: number;
+  private readonly firstResponseMs: number;
 
   constructor(
     readonly url: string,
@@ -75,6 +86,7 @@ export class EngineConnection {
     this.rpcTimeoutMs = opts.rpcTimeoutMs ?? 5000;
     this.direct = (opts.generateTransport ?? 'h2') === 'h2';
     this.aliveNotifyMs = Math.min(500, (opts.pingIntervalMs ?? 10_000) / 4);
+    this.firstResponseMs = Math.max(0, opts.firstResponseTimeoutMs ?? DEFAULT_FIRST_RESPONSE_TIMEOUT_MS);
     // Own the session manager so close() can tear the connection down.
     this.session = new Http2SessionManager(baseUrl, {
       connectTimeoutMs: opts.connectTimeoutMs ?? 3000,
@@ -116,7 +128,7 @@ export class EngineConnection {
     viaConnect: (cancel: AbortSignal) => AsyncIterable<T>,
   ): ServerStream<T> {
     return this.direct
-      ? openServerStream(this.session, path, encode(), decode, this.aliveNotifyMs)
+      ? openServerStream(this.session, path, encode(), decode, this.aliveNotifyMs, this.firstResponseMs)
       : fromConnectStream(viaConnect);
   }
 

@@ -58,6 +58,29 @@ const ABORT_GRACE_MS = 1000;
 /** Queued messages past which the HTTP/2 stream is paused (flow control pushes back on the worker). */
 const HIGH_WATER = 64;
 
+/**
+ * The worker did not answer a Generate at all (no response message) within the
+ * first-response deadline: it accepted the request and went silent. Unlike an engine's
+ * own DEADLINE_EXCEEDED, this says the worker is not serving (the pool takes it out of
+ * rotation until its health check passes).
+ */
+export class FirstResponseTimeout extends ConnectError {
+  /** A brand: ConnectError's own Symbol.hasInstance makes every ConnectError pass `instanceof`. */
+  readonly firstResponseTimeout = true;
+  constructor(readonly afterMs: number) {
+    super(`no response from the worker within ${afterMs} ms`, Code.DeadlineExceeded);
+  }
+}
+
+/** True for a failure the worker itself answered with (a grpc-status), not a transport failure. */
+export function isWorkerStatus(err: unknown): boolean {
+  return (err as { workerStatus?: unknown } | null)?.workerStatus === true;
+}
+
+export function isFirstResponseTimeout(err: unknown): err is FirstResponseTimeout {
+  return (err as { firstResponseTimeout?: unknown } | null)?.firstResponseTimeout === true;
+}
+
 /** One length-prefixed gRPC message. */
 export function frameMessage(bytes: Uint8Array): Buffer {
   const out = Buffer.allocUnsafe(5 + bytes.length);
@@ -75,9 +98,9 @@ export function frameMessage(bytes: Uint8Array): Buffer {
  */
 export function openServerStream<T>(
   sm: Http2SessionManager, path: string, frame: Buffer, decode: (bytes: Uint8Array) => T,
-  aliveNotifyMs = ALIVE_NOTIFY_MS,
+  aliveNotifyMs = ALIVE_NOTIFY_MS, firstResponseMs = 0,
 ): ServerStream<T> {
-  return new H2ServerStream(sm, path, frame, decode, aliveNotifyMs);
+  return new H2ServerStream(sm, path, frame, decode, aliveNotifyMs, firstResponseMs);
 }
 
 class H2ServerStream<T> implements ServerStream<T> {
@@ -93,6 +116,8 @@ class H2ServerStream<T> implements ServerStream<T> {
   private detached = false;
   private paused = false;
   private waiter: { resolve: (r: IteratorResult<T>) => void; reject: (e: unknown) => void } | undefined;
+  /** The first-response deadline, until the first byte of a response message (or the end). */
+  private firstTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
     private readonly sm: Http2SessionManager,
@@ -100,7 +125,13 @@ class H2ServerStream<T> implements ServerStream<T> {
     body: Buffer,
     private readonly decode: (bytes: Uint8Array) => T,
     private readonly aliveNotifyMs: number,
+    firstResponseMs: number,
   ) {
+    if (firstResponseMs > 0) {
+      const t = setTimeout(onFirstResponseTimeout, firstResponseMs, this as unknown as H2ServerStream<unknown>, firstResponseMs);
+      t.unref();
+      this.firstTimer = t;
+    }
     sm.request('POST', path, HEADERS_BASE, REQUEST_OPTIONS).then(
       (s) => this.attach(s, body),
       (err: unknown) => this.fail(fromNodeError(err)),
@@ -223,8 +254,26 @@ class H2ServerStream<T> implements ServerStream<T> {
     }
   }
 
+  /** @internal (the first-response deadline passed) */
+  noAnswer(afterMs: number): void {
+    this.firstTimer = undefined;
+    if (this.ended || this.failure || this.cancelled) return;
+    this.cancelled = true;
+    this.queue.length = 0;
+    this.head = 0;
+    this.fail(new FirstResponseTimeout(afterMs));
+    this.reset();
+  }
+
+  private clearFirstTimer(): void {
+    if (this.firstTimer === undefined) return;
+    clearTimeout(this.firstTimer);
+    this.firstTimer = undefined;
+  }
+
   /** @internal */
   onData(d: Buffer): void {
+    if (this.firstTimer !== undefined) this.clearFirstTimer();
     const now = Date.now();
     if (now - (lastNotify.get(this.sm) ?? 0) >= this.aliveNotifyMs) {
       lastNotify.set(this.sm, now);
@@ -271,6 +320,7 @@ class H2ServerStream<T> implements ServerStream<T> {
 
   /** @internal */
   onClose(): void {
+    if (this.firstTimer !== undefined) this.clearFirstTimer();
     if (this.ended || this.failure) return;
     const s = this.stream!;
     if (this.status === undefined) {
@@ -285,7 +335,9 @@ class H2ServerStream<T> implements ServerStream<T> {
       return;
     }
     if (this.status !== 0) {
-      this.fail(new ConnectError(this.statusMessage || `grpc-status ${this.status}`, this.status as Code));
+      const ce = new ConnectError(this.statusMessage || `grpc-status ${this.status}`, this.status as Code);
+      (ce as { workerStatus?: boolean }).workerStatus = true;
+      this.fail(ce);
       return;
     }
     if (this.pending) {
@@ -302,6 +354,7 @@ class H2ServerStream<T> implements ServerStream<T> {
 
   /** @internal */
   fail(err: ConnectError): void {
+    if (this.firstTimer !== undefined) this.clearFirstTimer();
     if (this.failure || this.ended) return;
     this.failure = err;
     // Queued messages are still delivered before the error.
@@ -312,6 +365,10 @@ class H2ServerStream<T> implements ServerStream<T> {
       w.reject(err);
     }
   }
+}
+
+function onFirstResponseTimeout(s: H2ServerStream<unknown>, afterMs: number): void {
+  s.noAnswer(afterMs);
 }
 
 const kOwner = Symbol('portico.h2ServerStream');

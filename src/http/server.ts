@@ -360,10 +360,10 @@ function fail(ex: UwsExchange, err: unknown, format: ErrorFormat): void {
   // A request whose client has gone failed because its work was aborted: nothing to answer.
   if (ex.done) return;
   const e = ApiError.from(err);
-  if (e.status >= 500) log.error('request failed', { request_id: ex.requestId, engine_request_id: ex.engineIdForLog, status: e.status, error: e.message, stack: e.status === 500 && err instanceof Error ? err.stack : undefined });
-  else log.debug('request rejected', { request_id: ex.requestId, status: e.status, error: e.message });
-  // Router queue rejections (QueueRejectedError) and engine errors may say when to retry, in seconds.
-  const retryAfter = (err as { retryAfter?: unknown } | null)?.retryAfter;
+  if (e.status >= 500) log.error('request failed', { request_id: ex.requestId, engine_request_id: ex.engineIdForLog, status: e.status, error: e.message, detail: e.detail, stack: e.status === 500 && err instanceof Error ? err.stack : undefined });
+  else log.debug('request rejected', { request_id: ex.requestId, status: e.status, error: e.message, detail: e.detail });
+  // Router queue rejections and engine 503s say when to retry (ApiError.retryAfter, seconds).
+  const retryAfter = e.retryAfter;
   sendError(ex, e, format, false, typeof retryAfter === 'number' && Number.isFinite(retryAfter) && retryAfter >= 0 ? Math.ceil(retryAfter) : undefined);
 }
 

@@ -25,6 +25,7 @@ export class FrontendMetrics {
   readonly workerHealthy: Gauge;
   readonly backpressurePauses: Counter;
   readonly streamBuffered: Gauge;
+  readonly stalledDrops: Counter;
   readonly residentMemory: Gauge;
   readonly heapUsed: Gauge;
   readonly loopLag: Gauge;
@@ -47,6 +48,7 @@ export class FrontendMetrics {
     this.workerInflight = r.add(new Gauge(`${prefix}worker_active_requests`, 'Requests in flight per worker.', ['model', 'worker']));
     this.backpressurePauses = r.add(new Counter(`${prefix}stream_backpressure_pauses_total`, 'Times a slow reader made a stream pause its engine output until the socket drained.', ['model']));
     this.streamBuffered = r.add(new Gauge(`${prefix}stream_buffered_bytes`, 'Bytes of streamed responses held by the HTTP layer because the socket would not take them (at most one event per paused stream).', ['model']));
+    this.stalledDrops = r.add(new Counter(`${prefix}stalled_streams_dropped_total`, 'Streams given up because the client read nothing for the stall limit (--stream-stall-timeout-secs).', ['model']));
     this.residentMemory = r.add(new Gauge('process_resident_memory_bytes', 'Resident memory of the server process.', [], 'max'));
     this.heapUsed = r.add(new Gauge('nodejs_heap_used_bytes', 'V8 heap in use (all shards together).', []));
     this.loopLag = r.add(new Gauge('nodejs_eventloop_lag_p99_seconds', 'p99 event-loop delay since the previous scrape (the worst shard).', [], 'max'));
@@ -68,6 +70,7 @@ export interface ModelStats {
   tokenizer: ReturnType<Histogram['labels']>;
   backpressurePauses: ReturnType<Counter['labels']>;
   streamBuffered: ReturnType<Gauge['labels']>;
+  stalledDrops: ReturnType<Counter['labels']>;
 }
 
 export function modelStats(m: FrontendMetrics, model: string): ModelStats {
@@ -84,5 +87,6 @@ export function modelStats(m: FrontendMetrics, model: string): ModelStats {
     tokenizer: m.tokenizer.labels(model),
     backpressurePauses: m.backpressurePauses.labels(model),
     streamBuffered: m.streamBuffered.labels(model),
+    stalledDrops: m.stalledDrops.labels(model),
   };
 }

@@ -79,6 +79,11 @@ export interface MockEngineOptions {
   /** Parser names the engine reports (GetServerInfo). */
   reasoningParser?: string;
   toolCallParser?: string;
+  /**
+   * Fail requests on demand (src/mock/faults.ts): reads each prompt's text with this
+   * decoder to find its `[[fault:KIND]]` trigger. Unset: no faults.
+   */
+  faults?: { decode(ids: ArrayLike<number>): string };
   /** Also publish KV events over ZMQ in vLLM's format. */
   kvEventsZmq?: { endpoint: string; replayEndpoint?: string; topic?: string; layout?: ZmqLayout };
 }
@@ -144,6 +149,8 @@ export async function startMockEngine(opts: MockEngineOptions): Promise<MockEngi
     await zmqPub.start();
   }
 
+  context.protocol = protocol;
+  if (opts.faults) context.decodePrompt = opts.faults.decode;
   const { routes, fast } = protocol === 'vllm' ? vllmRoutes(context) : sglangRoutes(context);
   const connect = connectNodeAdapter({ routes });
   const direct = new Map(fast.map((f) => [f.path, f]));
@@ -166,6 +173,7 @@ export async function startMockEngine(opts: MockEngineOptions): Promise<MockEngi
   });
   const port = (server.address() as AddressInfo).port;
   const urlHost = host.includes(':') ? `[${host}]` : host;
+  context.address = `${urlHost}:${port}`;
 
   return {
     port,

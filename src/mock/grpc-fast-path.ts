@@ -9,6 +9,8 @@ import type http2 from 'node:http2';
 import { fromBinary, toBinary, type DescMessage, type MessageShape } from '@bufbuild/protobuf';
 import { Code, ConnectError, type HandlerContext } from '@connectrpc/connect';
 
+import { StreamResetFault } from './faults.js';
+
 export interface FastStreamRoute<I extends DescMessage, O extends DescMessage> {
   /** e.g. /sglang.grpc.scheduler.SglangScheduler/Generate */
   path: string;
@@ -95,6 +97,13 @@ async function serve<I extends DescMessage, O extends DescMessage>(
     }
     finish(0);
   } catch (err) {
+    if (err instanceof StreamResetFault && !res.destroyed) {
+      // What a server's flood guard does to one stream: RST_STREAM, no grpc-status.
+      ended = true;
+      if (err.connection) res.stream.session?.destroy(undefined, err.http2Code);
+      else res.stream.close(err.http2Code);
+      return;
+    }
     const ce = ConnectError.from(err);
     finish(ce.code, ce.rawMessage);
   }

@@ -8,6 +8,7 @@ import type { StreamStats } from './output-stream.js';
 import type { SimCore } from './sim-core.js';
 import { ReceivedLog } from './received.js';
 import { DEFAULT_EMBEDDING_DIM } from './embed.js';
+import { faultIn, type Fault, type FaultContext } from './faults.js';
 
 export interface RankLoad {
   running: number;
@@ -29,6 +30,11 @@ export class MockContext {
   paused = false;
   /** The last Generate requests received, for tests that prove delivery. */
   readonly received = new ReceivedLog();
+  /** Set when faults are enabled (mock/faults.ts): reads a prompt's text to find its trigger. */
+  decodePrompt: ((ids: ArrayLike<number>) => string) | null = null;
+  protocol: 'sglang' | 'vllm' = 'sglang';
+  /** Where the engine listens, once it does. */
+  address = '';
 
   constructor(
     readonly core: SimCore,
@@ -42,6 +48,15 @@ export class MockContext {
     /** Length of the vectors the Embed rpc answers. */
     readonly embeddingDim = DEFAULT_EMBEDDING_DIM,
   ) {}
+
+  /** The fault this prompt asks for (null when faults are off or it asks for none). */
+  faultFor(prompt: ArrayLike<number>): Fault | null {
+    return this.decodePrompt ? faultIn(this.decodePrompt(prompt)) : null;
+  }
+
+  faultContext(requestId: string, promptTokens: number): FaultContext {
+    return { protocol: this.protocol, requestId, promptTokens, maxContextLength: this.core.o.maxContextLength, address: this.address };
+  }
 
   healthy(): boolean {
     return !this.paused;

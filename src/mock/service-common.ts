@@ -13,6 +13,7 @@ import { embedInput, mockEmbedding } from './embed.js';
 import { subscribeKvEvents } from './kv-events-rpc.js';
 import { runRequest } from './output-stream.js';
 import { SimRequestError, type CoreOutput, type CoreRequest } from './sim-core.js';
+import { faultError, untilAborted, type Fault } from './faults.js';
 import type { MockContext } from './mock-context.js';
 
 /** A simulator error as the rpc status the engines answer with. */
@@ -30,16 +31,46 @@ export function toConnect(err: unknown): unknown {
  * rpc with its status instead of an empty stream.
  */
 export async function* serveGenerate<R>(m: MockContext, req: CoreRequest, ctx: HandlerContext, emit: (batch: CoreOutput[]) => Iterable<R>): AsyncGenerator<R> {
+  const fault = m.faultFor(req.prompt);
+  if (fault && fault.after === 0) await fail(m, fault, req, ctx);
   let stream: AsyncGenerator<CoreOutput[]>;
+  let produced = 0;
   try {
     stream = runRequest(m.core, req, ctx.signal, m.stats, m.coalesce, m.streamInterval);
     const first = await stream.next();
     if (first.done) return;
     yield* emit(first.value);
+    produced += tokensIn(first.value);
   } catch (err) {
     throw toConnect(err);
   }
-  for await (const batch of stream) yield* emit(batch);
+  if (fault && produced >= fault.after) {
+    await stream.return(undefined);
+    await fail(m, fault, req, ctx);
+  }
+  for await (const batch of stream) {
+    yield* emit(batch);
+    produced += tokensIn(batch);
+    if (fault && produced >= fault.after) {
+      await stream.return(undefined);
+      await fail(m, fault, req, ctx);
+    }
+  }
+}
+
+function tokensIn(batch: CoreOutput[]): number {
+  let n = 0;
+  for (const o of batch) if (o.kind === 'tokens') n += o.tokenIds.length;
+  return n;
+}
+
+/** Ends a Generate with the requested fault (a `hang` waits until the caller gives up, then ends quietly). */
+async function fail(m: MockContext, f: Fault, req: CoreRequest, ctx: HandlerContext): Promise<never> {
+  if (f.kind === 'hang') {
+    await untilAborted(ctx.signal);
+    throw new ConnectError('cancelled by the client', Code.Canceled);
+  }
+  throw faultError(f, m.faultContext(req.id, req.prompt.length));
 }
 
 /**
@@ -50,6 +81,8 @@ export async function* serveGenerate<R>(m: MockContext, req: CoreRequest, ctx: H
 export function sharedHandlers(m: MockContext) {
   const { core } = m;
   const embed = (req: { requestId: string; tokenized?: { inputIds: number[] } }) => {
+    const fault = req.tokenized ? m.faultFor(req.tokenized.inputIds) : null;
+    if (fault && fault.kind !== 'hang') throw faultError(fault, m.faultContext(req.requestId, req.tokenized!.inputIds.length));
     const ids = embedInput(req.requestId, req.tokenized?.inputIds, core.o.maxContextLength, core.o.vocabSize);
     const v = mockEmbedding(ids, m.embeddingDim, core.o.seed);
     return { embedding: Array.from(v), embeddingDim: v.length, promptTokens: ids.length };

@@ -152,7 +152,11 @@ class RoutedEvents implements AsyncIterableIterator<EngineEvent> {
     const fresh = ev.kind === 'chunk' ? ev.chunk.tokenIds.length : ev.done.outputIds.length;
     if (fresh > 0 || ev.kind === 'done') {
       const d = this.d!;
-      if (this.produced === 0) d.firstToken();
+      if (this.produced === 0) {
+        d.firstToken();
+        // The worker is serving this request: that closes its breaker's run of failures.
+        this.model.pool.reportSuccess(d.worker);
+      }
       this.produced += fresh;
       d.output(this.produced);
     }
@@ -192,15 +196,16 @@ class RoutedEvents implements AsyncIterableIterator<EngineEvent> {
 
 const DONE: IteratorResult<EngineEvent> = Object.freeze({ value: undefined, done: true }) as IteratorResult<EngineEvent>;
 
-/** An engine failure as the client sees it (a dead worker is marked down). */
-export function engineFailure(model: ServedModel, worker: Worker, err: unknown): ApiError {
+/**
+ * An engine failure as the client sees it (ApiError.fromEngine: src/protocol/engine-errors.ts),
+ * after telling the pool what it says about the worker: a lost connection or a silent worker
+ * takes it out of rotation, one failed stream is only a strike for the breaker.
+ */
+export function engineFailure(model: ServedModel, worker: Worker, err: unknown, op: 'generate' | 'embed' = 'generate'): ApiError {
   if (err instanceof ApiError) return err;
   if (err instanceof EngineError) {
-    if (err.code === 'unavailable') {
-      model.pool.markDown(worker);
-      return new ApiError(503, `worker ${worker.client.url} is unavailable: ${err.message}`, { type: 'service_unavailable', code: 'worker_unavailable' });
-    }
-    return new ApiError(502, `worker ${worker.client.url} failed: ${err.message}`, { type: 'internal_error', code: 'engine_error' });
+    model.pool.reportFailure(worker, err.health);
+    return ApiError.fromEngine(err, op);
   }
   return ApiError.from(err);
 }

@@ -1,6 +1,11 @@
 // One error type for every failure a client can see, and one mapping from it to
 // the OpenAI error body and an HTTP status. Anything thrown anywhere on the request
-// path is normalised with ApiError.from().
+// path is normalised with ApiError.from(), engine failures included (engine-errors.ts
+// decides their status and message); grpcCodeOf() gives the gRPC status for the KServe face.
+
+import { Code } from '@connectrpc/connect';
+import { EngineError } from '../engine/errors.js';
+import { engineFailure } from './engine-errors.js';
 
 export type ErrorType =
   | 'invalid_request_error'
@@ -44,14 +49,33 @@ export class ApiError extends Error {
   readonly type: ErrorType;
   readonly code: string | null;
   readonly param: string | null;
+  /** Seconds for the Retry-After header (a 503 or 529 that says when to come back). */
+  readonly retryAfter: number | undefined;
+  /**
+   * What the log gets beside the client's message: the internal detail (worker URL, engine
+   * request id, the engine's words). Never written to a client.
+   */
+  readonly detail: string | undefined;
 
-  constructor(status: number, message: string, opts: { type?: ErrorType; code?: string | null; param?: string | null } = {}) {
-    super(message);
+  constructor(
+    status: number,
+    message: string,
+    opts: { type?: ErrorType; code?: string | null; param?: string | null; retryAfter?: number; detail?: string; cause?: unknown } = {},
+  ) {
+    super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
     this.name = 'ApiError';
     this.status = status;
     this.type = opts.type ?? defaultType(status);
     this.code = opts.code ?? null;
     this.param = opts.param ?? null;
+    this.retryAfter = opts.retryAfter;
+    this.detail = opts.detail;
+  }
+
+  /** An engine failure as the client sees it (the mapping is engine-errors.ts). */
+  static fromEngine(err: EngineError, op: 'generate' | 'embed' = 'generate'): ApiError {
+    const f = engineFailure(err, op);
+    return new ApiError(f.status, f.message, { code: f.code, retryAfter: f.retryAfter, detail: err.message, cause: err });
   }
 
   static badRequest(message: string, param: string | null = null, code: string | null = null): ApiError {
@@ -69,9 +93,13 @@ export class ApiError extends Error {
   /** Normalise anything thrown into an ApiError; unknown errors become 500s. */
   static from(err: unknown): ApiError {
     if (err instanceof ApiError) return err;
-    const maybe = err as { apiStatus?: number; message?: string; code?: unknown } | null;
+    if (err instanceof EngineError) return ApiError.fromEngine(err);
+    const maybe = err as { apiStatus?: number; message?: string; code?: unknown; retryAfter?: unknown } | null;
     if (maybe && typeof maybe.apiStatus === 'number') {
-      return new ApiError(maybe.apiStatus, String(maybe.message), { code: typeof maybe.code === 'string' ? maybe.code : null });
+      return new ApiError(maybe.apiStatus, String(maybe.message), {
+        code: typeof maybe.code === 'string' ? maybe.code : null,
+        retryAfter: typeof maybe.retryAfter === 'number' ? maybe.retryAfter : undefined,
+      });
     }
     const message = err instanceof Error ? err.message : String(err);
     return new ApiError(500, `internal error: ${message}`, { type: 'internal_error' });
@@ -118,6 +146,49 @@ function anthropicType(status: number): string {
       return 'overloaded_error';
     default:
       return 'api_error';
+  }
+}
+
+/**
+ * The gRPC status for an error, for the KServe gRPC face: the usual HTTP-to-gRPC
+ * correspondence (google.rpc.Code's documented HTTP mapping), with capacity answers
+ * (429, 529, an overloaded engine's 503) as RESOURCE_EXHAUSTED.
+ */
+export function grpcCodeOf(err: ApiError): Code {
+  if (err.code === 'engine_overloaded') return Code.ResourceExhausted;
+  switch (err.status) {
+    case 400:
+    case 411:
+    case 422:
+      return Code.InvalidArgument;
+    case 401:
+      return Code.Unauthenticated;
+    case 403:
+      return Code.PermissionDenied;
+    case 404:
+      return Code.NotFound;
+    case 405:
+    case 501:
+      return Code.Unimplemented;
+    case 409:
+      return Code.AlreadyExists;
+    case 412:
+      return Code.FailedPrecondition;
+    case 413:
+    case 429:
+    case 431:
+    case 529:
+      return Code.ResourceExhausted;
+    case 499:
+      return Code.Canceled;
+    case 503:
+      return Code.Unavailable;
+    case 504:
+      return Code.DeadlineExceeded;
+    case 500:
+      return Code.Internal;
+    default:
+      return err.status >= 500 ? Code.Unknown : err.status >= 400 ? Code.InvalidArgument : Code.Unknown;
   }
 }
 

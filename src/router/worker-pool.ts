@@ -1,9 +1,16 @@
 // The set of engine workers a model is served by, their health, and the choice of
 // worker for each request. Health comes from each worker's HealthCheck rpc, polled;
 // a worker joins the routing set once it answers healthy and leaves it when it stops.
+// Between polls, what requests see counts too (reportFailure): a lost connection or a
+// worker that never answered takes it out at once; failed streams only through its
+// failure breaker (worker-breaker.ts), so one bad stream never takes a worker down for
+// everyone. The next passing poll puts it back.
 // The choice is round-robin over healthy workers (a later change adds KV-aware routing).
 
+import type { WorkerHealthSignal } from '../engine/errors.js';
 import type { EngineClient } from '../engine/types.js';
+import { log } from '../log.js';
+import { DEFAULT_BREAKER, WorkerBreaker, type BreakerOptions } from './worker-breaker.js';
 
 export class NoWorkerError extends Error {
   readonly apiStatus = 503;
@@ -46,6 +53,7 @@ export interface WorkerInfo {
 export interface WorkerPoolOptions {
   model: string;
   healthIntervalMs?: number;
+  breaker?: Partial<BreakerOptions>;
 }
 
 export class WorkerPool {
@@ -56,12 +64,19 @@ export class WorkerPool {
   private timer: NodeJS.Timeout | null = null;
   readonly model: string;
   private readonly intervalMs: number;
+  private readonly breakerOptions: BreakerOptions;
+  private readonly breakers = new Map<Worker, WorkerBreaker>();
+  /** Workers taken out between polls, and why (logged when they come back). */
+  private readonly downSince = new Map<Worker, number>();
+  private readonly rechecking = new Set<Worker>();
 
   constructor(clients: EngineClient[], opts: WorkerPoolOptions) {
     this.workers = clients.map((client, id) => ({ id, client, healthy: false, inflight: 0 }));
     this.nextId = clients.length;
     this.model = opts.model;
     this.intervalMs = opts.healthIntervalMs ?? 2000;
+    this.breakerOptions = { ...DEFAULT_BREAKER };
+    for (const [k, v] of Object.entries(opts.breaker ?? {})) if (v !== undefined) this.breakerOptions[k as keyof BreakerOptions] = v;
   }
 
   /** Poll health now and then periodically; resolves after the first round. */
@@ -78,6 +93,11 @@ export class WorkerPool {
           w.healthy = await w.client.health();
         } catch {
           w.healthy = false;
+        }
+        if (w.healthy && this.downSince.has(w)) {
+          this.downSince.delete(w);
+          this.breakers.get(w)?.reset();
+          log.info('worker back in rotation after a passing health check', { model: this.model, worker: w.id });
         }
       }),
     );
@@ -129,6 +149,8 @@ export class WorkerPool {
     const w = this.workers.find((x) => x.id === id);
     if (!w) return false;
     this.workers = this.workers.filter((x) => x !== w);
+    this.breakers.delete(w);
+    this.downSince.delete(w);
     const closeWhenIdle = () => {
       if (w.inflight > 0) setTimeout(closeWhenIdle, 50).unref();
       else w.client.close();
@@ -141,9 +163,59 @@ export class WorkerPool {
     return this.workers.map((w) => ({ id: w.id, url: w.client.url, healthy: w.healthy, inflight: w.inflight }));
   }
 
-  /** Mark a worker down after a transport failure, until its next healthy poll. */
-  markDown(w: Worker): void {
+  /** Take a worker out of rotation until its next passing health check. */
+  markDown(w: Worker, why = 'marked down'): void {
+    if (w.healthy) log.warn(`worker out of rotation: ${why}`, { model: this.model, worker: w.id });
     w.healthy = false;
+    this.downSince.set(w, Date.now());
+  }
+
+  /**
+   * What a failed request says about its worker (EngineError.health): 'disconnected' takes
+   * it out and checks its health again at once, 'down' takes it out until the next poll,
+   * 'strike' counts toward its breaker, 'none' is not the worker's fault.
+   */
+  reportFailure(w: Worker, signal: WorkerHealthSignal): void {
+    if (signal === 'none') return;
+    if (signal === 'disconnected') {
+      this.markDown(w, 'its connection failed');
+      this.recheck(w);
+      return;
+    }
+    if (signal === 'down') {
+      this.markDown(w, 'it did not answer a request');
+      return;
+    }
+    if (this.breakerOf(w).failure(Date.now())) this.markDown(w, 'its failure breaker opened');
+  }
+
+  /** A request the worker completed (closes the breaker's run of failures). */
+  reportSuccess(w: Worker): void {
+    const b = this.breakers.get(w);
+    if (b) b.success(Date.now());
+  }
+
+  /** One health check of `w` now (at most one at a time per worker); a pass puts it back. */
+  private recheck(w: Worker): void {
+    if (this.rechecking.has(w)) return;
+    this.rechecking.add(w);
+    void w.client
+      .health()
+      .catch(() => false)
+      .then((ok) => {
+        this.rechecking.delete(w);
+        if (!ok || w.healthy || !this.workers.includes(w)) return;
+        w.healthy = true;
+        this.downSince.delete(w);
+        this.breakers.get(w)?.reset();
+        log.info('worker back in rotation: it reconnected and its health check passed', { model: this.model, worker: w.id });
+      });
+  }
+
+  private breakerOf(w: Worker): WorkerBreaker {
+    let b = this.breakers.get(w);
+    if (!b) this.breakers.set(w, (b = new WorkerBreaker(this.breakerOptions)));
+    return b;
   }
 
   close(): void {
