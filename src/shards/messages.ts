@@ -11,8 +11,8 @@
 
 import type { ControlChange, ControlReply } from '../api/control.js';
 import type { FamilySnapshot } from '../metrics/snapshot.js';
-import type { ServeOptions } from '../cli/serve.js';
-import type { SharedRouterState } from '../cli/frontend.js';
+import type { ServeOptions } from '../app/options.js';
+import type { SharedRouterState } from '../app/frontend.js';
 
 /** A shard thread's workerData. */
 export interface ShardData {

@@ -8,7 +8,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { resolve } from 'node:path';
 import { Model } from '../native/core.js';
 import { configureLog, log } from '../log.js';
-import { startFrontend, type Frontend } from '../cli/frontend.js';
+import { startFrontend, type Frontend } from '../app/frontend.js';
 import { applyChange, type ControlPlane } from '../api/control.js';
 import type { ShardLink } from '../api/context.js';
 import { scrapeGauges } from '../api/metrics.js';

@@ -1,0 +1,47 @@
+// What `portico serve` is asked to run (src/cli/main.ts reads it off the command line),
+// and what a running server hands back.
+
+import { basename, resolve } from 'node:path';
+import type { RouterOptions } from '../router/options.js';
+import type { Level } from '../log.js';
+
+export interface ServeOptions {
+  modelPath: string;
+  modelName?: string;
+  host: string;
+  httpPort: number;
+  workers: string[];
+  mock?: 'echo' | 'sim';
+  mockWorkers: number;
+  maxBodyBytes?: number;
+  maxConcurrentRequests?: number;
+  apiKey?: string;
+  /** Guards /admin/workers and /busy_threshold (unset: loopback clients only). */
+  adminApiKey?: string;
+  /** Guards /metrics (unset: public). */
+  metricsApiKey?: string;
+  shutdownTimeoutSecs?: number;
+  metricsPrefix?: string;
+  logRequests?: boolean;
+  corsOrigins?: string[];
+  requestTimeoutSecs?: number;
+  toolCallParser?: string;
+  reasoningParser?: string;
+  /** Router settings (mode, KV routing, queue); defaults in src/router/options.ts. */
+  router?: Partial<RouterOptions>;
+  /** uWS apps on worker threads sharing the port; 1 (default here): serve on this thread. */
+  shards?: number;
+  /** Log settings, handed to shard threads (the main thread is configured by the CLI). */
+  log?: { level: Level; format: 'json' | 'text' };
+}
+
+export interface Running {
+  port: number;
+  /** Graceful stop: health turns 503, in-flight work drains (bounded), then everything closes. */
+  close(): Promise<void>;
+}
+
+/** The name the model is served under: --model-name, or the model directory's name. */
+export function modelName(o: ServeOptions): string {
+  return o.modelName ?? basename(resolve(o.modelPath));
+}
