@@ -12,7 +12,7 @@ import { ServedModel } from '../pipeline/served-model.js';
 import { ignoreUnsupportedFields } from '../protocol/admission.js';
 import { routes } from '../api/routes.js';
 import type { AppContext, ShardLink } from '../api/context.js';
-import type { ControlPlane } from '../api/control.js';
+import type { ControlPlane } from '../api/control-change.js';
 import { startHttpServer } from '../http/server.js';
 import { FrontendMetrics, modelStats } from '../metrics/frontend.js';
 import { modelName, type Running, type ServeOptions } from './options.js';
