@@ -10,7 +10,6 @@ import { ApiError } from '../protocol/errors.js';
 import type { ControlChange, ControlPlane, ControlReply } from './control-change.js';
 import { createEngineClient } from '../engine/factory.js';
 import { ModelRouter } from '../router/router.js';
-import { routerFor } from '../router/registry.js';
 import type { ServedModel } from '../pipeline/served-model.js';
 import type { AppContext } from './context.js';
 import { modelNamed } from './json-body.js';
@@ -68,7 +67,7 @@ function removeWorker(ctx: AppContext, id: number): string {
 }
 
 export function routerOf(m: ServedModel): ModelRouter {
-  const r = routerFor(m.pool);
+  const r = m.router;
   if (!(r instanceof ModelRouter)) throw ApiError.unavailable(`the router of \`${m.name}\` has no busy thresholds`);
   return r;
 }

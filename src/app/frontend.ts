@@ -7,7 +7,6 @@ import { createEngineClient } from '../engine/factory.js';
 import type { EngineClient } from '../engine/types.js';
 import { WorkerPool } from '../router/worker-pool.js';
 import { ModelRouter } from '../router/router.js';
-import { attachRouter } from '../router/registry.js';
 import { ServedModel } from '../pipeline/served-model.js';
 import { ignoreUnsupportedFields } from '../protocol/admission.js';
 import { routes } from '../api/routes.js';
@@ -50,10 +49,9 @@ export async function startFrontend(o: ServeOptions, workerUrls: string[], nativ
   await pool.start();
 
   const metrics = new FrontendMetrics(o.metricsPrefix, shard?.link.id);
-  const model = new ServedModel(name, native, pool, modelStats(metrics, name), { tool: o.toolCallParser ?? null, reasoning: o.reasoningParser ?? null });
   const queued = metrics.queued.labels(name);
   const router = new ModelRouter(pool, o.router, { onQueueLength: (n) => queued.set(n), loadBuffer: shard?.models[0]!.load, queueDepth: shard ? new Int32Array(shard.models[0]!.queueDepth) : undefined, sessionTable: shard?.models[0]!.sessions });
-  attachRouter(pool, router);
+  const model = new ServedModel(name, native, pool, router, modelStats(metrics, name), { tool: o.toolCallParser ?? null, reasoning: o.reasoningParser ?? null });
   const lifecycle = { draining: false };
   const ctx: AppContext = { models: new Map([[name, model]]), ignoreUnsupportedFields: ignoreUnsupportedFields(), lifecycle, metrics, control: shard?.control, shards: shard?.link };
   const http = await startHttpServer({
