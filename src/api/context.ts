@@ -4,7 +4,7 @@ import { ApiError } from '../protocol/errors.js';
 import type { ServedModel } from '../pipeline/served-model.js';
 import type { FrontendMetrics } from '../metrics/frontend.js';
 import type { FamilySnapshot } from '../metrics/snapshot.js';
-import type { ControlPlane } from './control.js';
+import type { ControlPlane } from './control-change.js';
 
 export interface Lifecycle {
   /** Set on SIGTERM/SIGINT: health answers 503 shutting_down while in-flight work drains. */

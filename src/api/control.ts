@@ -6,28 +6,14 @@
 // Changes arrive validated in form (types, ranges); what depends on state (model
 // exists, worker exists or not) is checked when applying, identically in every shard.
 
-import { ApiError, type ErrorType } from '../protocol/errors.js';
+import { ApiError } from '../protocol/errors.js';
+import type { ControlChange, ControlPlane, ControlReply } from './control-change.js';
 import { createEngineClient } from '../engine/factory.js';
 import { ModelRouter } from '../router/router.js';
-import { routerFor } from '../router/registry.js';
 import type { ServedModel } from '../pipeline/served-model.js';
 import type { AppContext } from './context.js';
 import { modelNamed } from './json-body.js';
 import { comparableWorkerUrl } from './worker-url.js';
-
-export type ControlChange =
-  | { op: 'add-worker'; url: string; model?: unknown }
-  | { op: 'remove-worker'; id: number }
-  | { op: 'set-thresholds'; model?: unknown; activeDecodeBlocks?: number | null; activePrefillTokens?: number | null };
-
-/** A change's outcome, structured-cloneable: the JSON answer, or the error to answer with. */
-export type ControlReply =
-  | { ok: true; status: number; body: string }
-  | { ok: false; status: number; message: string; type: ErrorType; code: string | null; param: string | null };
-
-export interface ControlPlane {
-  apply(change: ControlChange): Promise<ControlReply>;
-}
 
 /** Applies changes to this thread's models. */
 export function localControl(ctx: AppContext): ControlPlane {
@@ -81,7 +67,7 @@ function removeWorker(ctx: AppContext, id: number): string {
 }
 
 export function routerOf(m: ServedModel): ModelRouter {
-  const r = routerFor(m.pool);
+  const r = m.router;
   if (!(r instanceof ModelRouter)) throw ApiError.unavailable(`the router of \`${m.name}\` has no busy thresholds`);
   return r;
 }

@@ -8,7 +8,7 @@ import { configureLog, log, type Level } from '../log.js';
 import { SERVE_INTRO, SERVE_OPTIONS, SERVE_USAGE } from './serve-options.js';
 import { BENCH_INTRO, BENCH_OPTIONS, BENCH_USAGE } from './bench-options.js';
 import { formatSummary, runBench } from './bench.js';
-import { serve } from './serve.js';
+import { serve } from '../app/serve.js';
 import { runMockEngine } from './mock-engine.js';
 import type { RouterMode, RouterOptions } from '../router/options.js';
 import type { QueuePolicy } from '../router/queue.js';

@@ -5,7 +5,6 @@
 // failures are mapped as for a generation (engineFailure; a worker without the Embed
 // rpc is a 501 embeddings_unsupported).
 
-import { routerFor } from '../router/registry.js';
 import type { RouteHints } from '../router/types.js';
 import type { EmbedResult } from '../engine/types.js';
 import { engineFailure } from './generate.js';
@@ -13,7 +12,7 @@ import type { ServedModel } from './served-model.js';
 
 export async function embed(model: ServedModel, ids: Uint32Array, requestId: string, signal: AbortSignal, route: RouteHints): Promise<EmbedResult> {
   model.stats.inputTokens.observe(ids.length);
-  const routed = routerFor(model.pool).route({ tokens: ids, hints: route, signal, ephemeral: true });
+  const routed = model.router.route({ tokens: ids, hints: route, signal, ephemeral: true });
   const d = routed instanceof Promise ? await routed : routed;
   const worker = d.worker;
   worker.inflight++;

@@ -8,7 +8,6 @@
 import { ApiError } from '../protocol/errors.js';
 import { checkVocab, type SamplingOptions } from '../protocol/sampling.js';
 import type { Worker } from '../router/worker-pool.js';
-import { routerFor } from '../router/registry.js';
 import type { Dispatch, RouteHints } from '../router/types.js';
 import { EngineError } from '../engine/errors.js';
 import type { Cancellation, EngineEvent, GenerateParams } from '../engine/types.js';
@@ -121,7 +120,7 @@ class RoutedEvents implements AsyncIterableIterator<EngineEvent> {
       // Routing failures reach the caller as they are (no worker was taken yet).
       let d: Dispatch;
       try {
-        const routed = routerFor(this.model.pool).route({ tokens: this.promptIds, hints: this.route, signal: this.signal });
+        const routed = this.model.router.route({ tokens: this.promptIds, hints: this.route, signal: this.signal });
         d = routed instanceof Promise ? await routed : routed;
       } catch (err) {
         this.closed = true;

@@ -7,13 +7,9 @@
 
 import type { EngineEvent, TokenLogprobs } from '../engine/types.js';
 import type { Generation } from './generate.js';
+import type { TokenLogprob } from '../protocol/token-logprob.js';
 
-export interface TokenLogprob {
-  id: number;
-  logprob: number;
-  /** Most likely alternatives, best first; empty when none were asked for. */
-  top: Array<{ id: number; logprob: number }>;
-}
+export type { TokenLogprob };
 
 export interface LogprobTap {
   /** The generation to decode: same events, logprobs recorded. */

@@ -1,8 +1,9 @@
-// A model as served: its name, its native tokenizer/template/model card, and the
-// workers that generate for it.
+// A model as served: its name, its native tokenizer/template/model card, the workers
+// that generate for it and the router that picks one per request.
 
 import type { Model } from '../native/core.js';
 import type { WorkerPool } from '../router/worker-pool.js';
+import type { Router } from '../router/types.js';
 import type { ModelStats } from '../metrics/frontend.js';
 
 export interface ModelInfo {
@@ -25,6 +26,8 @@ export class ServedModel {
     readonly name: string,
     readonly native: Model,
     readonly pool: WorkerPool,
+    /** Picks the worker of each request among `pool`'s (the caller builds it over that pool). */
+    readonly router: Router,
     readonly stats: ModelStats,
     readonly parsers: ParserConfig = { tool: null, reasoning: null },
   ) {

@@ -4,7 +4,7 @@
 // A token is its own decoded text, or "token_id:<id>" with return_tokens_as_token_ids.
 // -inf is written as -9999 (JSON has no infinities).
 
-import type { TokenLogprob } from '../pipeline/logprobs.js';
+import type { TokenLogprob } from './token-logprob.js';
 
 /** One token as the responses write it, computed once per token id. */
 interface TokenText {

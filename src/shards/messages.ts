@@ -9,10 +9,10 @@
 // finish (--shutdown-timeout-secs), aborts the rest and answers 'drained'; its thread
 // then ends by itself once its last connection has closed.
 
-import type { ControlChange, ControlReply } from '../api/control.js';
+import type { ControlChange, ControlReply } from '../api/control-change.js';
 import type { FamilySnapshot } from '../metrics/snapshot.js';
-import type { ServeOptions } from '../cli/serve.js';
-import type { SharedRouterState } from '../cli/frontend.js';
+import type { ServeOptions } from '../app/options.js';
+import type { SharedRouterState } from '../app/frontend.js';
 
 /** A shard thread's workerData. */
 export interface ShardData {

@@ -11,9 +11,9 @@
 import { Worker } from 'node:worker_threads';
 import { createServer } from 'node:net';
 import { log } from '../log.js';
-import { startMocks } from '../cli/frontend.js';
-import type { Running, ServeOptions } from '../cli/serve.js';
-import type { ControlChange, ControlReply } from '../api/control.js';
+import { startMocks } from '../app/mocks.js';
+import type { Running, ServeOptions } from '../app/options.js';
+import type { ControlChange, ControlReply } from '../api/control-change.js';
 import type { FamilySnapshot } from '../metrics/snapshot.js';
 import { LoadTable } from '../router/load-table.js';
 import { SharedSessionAffinity } from '../router/shared-session-affinity.js';

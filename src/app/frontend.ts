@@ -1,46 +1,26 @@
-// One HTTP frontend on the current thread — the model loaded natively, its worker
-// pool, router, routes and uWS app — and the embedded mock engines of --mock. `portico
-// serve` runs one frontend on the main thread, or one per shard thread (src/shards).
+// One HTTP frontend on the current thread: the model's worker pool, router, served
+// model, routes and uWS app. `portico serve` (./serve.ts) runs one frontend on the main
+// thread, or one per shard thread (src/shards/shard-thread.ts).
 
-import { basename, resolve } from 'node:path';
-import { Model } from '../native/core.js';
+import type { Model } from '../native/core.js';
 import { createEngineClient } from '../engine/factory.js';
 import type { EngineClient } from '../engine/types.js';
-import { startMockEngine } from '../mock/engine-server.js';
 import { WorkerPool } from '../router/worker-pool.js';
 import { ModelRouter } from '../router/router.js';
-import { attachRouter } from '../router/registry.js';
 import { ServedModel } from '../pipeline/served-model.js';
 import { ignoreUnsupportedFields } from '../protocol/admission.js';
 import { routes } from '../api/routes.js';
 import type { AppContext, ShardLink } from '../api/context.js';
-import type { ControlPlane } from '../api/control.js';
+import type { ControlPlane } from '../api/control-change.js';
 import { startHttpServer } from '../http/server.js';
 import { FrontendMetrics, modelStats } from '../metrics/frontend.js';
-import type { Running, ServeOptions } from './serve.js';
+import { modelName, type Running, type ServeOptions } from './options.js';
 import { installLeanAsyncBind } from '../runtime/lean-async-bind.js';
 import { configureStreams } from '../api/sse.js';
-
-/** The embedded mock engines of --mock (once per process, whatever the shard count). */
-export async function startMocks(o: ServeOptions, native?: Model): Promise<{ urls: string[]; close(): Promise<void> }> {
-  const mocks: Awaited<ReturnType<typeof startMockEngine>>[] = [];
-  if (o.mock) {
-    const info = (native ?? Model.load(resolve(o.modelPath))).info();
-    const name = modelName(o);
-    for (let i = 0; i < o.mockWorkers; i++) {
-      mocks.push(await startMockEngine({ port: 0, mode: o.mock, eosTokenIds: info.eosTokenIds, vocabSize: info.vocabSize, servedModelName: name }));
-    }
-  }
-  return { urls: mocks.map((m) => m.url), close: async () => void (await Promise.all(mocks.map((m) => m.close()))) };
-}
 
 /** Seconds (a flag) to ms; undefined stays undefined (the default applies). */
 function secs(s: number | undefined): number | undefined {
   return s === undefined ? undefined : s * 1000;
-}
-
-function modelName(o: ServeOptions): string {
-  return o.modelName ?? basename(resolve(o.modelPath));
 }
 
 /** One model's router state shared by every shard: the load table and the number of queued requests. */
@@ -77,10 +57,9 @@ export async function startFrontend(o: ServeOptions, workerUrls: string[], nativ
   await pool.start();
 
   const metrics = new FrontendMetrics(o.metricsPrefix, shard?.link.id);
-  const model = new ServedModel(name, native, pool, modelStats(metrics, name), { tool: o.toolCallParser ?? null, reasoning: o.reasoningParser ?? null });
   const queued = metrics.queued.labels(name);
   const router = new ModelRouter(pool, o.router, { onQueueLength: (n) => queued.set(n), loadBuffer: shard?.models[0]!.load, queueDepth: shard ? new Int32Array(shard.models[0]!.queueDepth) : undefined, sessionTable: shard?.models[0]!.sessions });
-  attachRouter(pool, router);
+  const model = new ServedModel(name, native, pool, router, modelStats(metrics, name), { tool: o.toolCallParser ?? null, reasoning: o.reasoningParser ?? null });
   const lifecycle = { draining: false };
   const ctx: AppContext = { models: new Map([[name, model]]), ignoreUnsupportedFields: ignoreUnsupportedFields(), lifecycle, metrics, control: shard?.control, shards: shard?.link };
   const http = await startHttpServer({

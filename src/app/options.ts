@@ -1,15 +1,9 @@
-// `portico serve`: load the model natively, connect its workers (or start mock
-// engines on loopback), and serve HTTP — on this thread (--shards 1), or on several
-// worker threads sharing the port (src/shards).
+// What `portico serve` is asked to run (src/cli/main.ts reads it off the command line),
+// and what a running server hands back.
 
-import { resolve } from 'node:path';
-import { Model } from '../native/core.js';
+import { basename, resolve } from 'node:path';
 import type { RouterOptions } from '../router/options.js';
 import type { Level } from '../log.js';
-import { checkParserNames } from './parsers.js';
-import { startFrontend, startMocks } from './frontend.js';
-import { serveSharded } from '../shards/supervisor.js';
-import { probePort } from '../http/port-guard.js';
 
 export interface ServeOptions {
   modelPath: string;
@@ -59,29 +53,7 @@ export interface Running {
   close(): Promise<void>;
 }
 
-export async function serve(o: ServeOptions): Promise<Running> {
-  checkParserNames(o.toolCallParser, o.reasoningParser);
-  if (o.workers.length === 0 && !o.mock) {
-    throw new Error('no workers: pass --worker grpc://HOST:PORT (repeatable) or --mock echo|sim');
-  }
-  // A taken port is an error, before anything else starts (src/http/port-guard.ts).
-  if (o.httpPort !== 0) await probePort(o.host, o.httpPort);
-  if ((o.shards ?? 1) > 1) return serveSharded(o);
-  const native = Model.load(resolve(o.modelPath));
-  const mocks = await startMocks(o, native);
-  let fe;
-  try {
-    fe = await startFrontend(o, [...o.workers, ...mocks.urls], native);
-  } catch (err) {
-    await mocks.close();
-    throw err;
-  }
-  return {
-    port: fe.port,
-    async close() {
-      await fe.close();
-      await mocks.close();
-    },
-  };
+/** The name the model is served under: --model-name, or the model directory's name. */
+export function modelName(o: ServeOptions): string {
+  return o.modelName ?? basename(resolve(o.modelPath));
 }
-

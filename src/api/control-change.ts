@@ -1,0 +1,20 @@
+// Control-plane changes (worker registry, busy thresholds) as data: what an endpoint
+// hands to a ControlPlane, and the structured-cloneable reply. The types alone, so that
+// the context (./context.ts) can name a ControlPlane without importing how changes are
+// applied (./control.ts).
+
+import type { ErrorType } from '../protocol/errors.js';
+
+export type ControlChange =
+  | { op: 'add-worker'; url: string; model?: unknown }
+  | { op: 'remove-worker'; id: number }
+  | { op: 'set-thresholds'; model?: unknown; activeDecodeBlocks?: number | null; activePrefillTokens?: number | null };
+
+/** A change's outcome, structured-cloneable: the JSON answer, or the error to answer with. */
+export type ControlReply =
+  | { ok: true; status: number; body: string }
+  | { ok: false; status: number; message: string; type: ErrorType; code: string | null; param: string | null };
+
+export interface ControlPlane {
+  apply(change: ControlChange): Promise<ControlReply>;
+}
