@@ -67,7 +67,8 @@ export async function startFrontend(o: ServeOptions, workerUrls: string[], nativ
   await pool.start();
 
   const metrics = new FrontendMetrics(o.metricsPrefix, shard?.link.id);
-  const model = new ServedModel(name, native, pool, modelStats(metrics, name), { tool: o.toolCallParser ?? null, reasoning: o.reasoningParser ?? null });
+  const model = new ServedModel(name, native, pool, modelStats(metrics, name), { tool: o.toolCallParser ?? null, reasoning: o.reasoningParser ?? null }, o.maxPromptTokens);
+  await model.adoptEngineContext();
   const queued = metrics.queued.labels(name);
   const router = new ModelRouter(pool, o.router, { onQueueLength: (n) => queued.set(n), loadBuffer: shard?.models[0]!.load, queueDepth: shard ? new Int32Array(shard.models[0]!.queueDepth) : undefined, sessionTable: shard?.models[0]!.sessions });
   attachRouter(pool, router);
