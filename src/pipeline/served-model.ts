@@ -65,10 +65,12 @@ export class ServedModel {
           return;
         }
       } catch (err) {
-        log.warn(`model ${this.name}: GetModelInfo from worker ${w.id} failed: ${(err as Error).message}`);
+        log.debug(`model ${this.name}: GetModelInfo from worker ${w.id} failed: ${(err as Error).message}`);
       } finally {
         clearTimeout(timer);
       }
     }
+    // (No worker URL here: the log line is read by people and by scripts that look for the listen address.)
+    log.info(`model ${this.name}: context length unknown (no config.json, no GetModelInfo answer); prompts are capped at ${this.maxPromptTokens} tokens (--max-prompt-tokens)`);
   }
 }
