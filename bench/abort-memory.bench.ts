@@ -31,7 +31,7 @@ const probe = async () => {
 };
 const metric = async (name: string) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(await (await fetch(`${pair.base}/metrics`)).text())?.[1]);
 
-const body = JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'a long story' }], max_tokens: 100_000, ignore_eos: true, stream: true });
+const body = JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'a long story' }], max_tokens: 30_000, ignore_eos: true, stream: true });
 let failures = 0;
 const open = async (ac: AbortController) => {
   const res = await fetch(`${pair.base}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body, signal: ac.signal });

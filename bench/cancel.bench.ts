@@ -29,7 +29,7 @@ const active = async () => {
   const l = await engine.loads();
   return l.runningRequests + l.waitingRequests;
 };
-const body = JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'a long story' }], max_tokens: 100_000, ignore_eos: true, stream: true });
+const body = JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'a long story' }], max_tokens: 30_000, ignore_eos: true, stream: true });
 let failures = 0;
 let firstFailure = '';
 const open = async (ac: AbortController) => {

@@ -98,15 +98,63 @@ for (const [path, base] of [['/v1/chat/completions', CHAT], ['/v1/completions', 
   P('return_tokens_as_token_ids a string', { return_tokens_as_token_ids: 'yes' }, /`return_tokens_as_token_ids` must be a boolean/, 'return_tokens_as_token_ids');
   P('detokenize a number', { detokenize: 0 }, /`detokenize` must be a boolean/, 'detokenize');
   P('detokenize false with stop strings', { detokenize: false, stop: ['x'] }, /stop strings \(`stop`\) need `detokenize` to be true/, 'detokenize');
-  P('allowed_token_ids a string', { allowed_token_ids: '1' }, /`allowed_token_ids` must be an array of non-negative integer token ids/, 'allowed_token_ids');
-  P('allowed_token_ids with a negative id', { allowed_token_ids: [1, -2] }, /`allowed_token_ids` must be an array of non-negative integer token ids/, 'allowed_token_ids');
-  P('allowed_token_ids empty', { allowed_token_ids: [] }, /`allowed_token_ids` must not be empty/, 'allowed_token_ids');
+  // Admission before validation (spec 000): neither engine protocol carries these, so a
+  // valid and an invalid value get the same unsupported_parameter.
+  const UNDELIVERABLE = /cannot be delivered: neither engine protocol/;
+  P('allowed_token_ids a string', { allowed_token_ids: '1' }, UNDELIVERABLE, 'allowed_token_ids');
+  P('allowed_token_ids with a negative id', { allowed_token_ids: [1, -2] }, UNDELIVERABLE, 'allowed_token_ids');
+  P('allowed_token_ids empty', { allowed_token_ids: [] }, UNDELIVERABLE, 'allowed_token_ids');
   P('allowed_token_ids (no engine field carries it)', { allowed_token_ids: [1, 2] }, /`allowed_token_ids` cannot be delivered: neither engine protocol/, 'allowed_token_ids');
-  P('bad_words_token_ids flat', { bad_words_token_ids: [12, 13] }, /`bad_words_token_ids` must be an array of non-empty arrays/, 'bad_words_token_ids');
-  P('bad_words_token_ids with a string id', { bad_words_token_ids: [['a']] }, /`bad_words_token_ids` must be an array of non-empty arrays/, 'bad_words_token_ids');
-  P('bad_words_token_ids with an empty word', { bad_words_token_ids: [[]] }, /`bad_words_token_ids` must be an array of non-empty arrays/, 'bad_words_token_ids');
+  P('bad_words_token_ids flat', { bad_words_token_ids: [12, 13] }, UNDELIVERABLE, 'bad_words_token_ids');
+  P('bad_words_token_ids with a string id', { bad_words_token_ids: [['a']] }, UNDELIVERABLE, 'bad_words_token_ids');
+  P('bad_words_token_ids with an empty word', { bad_words_token_ids: [[]] }, UNDELIVERABLE, 'bad_words_token_ids');
   P('bad_words_token_ids (no engine field carries it)', { bad_words_token_ids: [[12, 13]] }, /`bad_words_token_ids` cannot be delivered: neither engine protocol/, 'bad_words_token_ids');
+  P('nvext.max_thinking_tokens a string (admission first)', { nvext: { max_thinking_tokens: 'x' } }, /`nvext.max_thinking_tokens` cannot be delivered/, 'nvext.max_thinking_tokens');
+  P('nvext.max_thinking_tokens negative (admission first)', { nvext: { max_thinking_tokens: -1 } }, /`nvext.max_thinking_tokens` cannot be delivered/, 'nvext.max_thinking_tokens');
+  // Integers past their wire type (issue 13 item 9).
+  P('max_tokens of 2^32', { max_tokens: 2 ** 32 }, /`max_tokens` must be a 32-bit unsigned integer from 1 to 4294967295, got 4294967296/, 'max_tokens');
+  P('max_tokens of 1e20 written out', { max_tokens: 1e20 }, /`max_tokens` must be a 32-bit unsigned integer/, 'max_tokens');
+  P('top_k of 2^31', { top_k: 2 ** 31 }, /`top_k` must be a 32-bit integer from -1 to 2147483647, got 2147483648/, 'top_k');
+  P('min_tokens of 2^32', { min_tokens: 2 ** 32 }, /`min_tokens` must be a 32-bit unsigned integer/, 'min_tokens');
+  P('seed past int64', { seed: 2 ** 63 }, /`seed` must be a 64-bit integer from -9223372036854775808 to 9223372036854775807/, 'seed');
+  P('seed below int64', { seed: -(2 ** 64) }, /`seed` must be a 64-bit integer/, 'seed');
+  P('stop_token_ids outside the vocabulary', { stop_token_ids: [999999999] }, /`stop_token_ids` \(or `stop`\) holds token id 999999999, outside the vocabulary/, 'stop_token_ids');
+  P('a token id in stop outside the vocabulary', { stop: [999999999] }, /holds token id 999999999, outside the vocabulary/, 'stop_token_ids');
+  P('stop_token_ids past u32', { stop_token_ids: [2 ** 32] }, /`stop_token_ids` must be an array of non-negative integer token ids/, 'stop_token_ids');
+  P('logit_bias keyed past u32', { logit_bias: { '4294967296': 1 } }, /`logit_bias` keys must be token ids/, 'logit_bias');
+  P('nvext.backend_instance_id past u64', { nvext: { backend_instance_id: 2 ** 65 } }, /`nvext.backend_instance_id` must be an integer from 0 to 18446744073709551615 \(u64\)/, 'nvext.backend_instance_id');
+  P('nvext.backend_instance_id negative', { nvext: { backend_instance_id: -1 } }, /`nvext.backend_instance_id` must be an integer from 0/, 'nvext.backend_instance_id');
+  P('nvext.dp_rank past u32', { nvext: { dp_rank: 2 ** 32 } }, /`nvext.dp_rank` must be an integer from 0 to 4294967295/, 'nvext.dp_rank');
+  P('nvext.agent_hints.priority past i32', { nvext: { agent_hints: { priority: 2 ** 31 } } }, /`nvext.agent_hints.priority` must be a 32-bit integer/, 'nvext.agent_hints.priority');
+  P('nvext.agent_hints.osl past u32', { nvext: { agent_hints: { osl: 2 ** 32 } } }, /`nvext.agent_hints.osl` must be an integer from 0 to 4294967295/, 'nvext.agent_hints.osl');
+  P('n of 2^32', { n: 2 ** 32 }, /`n` must be at least 1 and at most 128/, 'n');
+  // The context length comes from the engine (the fixture has no config.json; the mock says 32768).
+  P('max_tokens past the engine context', { max_tokens: 40000 }, /This model's maximum context length is 32768 tokens\. However, you requested 400\d\d tokens/, 'max_tokens');
 }
+
+// Message shapes, checked natively before the template renders anything (issue 13 item 5).
+const M = (name: string, msg: Record<string, unknown>, message: RegExp, param: string) =>
+  badParam('/v1/chat/completions', `message shape: ${name}`, { model: 'm', messages: [{ role: 'user', content: 'hi' }, msg] }, message, param);
+M('tool_calls a string', { role: 'assistant', tool_calls: 'x'.repeat(4096) }, /^`messages\[1\]\.tool_calls` must be an array of tool call objects, got a string$/, 'messages[1].tool_calls');
+M('tool_calls an object', { role: 'assistant', tool_calls: { id: 'c' } }, /`messages\[1\]\.tool_calls` must be an array of tool call objects, got an object/, 'messages[1].tool_calls');
+M('a tool call that is a string', { role: 'assistant', tool_calls: ['call'] }, /`messages\[1\]\.tool_calls\[0\]` must be a tool call object, got a string/, 'messages[1].tool_calls[0]');
+M('a tool call without an id', { role: 'assistant', tool_calls: [{ type: 'function', function: { name: 'f', arguments: '{}' } }] }, /`messages\[1\]\.tool_calls\[0\]\.id` is required/, 'messages[1].tool_calls[0].id');
+M('a tool call of another type', { role: 'assistant', tool_calls: [{ id: 'c', type: 'custom', function: { name: 'f', arguments: '{}' } }] }, /`messages\[1\]\.tool_calls\[0\]\.type` must be "function", got "custom"/, 'messages[1].tool_calls[0].type');
+M('a tool call function a string', { role: 'assistant', tool_calls: [{ id: 'c', type: 'function', function: 'f' }] }, /`messages\[1\]\.tool_calls\[0\]\.function` must be an object, got a string/, 'messages[1].tool_calls[0].function');
+M('a tool call without a name', { role: 'assistant', tool_calls: [{ id: 'c', type: 'function', function: { arguments: '{}' } }] }, /`messages\[1\]\.tool_calls\[0\]\.function\.name` is required/, 'messages[1].tool_calls[0].function.name');
+M('tool call arguments an array', { role: 'assistant', tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: [1] } }] }, /`messages\[1\]\.tool_calls\[0\]\.function\.arguments` must be a string \(JSON text\) or an object, got an array/, 'messages[1].tool_calls[0].function.arguments');
+M('role missing', { content: 'x' }, /`messages\[1\]\.role` is required/, 'messages[1].role');
+M('role a number', { role: 1, content: 'x' }, /`messages\[1\]\.role` must be a string, got a number/, 'messages[1].role');
+M('content an object', { role: 'user', content: { text: 'x' } }, /`messages\[1\]\.content` must be a string, an array of content parts or null, got an object/, 'messages[1].content');
+M('a content part that is a number', { role: 'user', content: [5] }, /`messages\[1\]\.content\[0\]` must be a content part object, got a number/, 'messages[1].content[0]');
+M('a text part whose text is a number', { role: 'user', content: [{ type: 'text', text: 5 }] }, /`messages\[1\]\.content\[0\]\.text` must be a string, got a number/, 'messages[1].content[0].text');
+M('an image_url part without image_url', { role: 'user', content: [{ type: 'image_url' }] }, /`messages\[1\]\.content\[0\]\.image_url` is required/, 'messages[1].content[0].image_url');
+M('an input_audio part without data', { role: 'user', content: [{ type: 'input_audio', input_audio: { format: 'wav' } }] }, /`messages\[1\]\.content\[0\]\.input_audio\.data` is required/, 'messages[1].content[0].input_audio.data');
+M('tool_call_id a number', { role: 'tool', tool_call_id: 7, content: 'x' }, /`messages\[1\]\.tool_call_id` must be a string, got a number/, 'messages[1].tool_call_id');
+M('name an array', { role: 'user', name: ['a'], content: 'x' }, /`messages\[1\]\.name` must be a string, got an array/, 'messages[1].name');
+M('reasoning_content a number', { role: 'assistant', content: 'x', reasoning_content: 3 }, /`messages\[1\]\.reasoning_content` must be a string, got a number/, 'messages[1].reasoning_content');
+badParam('/v1/chat/completions', 'message shape on the raw-prompt path', { model: 'm', messages: [{ role: 'assistant', tool_calls: 'xyz' }], nvext: { use_raw_prompt: true } }, /`messages\[0\]\.tool_calls` must be an array/, 'messages[0].tool_calls');
+badParam('/tokenize', 'message shape on /tokenize', { model: 'm', messages: [{ role: 'assistant', tool_calls: 'xyz' }] }, /`messages\[0\]\.tool_calls` must be an array/, 'messages[0].tool_calls');
 
 const CP = (name: string, body: Record<string, unknown>, message: RegExp, param: string) => badParam('/v1/chat/completions', name, { ...CHAT, ...body }, message, param);
 const TOOL_F = [{ type: 'function', function: { name: 'f', parameters: { type: 'object', properties: {} } } }];
@@ -228,7 +276,15 @@ A('an unknown model', { ...MESSAGES, model: 'nope' }, /nope/, 404, 'not_found_er
 bad('/v1/messages/count_tokens', 'count_tokens without messages', { model: 'm' }, /messages: Field required/);
 bad('/v1/messages/count_tokens', 'count_tokens with an unknown field', { model: 'm', messages: [{ role: 'user', content: 'x' }], max_tokens: 3 }, /Unsupported parameter\(s\): `max_tokens`/);
 
+A('max_tokens of 2^32', { ...MESSAGES, max_tokens: 2 ** 32 }, /`max_tokens` must be a 32-bit unsigned integer from 1 to 4294967295, got 4294967296/);
+A('top_k of 2^31', { ...MESSAGES, top_k: 2 ** 31 }, /`top_k` must be a 32-bit integer from 1 to 2147483647/);
+A('max_tokens past the engine context', { ...MESSAGES, max_tokens: 40000 }, /maximum context length is 32768 tokens/);
+A('nvext.dp_rank past u32', { ...MESSAGES, nvext: { dp_rank: 2 ** 32 } }, /`nvext.dp_rank` must be an integer from 0 to 4294967295/);
+
 const R = (name: string, body: unknown, message: RegExp) => bad('/v1/responses', name, body, message);
+R('max_output_tokens of 2^32', { ...RESPONSES, max_output_tokens: 2 ** 32 }, /`max_output_tokens` must be a 32-bit unsigned integer from 1 to 4294967295/);
+R('max_output_tokens past the engine context', { ...RESPONSES, max_output_tokens: 40000 }, /maximum context length is 32768 tokens/);
+R('nvext.backend_instance_id past u64', { ...RESPONSES, nvext: { backend_instance_id: 2 ** 65 } }, /\(u64\)/);
 R('input a number', { ...RESPONSES, input: 5 }, /`input` must be a string or an array/);
 R('input empty', { ...RESPONSES, input: [] }, /`input` must not be empty/);
 R('a function_call without arguments', { ...RESPONSES, input: [{ type: 'function_call', call_id: 'c', name: 'f' }] }, /function_call needs call_id, name and arguments/);
@@ -255,6 +311,13 @@ bad('/tokenize', 'tokenize with prompt a number', { model: 'm', prompt: 5 }, /`p
 bad('/tokenize', 'tokenize with messages empty', { model: 'm', messages: [] }, /`messages` must not be empty/);
 bad('/detokenize', 'detokenize with tokens a string', { model: 'm', tokens: 'abc' }, /`tokens` must be an array/);
 bad('/detokenize', 'detokenize with a fractional token', { model: 'm', tokens: [1.5] }, /non-negative integer/);
+bad('/detokenize', 'detokenize with a token past u32', { model: 'm', tokens: [2 ** 32] }, /non-negative integer/);
+bad('/detokenize', 'detokenize with a negative token', { model: 'm', tokens: [-1] }, /non-negative integer/);
+bad('/detokenize', 'detokenize with a token outside the vocabulary', { model: 'm', tokens: [999999999] }, /token id 999999999 is out of the vocabulary/);
+bad('/v1/completions', 'a token prompt outside the vocabulary', { model: 'm', prompt: [1, 999999999] }, /token id 999999999 is out of the vocabulary/);
+bad('/v1/completions', 'a batch of 2049 prompts', { model: 'm', prompt: Array.from({ length: 2049 }, () => 'x') }, /`prompt` holds 2049 inputs; at most 2048 are allowed/);
+bad('/v1/completions', 'a token prompt past u32', { model: 'm', prompt: [2 ** 32] }, /must hold non-negative integer token ids/);
+bad('/v1/completions', 'a token prompt with a negative id', { model: 'm', prompt: [-1] }, /must hold non-negative integer token ids/);
 
 const E = (name: string, body: unknown, message: RegExp, status = 400) => bad('/v1/embeddings', name, body, message, status);
 E('input missing', { model: 'm' }, /`input` is required/);
@@ -268,9 +331,15 @@ E('dimensions zero', { model: 'm', input: 'a', dimensions: 0 }, /`dimensions` mu
 E('dimensions a string', { model: 'm', input: 'a', dimensions: 'all' }, /`dimensions` must be an integer/);
 E('an unknown field', { model: 'm', input: 'a', max_tokens: 3 }, /Unsupported parameter\(s\): `max_tokens`/);
 E('an unknown model', { model: 'nope', input: 'a' }, /`nope` does not exist/, 404);
+E('dimensions of 2^32', { model: 'm', input: 'a', dimensions: 2 ** 32 }, /`dimensions` must be a 32-bit unsigned integer/);
+E('a token input outside the vocabulary', { model: 'm', input: [999999999] }, /holds token id 999999999, outside the vocabulary/);
+E('nvext.backend_instance_id past u64', { model: 'm', input: 'a', nvext: { backend_instance_id: 2 ** 65 } }, /\(u64\)/);
 
 for (const path of ['/v1/chat/completions', '/v1/completions', '/v1/responses', '/v1/embeddings', '/tokenize']) {
   bad(path, 'a body that is not JSON', 'not json', /invalid JSON/);
+  // 1e400 is Infinity as a double: refused as a number, wherever it sits in the body.
+  bad(path, 'a number past the double range (1e400)', '{"model": "m", "temperature": 1e400}', /invalid JSON.*invalid number/);
+  bad(path, 'a nested number past the double range (-1e400)', '{"model": "m", "nvext": {"agent_hints": {"latency_sensitivity": -1e400}}}', /invalid JSON.*invalid number/);
   bad(path, 'a JSON array body', '[]', /must be a JSON object/);
   bad(path, 'truncated JSON', '{"model": "m"', /invalid JSON/);
 }

@@ -30,7 +30,7 @@ async function openStream(signal: AbortSignal): Promise<void> {
   const res = await fetch(`${server.url}/v1/chat/completions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'tell me a long story' }], max_tokens: 100_000, ignore_eos: true, stream: true }),
+    body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'tell me a long story' }], max_tokens: 30_000, ignore_eos: true, stream: true }),
     signal,
   });
   const reader = res.body!.getReader();

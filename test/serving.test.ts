@@ -77,7 +77,7 @@ test('SIGTERM drains: health says shutting_down, new work is refused, the in-fli
 
 test('at the shutdown deadline the remaining streams are cut and the process exits', async () => {
   const s = await startPortico([...BASE, '--mock', 'sim', '--mock-workers', '1', '--shutdown-timeout-secs', '0.3']);
-  const stream = await startStream(s.url, 100_000);
+  const stream = await startStream(s.url, 30_000);
   assert.equal(stream.status, 200);
   const body = stream.text().then(
     (t) => t,
@@ -136,7 +136,7 @@ test('--cors-allow-origins answers preflights and marks responses for allowed or
 test('--request-timeout-secs: a request past its deadline gets 504 (or a final error event) and its engine work stops', async (t) => {
   const s = await startPortico([...BASE, '--mock', 'sim', '--mock-workers', '1', '--request-timeout-secs', '0.5']);
   t.after(() => s.stop());
-  const long = { model: 'm', messages: [{ role: 'user', content: 'go' }], max_tokens: 100_000, ignore_eos: true };
+  const long = { model: 'm', messages: [{ role: 'user', content: 'go' }], max_tokens: 30_000, ignore_eos: true };
   const t0 = Date.now();
   const unary = await fetch(`${s.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(long) });
   assert.equal(unary.status, 504);

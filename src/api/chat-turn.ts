@@ -8,7 +8,7 @@ import type { OutputEvent } from '../pipeline/outputs.js';
 import { decodeOutputs } from '../pipeline/outputs.js';
 import { generate, type RouteHints } from '../pipeline/generate.js';
 import { planParsing, skipSpecialTokensFor, type ParsingPlan } from '../pipeline/parse-outputs.js';
-import { tokenizeChat, completionBudget } from '../pipeline/preprocess.js';
+import { tokenizeChat, completionBudget, validateForModel } from '../pipeline/preprocess.js';
 import type { ServedModel } from '../pipeline/served-model.js';
 import { speculativePrefill } from '../pipeline/speculative-prefill.js';
 import type { NvExt } from '../protocol/nvext.js';
@@ -41,9 +41,10 @@ export interface ChatTurnRun {
 export async function startChatTurn(model: ServedModel, ex: Exchange, arrived: number, t: ChatTurn): Promise<ChatTurnRun> {
   refuseNvext(t.nvext, t.endpoint, ['extra_fields', 'annotations', 'token_data', 'greed_sampling']);
   const route = routeHints(t.nvext, (h) => ex.header(h));
+  validateForModel(model, null, route);
   const prompt = t.nvext.useRawPrompt ? { ...t.prompt, useRawPrompt: true } : t.prompt;
   const promptIds = await tokenizeChat(model, prompt.body, prompt);
-  const maxTokens = completionBudget(model, promptIds.length, t.maxTokens);
+  const maxTokens = completionBudget(model, promptIds.length, t.maxTokens, t.endpoint === '/v1/responses' ? 'input' : 'messages');
   const gen = generate(model, promptIds, { n: 1, maxTokens, ...t.sampling }, ex.engineRequestId, ex.cancellation, route);
   const decoded = decodeOutputs(model, gen, { n: 1, skipSpecialTokens: skipSpecialTokensFor(model, undefined), arrived, maxTokens, stop: t.stop });
   const tools = t.prompt.tools;

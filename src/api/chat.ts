@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { readChatRequest, type ChatRequest } from '../protocol/chat-request.js';
 import { ChatChunkWriter, chatCompletion, usageOf, type ChatChoice } from '../protocol/chat-response.js';
 import { nvextResponse, type ChoiceOutcome, type Timing } from '../protocol/nvext-response.js';
-import { completionBudget } from '../pipeline/preprocess.js';
+import { completionBudget, validateForModel } from '../pipeline/preprocess.js';
 import { generate, type Generation } from '../pipeline/generate.js';
 import { decodeOutputs, outputRules, type OutputOptions } from '../pipeline/outputs.js';
 import { tapLogprobs, type LogprobTap } from '../pipeline/logprobs.js';
@@ -25,12 +25,13 @@ export function chatCompletions(ctx: AppContext) {
     const req = readChatRequest(ex.body, ctx.ignoreUnsupportedFields, (h) => ex.header(h));
     const model = modelFor(ctx, req.model);
     ex.describe(model, req.stream);
+    const route = routeHints(req.nvext, (h) => ex.header(h));
+    validateForModel(model, req.sampling, route);
     const prompt = promptFor(model, ex.body, req, req.nvext);
     // Short prompts are tokenized synchronously: no await (and no microtask hop) for them.
     const promptIds = prompt instanceof Promise ? await prompt : prompt;
     const maxTokens = completionBudget(model, promptIds.length, req.sampling.maxTokens);
     const hints = req.nvext.agentHints;
-    const route = routeHints(req.nvext, (h) => ex.header(h));
     const sampling = maxTokens === req.sampling.maxTokens ? req.sampling : { ...req.sampling, maxTokens };
     const gen = generate(model, promptIds, sampling, ex.engineRequestId, ex.cancellation, route);
     const timing: Timing = { arrived, dispatched: performance.now(), firstToken: null, lastToken: null };

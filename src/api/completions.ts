@@ -6,7 +6,7 @@ import { ApiError } from '../protocol/errors.js';
 import { readCompletionRequest, type CompletionRequest, type Prompt } from '../protocol/completion-request.js';
 import { CompletionChunkWriter, completion, type CompletionChoice } from '../protocol/completion-response.js';
 import { usageOf } from '../protocol/chat-response.js';
-import { completionBudget } from '../pipeline/preprocess.js';
+import { completionBudget, validateForModel } from '../pipeline/preprocess.js';
 import { generate } from '../pipeline/generate.js';
 import { decodeOutputs, outputRules, type OutputEvent } from '../pipeline/outputs.js';
 import { mergeOutputs } from '../pipeline/merge.js';
@@ -28,8 +28,10 @@ export function completions(ctx: AppContext) {
     ex.describe(model, req.stream);
     refuseNvext(req.nvext, '/v1/completions', ['extra_fields', 'annotations', 'token_data', 'use_raw_prompt']);
     const route = routeHints(req.nvext, (h) => ex.header(h));
-    const prompts = req.prompts.map((p) => promptIds(model, p, req.addSpecialTokens));
-    const budgets = prompts.map((ids) => completionBudget(model, ids.length, req.sampling.maxTokens));
+    validateForModel(model, req.sampling, route);
+    checkPromptIds(model, req.prompts);
+    const prompts = req.prompts.map((p) => (p.kind === 'text' ? model.native.encode(p.text, req.addSpecialTokens) : p.ids));
+    const budgets = prompts.map((ids) => completionBudget(model, ids.length, req.sampling.maxTokens, 'prompt'));
     // best_of > n: generate best_of candidates per prompt, with logprobs to rank them by.
     const perPrompt = req.bestOf;
     const ranked = perPrompt > req.sampling.n ? { ...req.sampling, n: perPrompt, logprobs: true, topLogprobs: req.sampling.topLogprobs ?? 0 } : req.sampling;
@@ -52,13 +54,15 @@ export function completions(ctx: AppContext) {
   };
 }
 
-function promptIds(model: ServedModel, p: Prompt, addSpecialTokens: boolean): Uint32Array {
-  if (p.kind === 'text') return model.native.encode(p.text, addSpecialTokens);
+/** Token-id prompts inside the vocabulary: checked for every prompt before any text prompt is tokenized. */
+function checkPromptIds(model: ServedModel, prompts: Prompt[]): void {
   const vocab = model.info.vocabSize;
-  for (const id of p.ids) {
-    if (id >= vocab) throw ApiError.badRequest(`token id ${id} is out of the vocabulary (size ${vocab})`, 'prompt');
+  for (const p of prompts) {
+    if (p.kind === 'text') continue;
+    for (const id of p.ids) {
+      if (id >= vocab) throw ApiError.badRequest(`token id ${id} is out of the vocabulary (size ${vocab})`, 'prompt');
+    }
   }
-  return p.ids;
 }
 
 /** Logprobs of a merged choice since its last delta (null when there are none). */

@@ -10,6 +10,7 @@ import type { ServedModel } from '../pipeline/served-model.js';
 import { modelFor, type AppContext } from './context.js';
 import type { Exchange } from './exchange.js';
 import { refuseNvext, routeHints } from './route-hints.js';
+import { validateForModel } from '../pipeline/preprocess.js';
 
 /** Texts above this many characters are tokenized off the event loop. */
 const ASYNC_CHARS = 1024;
@@ -26,6 +27,8 @@ export function embeddings(ctx: AppContext) {
     const known = knownDims.get(model);
     if (req.dimensions !== undefined && known !== undefined) checkDimensions(req.dimensions, known);
     const route = routeHints(req.nvext, (h) => ex.header(h));
+    validateForModel(model, null, route);
+    req.inputs.forEach((input, i) => checkIds(model, input, req.inputs.length > 1 ? `input[${i}]` : 'input'));
     const ids = await Promise.all(req.inputs.map((input, i) => inputIds(model, input, req.inputs.length > 1 ? `input[${i}]` : 'input')));
     // One failed input ends the others: their answers would be thrown away.
     const stop = new AbortController();
@@ -52,18 +55,30 @@ function checkDimensions(dimensions: number, dim: number): void {
   }
 }
 
+/** Token-id inputs inside the vocabulary, for every input before any text is tokenized. */
+function checkIds(model: ServedModel, input: EmbeddingInput, name: string): void {
+  if (input.kind === 'text') return;
+  const vocab = model.info.vocabSize;
+  for (const id of input.ids) {
+    if (id >= vocab) throw ApiError.badRequest(`\`${name}\` holds token id ${id}, outside the vocabulary (size ${vocab})`, 'input');
+  }
+}
+
 async function inputIds(model: ServedModel, input: EmbeddingInput, name: string): Promise<Uint32Array> {
   let ids: Uint32Array;
   if (input.kind === 'text') {
     ids = input.text.length > ASYNC_CHARS ? await model.native.encodeAsync(input.text, true) : model.native.encode(input.text, true);
   } else {
     ids = input.ids;
-    const vocab = model.info.vocabSize;
-    for (const id of ids) {
-      if (id >= vocab) throw ApiError.badRequest(`\`${name}\` holds token id ${id}, outside the vocabulary (size ${vocab})`, 'input');
-    }
   }
   const ctx = model.info.contextLength;
+  if (ctx === null && ids.length > model.maxPromptTokens) {
+    throw ApiError.badRequest(
+      `\`${name}\` has ${ids.length} tokens; this server accepts at most ${model.maxPromptTokens} (--max-prompt-tokens) while the model's context length is unknown. Please reduce the length of the input.`,
+      'input',
+      'context_length_exceeded',
+    );
+  }
   if (ctx !== null && ids.length > ctx) {
     throw ApiError.badRequest(
       `This model's maximum context length is ${ctx} tokens. However, \`${name}\` has ${ids.length} tokens. Please reduce the length of the input.`,

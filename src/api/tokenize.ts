@@ -2,7 +2,7 @@
 
 import { ApiError } from '../protocol/errors.js';
 import { readDetokenizeRequest, readTokenizeRequest } from '../protocol/tokenize-request.js';
-import { isClientError } from '../native/core.js';
+import { renderFailure } from '../pipeline/preprocess.js';
 import { modelFor, type AppContext } from './context.js';
 import type { Exchange } from './exchange.js';
 
@@ -17,8 +17,7 @@ export function tokenize(ctx: AppContext) {
           ? model.native.encode(req.prompt, req.addSpecialTokens)
           : await model.native.encodeChatAsync(ex.body, req.messages.start, req.messages.end, req.tools?.start ?? -1, req.tools?.end ?? -1, req.addGenerationPrompt, req.templateKwargs);
     } catch (err) {
-      if (isClientError(err)) throw ApiError.badRequest((err as Error).message, 'messages');
-      throw err;
+      renderFailure(err);
     }
     const tokens = Array.from(ids);
     const out: Record<string, unknown> = { count: tokens.length, max_model_len: model.info.contextLength, tokens };

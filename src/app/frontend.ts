@@ -59,7 +59,8 @@ export async function startFrontend(o: ServeOptions, workerUrls: string[], nativ
   const metrics = new FrontendMetrics(o.metricsPrefix, shard?.link.id);
   const queued = metrics.queued.labels(name);
   const router = new ModelRouter(pool, o.router, { onQueueLength: (n) => queued.set(n), loadBuffer: shard?.models[0]!.load, queueDepth: shard ? new Int32Array(shard.models[0]!.queueDepth) : undefined, sessionTable: shard?.models[0]!.sessions });
-  const model = new ServedModel(name, native, pool, router, modelStats(metrics, name), { tool: o.toolCallParser ?? null, reasoning: o.reasoningParser ?? null });
+  const model = new ServedModel(name, native, pool, router, modelStats(metrics, name), { tool: o.toolCallParser ?? null, reasoning: o.reasoningParser ?? null }, o.maxPromptTokens);
+  await model.adoptEngineContext();
   const lifecycle = { draining: false };
   const ctx: AppContext = { models: new Map([[name, model]]), ignoreUnsupportedFields: ignoreUnsupportedFields(), lifecycle, metrics, control: shard?.control, shards: shard?.link };
   const http = await startHttpServer({

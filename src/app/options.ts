@@ -14,6 +14,8 @@ export interface ServeOptions {
   mock?: 'echo' | 'sim';
   mockWorkers: number;
   maxBodyBytes?: number;
+  /** Prompt tokens accepted while the context length is unknown (default DEFAULT_MAX_PROMPT_TOKENS). */
+  maxPromptTokens?: number;
   maxConcurrentRequests?: number;
   apiKey?: string;
   /** Guards /admin/workers and /busy_threshold (unset: loopback clients only). */

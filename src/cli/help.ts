@@ -46,6 +46,7 @@ Scheduler and KV cache (per data-parallel rank):
   --num-blocks N            KV blocks. Default: 62500 (1,000,000 tokens at block size 16).
   --no-prefix-caching       Do not reuse cached prompt prefixes (sim caches by default).
   --max-model-len N         Context length (prompt + output). Default: 32768.
+  --hide-context-length     GetModelInfo reports max_context_length 0 (an engine that does not say).
 
 Output (sim):
   --eos-probability P       Chance per step of ending with EOS once min tokens are out. Default: 0.02.

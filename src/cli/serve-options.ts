@@ -30,6 +30,7 @@ export const SERVE_OPTIONS: readonly OptionSpec[] = [
   { name: 'http-port', kind: 'int', group: 'HTTP', meta: 'P', default: 8000, help: 'Port to listen on; 0 picks a free port.' },
   { name: 'host', kind: 'string', group: 'HTTP', meta: 'ADDR', default: '0.0.0.0', help: 'Address to bind.' },
   { name: 'max-body-bytes', kind: 'int', group: 'HTTP', min: 1, default: 45 * 1024 * 1024, help: 'Largest accepted request body, in bytes (413 beyond).' },
+  { name: 'max-prompt-tokens', kind: 'int', group: 'Model', min: 1, default: 131072, help: "Longest prompt accepted, in tokens, while the model's context length is unknown (no config.json and no engine GetModelInfo answer); longer prompts get a 400 before reaching an engine." },
   { name: 'max-concurrent-requests', kind: 'int', group: 'HTTP', min: 0, default: 0, help: 'Generation requests in flight at once in the whole process (every shard together) before new ones get 503 too_many_requests with Retry-After (0: no limit).' },
   { name: 'request-timeout-secs', kind: 'number', group: 'HTTP', default: 0, help: 'Longest a generation request may run; then 504 (or a final error event on a stream) and its engine request is aborted (0: no limit).' },
   { name: 'api-key', kind: 'string', group: 'HTTP', meta: 'KEY', help: 'Require this key as "Authorization: Bearer KEY" (or Anthropic\'s x-api-key) on the API endpoints; 401 otherwise.' },

@@ -52,6 +52,8 @@ export interface MockEngineOptions {
   /** sim: tokens are drawn below this id. Default: lowest EOS id, else vocabSize. */
   regularVocabSize?: number;
   maxContextLength?: number;
+  /** GetModelInfo reports max_context_length 0 (unknown); the context still limits requests. */
+  hideContextLength?: boolean;
   /** max_num_seqs: running sequences per rank; the rest wait. Default 256. */
   maxRunningRequests?: number;
   /** KV capacity per rank, in tokens (rounded down to blocks). Default 1_000_000. */
@@ -142,6 +144,7 @@ export async function startMockEngine(opts: MockEngineOptions): Promise<MockEngi
   if (opts.reasoningParser) extra['reasoning_parser'] = opts.reasoningParser;
   if (opts.toolCallParser) extra['tool_call_parser'] = opts.toolCallParser;
   const context = new MockContext(core, modelPath, opts.servedModelName ?? modelPath, extra, opts.mode === 'sim', Math.max(1, opts.streamInterval ?? 1), opts.embeddingDim);
+  context.reportsContextLength = !opts.hideContextLength;
 
   let zmqPub: ZmqKvPublisher | undefined;
   if (opts.kvEventsZmq) {

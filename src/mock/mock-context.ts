@@ -28,6 +28,8 @@ export class MockContext {
   readonly startedAt = new Date();
   readonly stats: StreamStats = { generates: 0, aborts: 0, abortRpcs: 0, active: 0 };
   paused = false;
+  /** GetModelInfo reports max_context_length (false: 0, as an engine that does not say). */
+  reportsContextLength = true;
   /** The last Generate requests received, for tests that prove delivery. */
   readonly received = new ReceivedLog();
   /** Set when faults are enabled (mock/faults.ts): reads a prompt's text to find its trigger. */

@@ -6,7 +6,7 @@
 // (unknown worker, full queue) still reaches the client as an error status.
 
 import { ApiError } from '../protocol/errors.js';
-import { checkVocab, type SamplingOptions } from '../protocol/sampling.js';
+import type { SamplingOptions } from '../protocol/sampling.js';
 import type { Worker } from '../router/worker-pool.js';
 import type { Dispatch, RouteHints } from '../router/types.js';
 import { EngineError } from '../engine/errors.js';
@@ -58,7 +58,6 @@ export function generate(
   signal: Cancellation,
   route: RouteHints = {},
 ): Generation {
-  checkVocab(sampling, model.info.vocabSize);
   model.stats.inputTokens.observe(promptIds.length);
   const params: GenerateParams = {
     requestId,

@@ -6,6 +6,18 @@ import { ApiError } from '../protocol/errors.js';
 import type { Span } from '../protocol/fields.js';
 import type { ServedModel } from './served-model.js';
 import { isClientError } from '../native/core.js';
+import { checkVocab, type SamplingOptions } from '../protocol/sampling.js';
+import type { RouteHints } from '../router/types.js';
+
+/**
+ * The validation that needs the served model, run before any rendering or tokenization
+ * (spec 000: validation before costly work): token ids in logit_bias / stop_token_ids
+ * against the vocabulary, a named worker that exists (and is up) and its dp_rank.
+ */
+export function validateForModel(model: ServedModel, sampling: Pick<SamplingOptions, 'logitBias' | 'stopTokenIds'> | null, route: RouteHints): void {
+  if (sampling) checkVocab(sampling as SamplingOptions, model.info.vocabSize);
+  model.router.validate(route);
+}
 
 /**
  * Spans above this many bytes are tokenized off the event loop: encoding costs about
@@ -59,31 +71,48 @@ function render(model: ServedModel, body: Buffer, req: TemplateInput): Uint32Arr
 
 /**
  * Faults in what the client sent (message shapes, template raise_exception) are 400s;
- * anything else is the server's own failure.
+ * anything else is the server's own failure. A shape error (native/core message_shape.rs)
+ * starts with the member's path in backticks, which becomes the error's `param`.
  */
-function renderFailure(err: unknown): never {
-  if (isClientError(err)) throw ApiError.badRequest((err as Error).message, 'messages');
+export function renderFailure(err: unknown): never {
+  if (isClientError(err)) {
+    const message = (err as Error).message;
+    const path = /^`(messages\[\d+\][^`]*)`/.exec(message);
+    throw ApiError.badRequest(message, path ? path[1] : 'messages');
+  }
   throw err;
 }
 
 /**
  * The completion budget for a prompt: the requested maximum, or what is left of the
- * context window. A request that cannot fit is a 400, before any engine work.
+ * context window (config.json's; with the engine's context, the engine's default). A request that cannot fit is a 400, before any engine work. With no
+ * known context length the prompt is still capped (--max-prompt-tokens), so a huge
+ * prompt never reaches an engine. `what` names the prompt field in errors.
  */
-export function completionBudget(model: ServedModel, promptTokens: number, requested: number | undefined): number | undefined {
+export function completionBudget(model: ServedModel, promptTokens: number, requested: number | undefined, what: 'messages' | 'prompt' | 'input' = 'messages'): number | undefined {
   const ctx = model.info.contextLength;
-  if (ctx === null) return requested;
+  if (ctx === null) {
+    if (promptTokens > model.maxPromptTokens) {
+      throw ApiError.badRequest(
+        `The prompt is ${promptTokens} tokens long; this server accepts at most ${model.maxPromptTokens} prompt tokens (--max-prompt-tokens) while the model's context length is unknown. Please reduce the length of the ${what}.`,
+        what,
+        'context_length_exceeded',
+      );
+    }
+    return requested;
+  }
   if (promptTokens >= ctx) {
     throw ApiError.badRequest(
-      `This model's maximum context length is ${ctx} tokens. However, your messages resulted in ${promptTokens} tokens. Please reduce the length of the messages.`,
-      'messages',
+      `This model's maximum context length is ${ctx} tokens. However, your ${what} resulted in ${promptTokens} tokens. Please reduce the length of the ${what}.`,
+      what,
       'context_length_exceeded',
     );
   }
-  if (requested === undefined) return ctx - promptTokens;
+  // The engine's own context (GetModelInfo) comes with the engine's own default length.
+  if (requested === undefined) return model.info.contextSource === 'engine' ? undefined : ctx - promptTokens;
   if (promptTokens + requested > ctx) {
     throw ApiError.badRequest(
-      `This model's maximum context length is ${ctx} tokens. However, you requested ${promptTokens + requested} tokens (${promptTokens} in the messages, ${requested} in the completion). Please reduce the length of the messages or completion.`,
+      `This model's maximum context length is ${ctx} tokens. However, you requested ${promptTokens + requested} tokens (${promptTokens} in the ${what}, ${requested} in the completion). Please reduce the length of the ${what} or completion.`,
       'max_tokens',
       'context_length_exceeded',
     );

@@ -14,6 +14,7 @@ import type { ToolChoice } from './tools.js';
 import { readAnthropicToolChoice } from './anthropic-tool-choice.js';
 import { templateKwargsWithThinking } from './thinking.js';
 import { toolChoiceConstraint } from './tool-choice-schema.js';
+import { integerIn, I32_MAX, U32_MAX } from './sampling.js';
 import type { GenerateConstraint } from '../engine/types.js';
 
 const MESSAGES_FIELDS = ['model', 'messages', 'system', 'max_tokens', 'stop_sequences', 'stream', 'temperature', 'top_p', 'top_k', 'tools', 'tool_choice', 'thinking', 'metadata', 'nvext'] as const;
@@ -60,12 +61,14 @@ export function readAnthropicRequest(body: Buffer, ignoreUnsupported: boolean, h
   const maxTokens = f.integer('max_tokens');
   if (maxTokens === undefined) throw bad('max_tokens: Field required', 'max_tokens');
   if (maxTokens < 1) throw bad(`max_tokens: must be at least 1, got ${maxTokens}`, 'max_tokens');
+  integerIn('max_tokens', maxTokens, 1, U32_MAX, 'a 32-bit unsigned integer');
   const temperature = f.number('temperature');
   if (temperature !== undefined && (temperature < 0 || temperature > 1)) throw bad(`temperature: must be between 0 and 1, got ${temperature}`, 'temperature');
   const topP = f.number('top_p');
   if (topP !== undefined && (topP < 0 || topP > 1)) throw bad(`top_p: must be between 0 and 1, got ${topP}`, 'top_p');
   const topK = f.integer('top_k');
   if (topK !== undefined && topK < 1) throw bad(`top_k: must be at least 1, got ${topK}`, 'top_k');
+  integerIn('top_k', topK, 1, I32_MAX, 'a 32-bit integer');
   if (f.given('metadata')) f.object('metadata');
   let stopSequences: string[] = [];
   if (f.array('stop_sequences')) {
@@ -88,7 +91,7 @@ export function readAnthropicRequest(body: Buffer, ignoreUnsupported: boolean, h
     stopSequences,
     toolChoice,
     constraint,
-    nvext: readNvext(f, header, undefined),
+    nvext: readNvext(f, header, undefined, undefined, ignoreUnsupported),
   };
 }
 

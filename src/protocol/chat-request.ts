@@ -11,7 +11,7 @@ import { readNvext, type NvExt } from './nvext.js';
 import { readTools, type ToolChoice } from './tools.js';
 import { toolChoiceConstraint } from './tool-choice-schema.js';
 import type { GenerateConstraint } from '../engine/types.js';
-import { readChatLogprobs, readSampling, withGreedy, SAMPLING_FIELDS, type SamplingOptions } from './sampling.js';
+import { admitUndeliverable, readChatLogprobs, readSampling, withGreedy, SAMPLING_FIELDS, type SamplingOptions } from './sampling.js';
 import { THINKING_FIELDS, templateKwargsWithThinking } from './thinking.js';
 
 const CHAT_FIELDS = [
@@ -64,6 +64,7 @@ export function readChatRequest(body: Buffer, ignoreUnsupported: boolean, header
   table ??= new FieldTable(CHAT_FIELDS);
   const f = Fields.scan(body, table);
   admit(f.unknown, '', ignoreUnsupported);
+  admitUndeliverable(f, ignoreUnsupported);
 
   const model = requireModel(f);
 
@@ -76,7 +77,7 @@ export function readChatRequest(body: Buffer, ignoreUnsupported: boolean, header
   const toolConstraint = tools ? toolChoiceConstraint(f.raw('tools')!, toolChoice, parallelToolCalls) : undefined;
 
   const { stream, includeUsage, continuousUsage } = readStream(f, ignoreUnsupported);
-  const nvext = readNvext(f, header, f.string('cache_salt'));
+  const nvext = readNvext(f, header, f.string('cache_salt'), undefined, ignoreUnsupported);
 
   if (f.given('user')) f.string('user'); // type-checked; OpenAI's end-user id, not used by generation
 
@@ -96,7 +97,7 @@ export function readChatRequest(body: Buffer, ignoreUnsupported: boolean, header
     templateKwargs,
     useRawPrompt: nvext.useRawPrompt,
     nvext,
-    sampling: withToolConstraint(withChatLogprobs(withGreedy(readSampling(f, ignoreUnsupported), nvext), readChatLogprobs(f)), toolConstraint),
+    sampling: withToolConstraint(withChatLogprobs(withGreedy(readSampling(f), nvext), readChatLogprobs(f)), toolConstraint),
   };
 }
 

@@ -8,7 +8,7 @@ import { Fields, FieldTable } from './fields.js';
 import { readStream, type StreamSettings } from './stream-options.js';
 import { readNvext, type NvExt } from './nvext.js';
 import { readTextOrIds, type TextOrIds } from './text-or-ids.js';
-import { readBestOf, readCompletionLogprobs, readSampling, withGreedy, SAMPLING_FIELDS, type SamplingOptions } from './sampling.js';
+import { admitUndeliverable, readBestOf, readCompletionLogprobs, readSampling, withGreedy, SAMPLING_FIELDS, type SamplingOptions } from './sampling.js';
 
 const COMPLETION_FIELDS = [
   'model',
@@ -28,6 +28,12 @@ const COMPLETION_FIELDS = [
 type CompletionField = (typeof COMPLETION_FIELDS)[number];
 
 let table: FieldTable<CompletionField> | null = null;
+
+/**
+ * Prompts in one batch: each is its own generation (times n or best_of), so the batch is an
+ * amplifier; the bound is OpenAI's batch bound for embeddings inputs.
+ */
+export const MAX_COMPLETION_PROMPTS = 2048;
 
 /** OpenAI's default completion length for /v1/completions. */
 export const DEFAULT_COMPLETION_MAX_TOKENS = 16;
@@ -50,14 +56,15 @@ export function readCompletionRequest(body: Buffer, ignoreUnsupported: boolean, 
   table ??= new FieldTable(COMPLETION_FIELDS);
   const f = Fields.scan(body, table);
   admit(f.unknown, '', ignoreUnsupported);
+  admitUndeliverable(f, ignoreUnsupported);
 
   const model = requireModel(f);
 
-  const prompts = readTextOrIds(f, 'prompt');
+  const prompts = readTextOrIds(f, 'prompt', MAX_COMPLETION_PROMPTS);
   const streamSettings = readStream(f, ignoreUnsupported);
-  const nvext = readNvext(f, header, f.string('cache_salt'));
+  const nvext = readNvext(f, header, f.string('cache_salt'), undefined, ignoreUnsupported);
   if (f.given('user')) f.string('user');
-  const sampling = { ...withGreedy(readSampling(f, ignoreUnsupported), nvext), ...readCompletionLogprobs(f) };
+  const sampling = { ...withGreedy(readSampling(f), nvext), ...readCompletionLogprobs(f) };
   const bestOf = readBestOf(f, sampling, streamSettings.stream);
   return {
     model,

@@ -9,6 +9,7 @@ import { admit } from './admission.js';
 import { Fields, FieldTable } from './fields.js';
 import { readTextOrIds, type TextOrIds } from './text-or-ids.js';
 import { readNvext, type NvExt } from './nvext.js';
+import { integerIn, U32_MAX } from './sampling.js';
 
 const EMBEDDING_FIELDS = ['model', 'input', 'encoding_format', 'dimensions', 'user', 'nvext'] as const;
 type EmbeddingField = (typeof EMBEDDING_FIELDS)[number];
@@ -41,6 +42,7 @@ export function readEmbeddingRequest(body: Buffer, ignoreUnsupported: boolean, h
   }
   const dimensions = f.integer('dimensions');
   if (dimensions !== undefined && dimensions < 1) throw ApiError.badRequest(`\`dimensions\` must be at least 1, got ${dimensions}`, 'dimensions');
+  integerIn('dimensions', dimensions, 1, U32_MAX, 'a 32-bit unsigned integer');
   if (f.given('user')) f.string('user');
-  return { model, inputs, encodingFormat: format, dimensions, nvext: readNvext(f, header, undefined) };
+  return { model, inputs, encodingFormat: format, dimensions, nvext: readNvext(f, header, undefined, undefined, ignoreUnsupported) };
 }

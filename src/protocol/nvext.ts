@@ -91,9 +91,13 @@ function bad(message: string, param: string): ApiError {
   return ApiError.badRequest(message, param);
 }
 
+const U64_MAX = 2n ** 64n - 1n;
+
 function u64(f: Fields<(typeof NVEXT_FIELDS)[number]>, name: 'backend_instance_id' | 'prefill_worker_id' | 'decode_worker_id'): number | undefined {
   const v = f.integer(name);
-  if (v !== undefined && v < 0) throw bad(`\`nvext.${name}\` must be a non-negative integer`, `nvext.${name}`);
+  if (v === undefined) return v;
+  // Past 2^53 a double is inexact: the literal decides (the gate has said it is an integer).
+  if (v < 0 || (v >= 2 ** 53 && BigInt(f.raw(name)!) > U64_MAX)) throw bad(`\`nvext.${name}\` must be an integer from 0 to ${U64_MAX} (u64), got ${f.raw(name)}`, `nvext.${name}`);
   return v;
 }
 
@@ -124,7 +128,13 @@ function headerInt(header: Header, names: readonly string[]): number | undefined
  * Read `nvext` from the body and apply header overrides. `topLevelCacheSalt` is the
  * compatibility top-level `cache_salt` of chat/completions, lowest in precedence.
  */
-export function readNvext(f: Pick<Fields<'nvext'>, 'object' | 'body'>, header: Header, topLevelCacheSalt: string | undefined, enabled = nvextEnabledHere()): NvExt {
+export function readNvext(
+  f: Pick<Fields<'nvext'>, 'object' | 'body'>,
+  header: Header,
+  topLevelCacheSalt: string | undefined,
+  enabled = nvextEnabledHere(),
+  ignoreUnsupported = false,
+): NvExt {
   const span = f.object('nvext');
   if (!enabled) {
     if (span !== undefined) throw new ApiError(400, '`nvext` is disabled on this server', { param: 'nvext', code: 'unsupported_parameter' });
@@ -149,6 +159,11 @@ export function readNvext(f: Pick<Fields<'nvext'>, 'object' | 'body'>, header: H
   if (span) {
     const nf = Fields.scan(f.body, tables.nvext, span, 'nvext');
     admit(nf.unknown, 'nvext', false);
+    // Admission before validation (spec 000): a thinking budget cannot be delivered, so any
+    // value is the same unsupported_parameter (or, in ignore mode, dropped unread).
+    if (nf.given('max_thinking_tokens') && !ignoreUnsupported) {
+      throw new ApiError(400, '`nvext.max_thinking_tokens` cannot be delivered: the engine protocol has no thinking budget', { param: 'nvext.max_thinking_tokens', code: 'unsupported_parameter' });
+    }
     n.greedSampling = nf.boolean('greed_sampling') ?? false;
     n.useRawPrompt = nf.boolean('use_raw_prompt') ?? false;
     for (const a of stringList(nf, 'annotations')) {
@@ -164,7 +179,6 @@ export function readNvext(f: Pick<Fields<'nvext'>, 'object' | 'body'>, header: H
     n.decodeWorkerId = u64(nf, 'decode_worker_id');
     n.dpRank = u32(nf, 'dp_rank', 'nvext.dp_rank');
     n.prefillDpRank = u32(nf, 'prefill_dp_rank', 'nvext.prefill_dp_rank');
-    n.maxThinkingTokens = u32(nf, 'max_thinking_tokens', 'nvext.max_thinking_tokens');
     n.cacheSalt = nf.string('cache_salt') || undefined;
     if (nf.array('token_data')) {
       const list = JSON.parse(nf.raw('token_data')!) as unknown[];
@@ -214,9 +228,6 @@ function refuseUndeliverable(n: NvExt): void {
       param: 'nvext.prefill_worker_id',
       code: 'unsupported_parameter',
     });
-  }
-  if (n.maxThinkingTokens !== undefined) {
-    throw new ApiError(400, '`nvext.max_thinking_tokens` cannot be delivered: the engine protocol has no thinking budget', { param: 'nvext.max_thinking_tokens', code: 'unsupported_parameter' });
   }
   if (n.decodeWorkerId !== undefined && n.backendInstanceId !== undefined && n.decodeWorkerId !== n.backendInstanceId) {
     throw ApiError.badRequest('`nvext.backend_instance_id` and `nvext.decode_worker_id` name different workers', 'nvext.decode_worker_id');

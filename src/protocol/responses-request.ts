@@ -15,6 +15,7 @@ import type { ToolChoice } from './tools.js';
 import { readResponsesToolChoice } from './responses-tool-choice.js';
 import { toolChoiceConstraint } from './tool-choice-schema.js';
 import { readResponsesReasoning, readResponsesText } from './responses-format.js';
+import { integerIn, U32_MAX } from './sampling.js';
 import type { GenerateConstraint } from '../engine/types.js';
 
 const RESPONSES_FIELDS = [
@@ -77,6 +78,7 @@ export function readResponsesRequest(body: Buffer, ignoreUnsupported: boolean, h
   }
   const maxOutputTokens = f.integer('max_output_tokens');
   if (maxOutputTokens !== undefined && maxOutputTokens < 1) throw bad(`\`max_output_tokens\` must be at least 1, got ${maxOutputTokens}`, 'max_output_tokens');
+  integerIn('max_output_tokens', maxOutputTokens, 1, U32_MAX, 'a 32-bit unsigned integer');
   const temperature = f.number('temperature');
   if (temperature !== undefined && (temperature < 0 || temperature > 2)) throw bad(`\`temperature\` must be at least 0 and at most 2, got ${temperature}`, 'temperature');
   const topP = f.number('top_p');
@@ -130,7 +132,7 @@ export function readResponsesRequest(body: Buffer, ignoreUnsupported: boolean, h
     toolMode,
     parallelToolCalls,
     metadata: f.object('metadata') ? (JSON.parse(f.raw('metadata')!) as Record<string, unknown>) : {},
-    nvext: readNvext(f, header, undefined),
+    nvext: readNvext(f, header, undefined, undefined, ignoreUnsupported),
   };
 }
 

@@ -73,6 +73,31 @@ export interface SamplingOptions {
 
 type Reader = Pick<Fields<SamplingField>, 'number' | 'integer' | 'boolean' | 'raw' | 'array' | 'type' | 'string' | 'given'>;
 
+export const U32_MAX = 0xffffffff;
+export const I32_MAX = 0x7fffffff;
+
+/** An integer past its wire type is a 400 naming the field (never a failure at the engine boundary). */
+export function integerIn(name: string, v: number | undefined, lo: number, hi: number, wire: string): number | undefined {
+  if (v === undefined) return v;
+  if (v < lo || v > hi) throw ApiError.badRequest(`\`${name}\` must be ${wire} from ${lo} to ${hi}, got ${JSON.stringify(v)}`, name);
+  return v;
+}
+
+const I64_MIN = -(2n ** 63n);
+const I64_MAX = 2n ** 63n - 1n;
+
+/**
+ * `seed`: int64 (vLLM's bound). Past 2^53 a double cannot tell 2^63 - 1 from 2^63, so the
+ * literal itself is compared (the gate has already said it is an integer literal).
+ */
+function seedOf(f: Reader): number | undefined {
+  const v = f.integer('seed');
+  if (v === undefined || Math.abs(v) < 2 ** 53) return v;
+  const exact = BigInt(f.raw('seed')!);
+  if (exact < I64_MIN || exact > I64_MAX) throw ApiError.badRequest(`\`seed\` must be a 64-bit integer from ${I64_MIN} to ${I64_MAX}, got ${exact}`, 'seed');
+  return v;
+}
+
 function inRange(name: string, v: number | undefined, lo: number, hi: number, loOpen = false): number | undefined {
   if (v === undefined) return v;
   if ((loOpen ? v <= lo : v < lo) || v > hi) {
@@ -118,31 +143,18 @@ function logitBias(f: Reader): Map<number, number> | undefined {
   return out;
 }
 
-function idList(v: unknown): v is number[] {
-  return Array.isArray(v) && v.every((x) => typeof x === 'number' && Number.isInteger(x) && x >= 0 && x <= 0xffffffff);
-}
-
 /**
- * allowed_token_ids / bad_words_token_ids: type-checked always; neither engine protocol
- * (SGLang scheduler, vLLM engine) has a field to carry them, so a value that would change
- * generation is a 400 unless the operator chose to ignore unsupported fields.
+ * allowed_token_ids / bad_words_token_ids: neither engine protocol (SGLang scheduler, vLLM
+ * engine) has a field to carry them. Admission comes before validation (spec 000): any value
+ * (valid or not) is the same `unsupported_parameter` 400, or, when the operator chose to
+ * ignore unsupported fields, dropped unread. null is omission; an empty bad-words list asks
+ * for nothing and is accepted.
  */
-function undeliverable(f: Reader, ignoreUnsupported: boolean): void {
-  let name: 'allowed_token_ids' | 'bad_words_token_ids' | undefined;
-  if (f.given('allowed_token_ids')) {
-    const v = JSON.parse(f.raw('allowed_token_ids')!) as unknown;
-    if (!idList(v)) throw ApiError.badRequest('`allowed_token_ids` must be an array of non-negative integer token ids', 'allowed_token_ids');
-    if (v.length === 0) throw ApiError.badRequest('`allowed_token_ids` must not be empty', 'allowed_token_ids');
-    name = 'allowed_token_ids';
-  }
-  if (f.given('bad_words_token_ids')) {
-    const v = JSON.parse(f.raw('bad_words_token_ids')!) as unknown;
-    if (!Array.isArray(v) || !v.every((w) => idList(w) && w.length > 0)) {
-      throw ApiError.badRequest('`bad_words_token_ids` must be an array of non-empty arrays of non-negative integer token ids', 'bad_words_token_ids');
-    }
-    if (v.length > 0) name ??= 'bad_words_token_ids';
-  }
-  if (name && !ignoreUnsupported) {
+export function admitUndeliverable(f: Pick<Reader, 'given' | 'type' | 'array'>, ignoreUnsupported: boolean): void {
+  if (ignoreUnsupported) return;
+  const badWords = f.given('bad_words_token_ids') && !(f.type('bad_words_token_ids') === JsonType.Array && f.array('bad_words_token_ids')!.length === 0);
+  const name = f.given('allowed_token_ids') ? 'allowed_token_ids' : badWords ? 'bad_words_token_ids' : undefined;
+  if (name) {
     throw new ApiError(400, `\`${name}\` cannot be delivered: neither engine protocol (SGLang scheduler, vLLM engine) has a field that carries it`, {
       param: name,
       code: 'unsupported_parameter',
@@ -184,20 +196,31 @@ export function readBestOf(f: Pick<Fields<'best_of'>, 'integer'>, s: SamplingOpt
   return b;
 }
 
-/** Checks that need the model: token ids in logit_bias must be inside its vocabulary. */
+/**
+ * Checks that need the model: token ids in `logit_bias` and `stop_token_ids` (and `stop`)
+ * must be inside its vocabulary. Run before any tokenization (pipeline/preprocess.ts
+ * validateForModel).
+ */
 export function checkVocab(s: SamplingOptions, vocabSize: number): void {
-  if (!s.logitBias || vocabSize <= 0) return;
-  for (const id of s.logitBias.keys()) {
-    if (id >= vocabSize) throw ApiError.badRequest(`\`logit_bias\` names token id ${id}, outside the vocabulary (size ${vocabSize})`, 'logit_bias');
+  if (vocabSize <= 0) return;
+  if (s.logitBias) {
+    for (const id of s.logitBias.keys()) {
+      if (id >= vocabSize) throw ApiError.badRequest(`\`logit_bias\` names token id ${id}, outside the vocabulary (size ${vocabSize})`, 'logit_bias');
+    }
+  }
+  for (const id of s.stopTokenIds ?? []) {
+    if (id >= vocabSize) throw ApiError.badRequest(`\`stop_token_ids\` (or \`stop\`) holds token id ${id}, outside the vocabulary (size ${vocabSize})`, 'stop_token_ids');
   }
 }
 
-export function readSampling(f: Reader, ignoreUnsupported = false): SamplingOptions {
+/** The sampling fields, validated; admitUndeliverable() has run first (the readers call it after admit()). */
+export function readSampling(f: Reader): SamplingOptions {
   const maxCompletion = f.integer('max_completion_tokens');
   const maxTokens = maxCompletion ?? f.integer('max_tokens');
-  if (maxTokens !== undefined && maxTokens <= 0) {
+  if (maxTokens !== undefined) {
     const name = maxCompletion !== undefined ? 'max_completion_tokens' : 'max_tokens';
-    throw ApiError.badRequest(`\`${name}\` must be greater than 0, got ${maxTokens}`, name);
+    if (maxTokens <= 0) throw ApiError.badRequest(`\`${name}\` must be greater than 0, got ${maxTokens}`, name);
+    integerIn(name, maxTokens, 1, U32_MAX, 'a 32-bit unsigned integer');
   }
   const n = f.integer('n') ?? 1;
   if (n < 1 || n > 128) throw ApiError.badRequest(`\`n\` must be at least 1 and at most 128, got ${n}`, 'n');
@@ -205,14 +228,15 @@ export function readSampling(f: Reader, ignoreUnsupported = false): SamplingOpti
   if (n > 1 && temperature === 0) throw ApiError.badRequest('`n` greater than 1 needs a non-zero `temperature` (greedy sampling would give identical choices)', 'n');
   const topK = f.integer('top_k');
   if (topK !== undefined && topK < -1) throw ApiError.badRequest(`\`top_k\` must be -1 (disabled) or at least 1, got ${topK}`, 'top_k');
+  integerIn('top_k', topK, -1, I32_MAX, 'a 32-bit integer');
   const detokenize = f.boolean('detokenize') ?? true;
   const stopSettings = stops(f);
   if (!detokenize && stopSettings.stop.length > 0) {
     throw ApiError.badRequest('stop strings (`stop`) need `detokenize` to be true; give stop token ids instead', 'detokenize');
   }
-  undeliverable(f, ignoreUnsupported);
   const minTokens = f.integer('min_tokens');
   if (minTokens !== undefined && minTokens < 0) throw ApiError.badRequest(`\`min_tokens\` must be at least 0, got ${minTokens}`, 'min_tokens');
+  integerIn('min_tokens', minTokens, 0, U32_MAX, 'a 32-bit unsigned integer');
   if (minTokens !== undefined && maxTokens !== undefined && minTokens > maxTokens) {
     throw ApiError.badRequest(`\`min_tokens\` (${minTokens}) must not exceed the maximum tokens (${maxTokens})`, 'min_tokens');
   }
@@ -226,7 +250,7 @@ export function readSampling(f: Reader, ignoreUnsupported = false): SamplingOpti
     frequencyPenalty: inRange('frequency_penalty', f.number('frequency_penalty'), -2, 2),
     presencePenalty: inRange('presence_penalty', f.number('presence_penalty'), -2, 2),
     repetitionPenalty: inRange('repetition_penalty', f.number('repetition_penalty'), 0, 2, true),
-    seed: f.integer('seed'),
+    seed: seedOf(f),
     ...stopSettings,
     includeStopStrInOutput: f.boolean('include_stop_str_in_output') ?? false,
     ignoreEos: f.boolean('ignore_eos'),

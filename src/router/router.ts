@@ -17,7 +17,7 @@ import { PendingQueue, policyKey, type Queued } from './queue.js';
 import { SessionAffinity } from './session-affinity.js';
 import { SharedSessionAffinity } from './shared-session-affinity.js';
 import { isBusy, type BusyThresholds } from './thresholds.js';
-import type { Dispatch, RouteRequest, Router } from './types.js';
+import type { Dispatch, RouteHints, RouteRequest, Router } from './types.js';
 import { NoWorkerError, type WorkerPool } from './worker-pool.js';
 import { ranksOf, WorkerSlots, type KvSourceFactory, type Tracked } from './worker-slots.js';
 
@@ -134,6 +134,17 @@ export class ModelRouter implements Router {
     const h = req.hints;
     const root = h.cacheSalt || h.lora ? rootLanes(this.opts.hashSeed, h.cacheSalt, h.lora) : this.unsaltedRoot;
     return blockKeys(req.tokens, this.opts.blockSize, root);
+  }
+
+  validate(h: RouteHints): void {
+    if (h.workerId === undefined) {
+      if (this.opts.mode === 'direct') throw new DirectRouteError();
+      return;
+    }
+    this.slots.sync();
+    const t = this.slots.get(this.pool.pickById(h.workerId).id)!;
+    const ranks = ranksOf(t);
+    if (h.dpRank !== undefined && t.dpSize > 0 && h.dpRank >= ranks) throw new DpRankError(h.dpRank, t.worker.id, ranks);
   }
 
   route(req: RouteRequest): Dispatch | Promise<Dispatch> {

@@ -53,5 +53,7 @@ export interface Dispatch {
 
 export interface Router {
   route(req: RouteRequest): Dispatch | Promise<Dispatch>;
+  /** The checks of route() that need no prompt tokens (a named worker, its dp_rank): run before tokenizing. */
+  validate(hints: RouteHints): void;
   close(): void;
 }

@@ -15,6 +15,8 @@ pub enum CoreError {
     Tokenizer(String),
     /// The messages / tools / kwargs JSON is malformed or has the wrong shape.
     InvalidMessages(String),
+    /// A message member has the wrong shape; `path` names it (`messages[2].tool_calls`).
+    MessageShape { path: String, reason: String },
     /// The kwargs object given to the template is malformed.
     InvalidKwargs(String),
     /// The model has no chat template.
@@ -31,6 +33,7 @@ impl CoreError {
             CoreError::ModelFile { .. } => "ERR_MODEL_FILE",
             CoreError::Tokenizer(_) => "ERR_TOKENIZER",
             CoreError::InvalidMessages(_) => "ERR_INVALID_MESSAGES",
+            CoreError::MessageShape { .. } => "ERR_MESSAGE_SHAPE",
             CoreError::InvalidKwargs(_) => "ERR_INVALID_KWARGS",
             CoreError::NoChatTemplate => "ERR_NO_CHAT_TEMPLATE",
             CoreError::ChatTemplate(_) => "ERR_CHAT_TEMPLATE",
@@ -42,6 +45,7 @@ impl CoreError {
         matches!(
             self,
             CoreError::InvalidMessages(_)
+                | CoreError::MessageShape { .. }
                 | CoreError::InvalidKwargs(_)
                 | CoreError::ChatTemplate(_)
                 | CoreError::NoChatTemplate
@@ -62,6 +66,7 @@ impl fmt::Display for CoreError {
             }
             CoreError::Tokenizer(m) => write!(f, "tokenizer error: {m}"),
             CoreError::InvalidMessages(m) => write!(f, "invalid messages JSON: {m}"),
+            CoreError::MessageShape { path, reason } => write!(f, "`{path}` {reason}"),
             CoreError::InvalidKwargs(m) => write!(f, "invalid chat template kwargs: {m}"),
             CoreError::NoChatTemplate => write!(
                 f,

@@ -7,6 +7,7 @@ pub mod content_format;
 pub mod detokenizer;
 pub mod error;
 pub mod fast_encode;
+pub mod message_shape;
 pub mod messages;
 pub mod messages_cache;
 pub mod model;

@@ -5,6 +5,7 @@ use serde_json::{Map, Value};
 
 use crate::content_format::ContentFormat;
 use crate::error::{CoreError, Result};
+use crate::message_shape::check_message;
 
 /// Parses a JSON array of message objects.
 pub fn parse_messages(bytes: &[u8]) -> Result<Vec<Value>> {
@@ -111,7 +112,10 @@ pub fn normalise_for_template(messages: Vec<Value>, format: ContentFormat) -> Re
 
 /// One message of `normalise_for_template` (`index` only names it in errors): a message's
 /// normalised form depends on nothing but its own JSON.
+/// The message's shape is checked first (`message_shape`): nothing below iterates a member
+/// of the wrong type.
 pub fn normalise_message(mut m: Value, index: usize, format: ContentFormat) -> Result<Value> {
+    check_message(&m, index)?;
     let content = match (format, m.get_mut("content")) {
         // Moved, not copied: a system prompt can be hundreds of KB.
         (ContentFormat::String, Some(Value::String(s))) => Value::String(std::mem::take(s)),
@@ -206,7 +210,7 @@ mod tests {
     fn parts_are_joined_and_null_is_empty() {
         let msgs = parse_messages(
             br#"[{"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]},
-                {"role":"assistant","content":null,"tool_calls":[{"type":"function","function":{"name":"f","arguments":"{\"x\": 1}"}}]}]"#,
+                {"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{\"x\": 1}"}}]}]"#,
         )
         .unwrap();
         let out = normalise_for_template(msgs, ContentFormat::String).unwrap();

@@ -295,7 +295,7 @@ mod tests {
         vec![
             format!(r#"{{"role":"system","content":{system}}}"#),
             r#"{"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}"#.into(),
-            r#"{"role":"assistant","content":null,"reasoning_content":"hmm","tool_calls":[{"type":"function","function":{"name":"f","arguments":"{\"x\": 1.5e3, \"y\": -2}"}}]}"#.into(),
+            r#"{"role":"assistant","content":null,"reasoning_content":"hmm","tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{\"x\": 1.5e3, \"y\": -2}"}}]}"#.into(),
             r#"{"role":"tool","content":"{\"ok\": true}","tool_call_id":"c1","name":null}"#.into(),
             r#"{"role":"assistant","content":"<think>\nx\n</think>\n\nDone.","extra":{"n":18446744073709551615,"m":-1}}"#.into(),
             r#"{"role":"user","content":"next?"}"#.into(),
