@@ -182,6 +182,22 @@ for (const protocol of PROTOCOLS) {
   });
 }
 
+test('vllm: a seed past the engine\'s int32 is a 400 naming seed, never cut to 32 bits; the next request is served', async () => {
+  const base = `${servers.get('vllm')!.url}/v1/chat/completions`;
+  for (const seed of [2 ** 31, -(2 ** 31) - 1, 2 ** 40]) {
+    const res = await fetch(base, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'Hi' }], max_tokens: 2, seed }) });
+    const body = await res.json();
+    assert.equal(res.status, 400, JSON.stringify(body));
+    assert.match(body.error.message, /`seed` must be a 32-bit integer/);
+    assert.doesNotMatch(body.error.message, /grpc:|127\.0\.0\.1/);
+  }
+  for (const seed of [2 ** 31 - 1, -(2 ** 31)]) {
+    const id = nextId('vllm');
+    await send('vllm', 'chat', { seed }, id);
+    assert.equal(at(received('vllm', id), 'sampling_params.seed'), seed, 'the int32 edges reach the engine as they are');
+  }
+});
+
 // ---- logprobs in responses (values are the mock's: derived from the token id) ----
 
 const f32 = Math.fround;

@@ -31,6 +31,7 @@ import {
 import { vllmEmbed } from './embed.js';
 import type { EmbedParams, EmbedResult } from './types.js';
 import { generateStream, type WireResponse } from './generate-stream.js';
+import { EngineError } from './errors.js';
 import { encodeVllmGenerate } from './vllm-generate-wire.js';
 import { decodeGenerateResponse, VLLM_RESPONSE } from './generate-response-wire.js';
 import { mapStream, type ServerStream } from './grpc-h2.js';
@@ -62,6 +63,12 @@ export class VllmEngineClient implements EngineClient {
   }
 
   generate(p: GenerateParams, signal: Cancellation): AsyncIterableIterator<EngineEvent> {
+    // vLLM's SamplingParams.seed is an int32 on this wire: a wider seed (valid for the API,
+    // an int64) would be cut silently, so it is refused as the engine would refuse it.
+    if (p.seed !== undefined && (p.seed | 0) !== p.seed) {
+      const words = `\`seed\` must be a 32-bit integer (-2147483648 to 2147483647) for this model's vLLM engine, got ${p.seed}`;
+      throw new EngineError('invalid_argument', words, this.url, { engineMessage: words, requestId: p.requestId });
+    }
     return generateStream(
       this.url, p, signal,
       () => accumulate(this.conn.generate<WireResponse>(GENERATE_PATH, decodeVllmResponse, () => encodeVllmGenerate(p), (cancel) => this.rpc.generate(buildVllmGenerateRequest(p), { signal: cancel })), p.stream),
@@ -166,7 +173,7 @@ export function buildVllmGenerateRequest(p: GenerateParams): GenerateRequest {
     skipSpecialTokens: true,
     spacesBetweenSpecialTokens: true,
     n: Math.max(1, p.n ?? 1),
-    seed: p.seed === undefined ? undefined : p.seed | 0,
+    seed: p.seed,
     constraint: vllmConstraint(p.constraint),
     logitBias: p.logitBias ? Object.fromEntries(p.logitBias) : {},
     // vLLM's logprobs = k: the sampled token's logprob plus the k best.
