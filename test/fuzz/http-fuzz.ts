@@ -79,6 +79,16 @@ function watch(slot: Slot, extra: string[], onCrash: (slot: Slot, code: number |
 
 let stopping = false;
 
+/** utime + stime of a process from /proc (Linux), in seconds. */
+function cpuSeconds(pid: number | undefined): number {
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(f[11]) + Number(f[12])) / 100;
+  } catch {
+    return 0;
+  }
+}
+
 function save(out: string, n: number, f: Failure, minimal: { headers: [string, string][]; body: Buffer } | null, seed: number): string {
   const file = join(out, `${String(n).padStart(3, '0')}-${slug(f.cls)}.json`);
   const rec = (c: { headers: [string, string][]; body: Buffer }) => ({ headers: c.headers, body_utf8: c.body.toString('utf8').slice(0, 4000), body_base64: c.body.length <= 65536 ? c.body.toString('base64') : undefined, body_length: c.body.length });
@@ -236,8 +246,11 @@ async function main(): Promise<number> {
     const file = save(a.out!, n++, f, minimal, seed);
     console.log(`  saved ${f.cls} -> ${file}`);
   }
+  const serverCpu = slots.reduce((sum, s) => sum + cpuSeconds(s.proc.child.pid), 0);
   stopping = true;
   await Promise.all(slots.map((s) => s.proc.stop()));
+  const ownCpu = process.cpuUsage();
+  console.log(`  cpu: servers ${serverCpu.toFixed(1)} s (${((serverCpu / Math.max(done, 1)) * 1e6).toFixed(0)} us/input, last process generation only), fuzzer ${((ownCpu.user + ownCpu.system) / 1e6).toFixed(1)} s`);
 
   const by = (p: RegExp) => [...counts].filter(([k]) => p.test(k)).reduce((x, [, v]) => x + v, 0);
   const crashes = counts.get('crash') ?? 0;
