@@ -179,7 +179,7 @@ function replaceContainer(root: unknown, target: Container, by: Dup): unknown {
 }
 
 export function serialize(v: unknown): string {
-  if (v instanceof Raw) return v.text;
+  if (v instanceof Raw) return typeof v.text === 'string' ? v.text : serialize(v.text);
   if (v instanceof Dup) {
     const inner = serialize(v.obj);
     const extra = `${JSON.stringify(v.key)}:${serialize(v.second)}`;
