@@ -52,6 +52,9 @@ function smallValue(r: Rng): unknown {
 }
 
 function hugeString(r: Rng): string {
+  // deep nesting inside a tool call of the text a parser reads (/parse/*, echoed raw prompts):
+  // 2M `[` after a hermes marker overflowed the native stack and killed the process
+  if (r.chance(0.2)) return '<tool_call>{"name":"get_weather","arguments":' + r.pick(['[', '{"a":']).repeat(r.pick([100_000, 2_000_000]));
   const unit = r.pick(['a', 'é', '🚀', '<think>', '<|im_start|>', ' word', '\\', '"']);
   const size = r.pick([4_096, 65_536, 262_144, 1_048_576]);
   return unit.repeat(Math.ceil(size / unit.length));
