@@ -74,6 +74,8 @@ export class Connection {
   private wake: (() => void) | null = null;
   /** Requests answered on the current socket (a close before any byte of a later one is a keep-alive race or a silent close). */
   uses = 0;
+  /** When the last answer on this socket ended (ms since epoch). */
+  lastAnswerAt = 0;
 
   constructor(private readonly port: number) {}
 
@@ -134,6 +136,7 @@ export class Connection {
           this.buf = this.buf.subarray(p.used);
           const closed = this.eof || (p.reply.headers.get('connection') ?? []).some((v) => v.toLowerCase() === 'close');
           this.uses++;
+          this.lastAnswerAt = Date.now();
           if (closed) this.close();
           return { kind: 'reply', reply: { ...p.reply, closed } };
         }
