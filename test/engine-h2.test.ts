@@ -13,6 +13,7 @@ import { createEngineClient } from '../src/engine/factory.js';
 import type { EngineClient, EngineEvent, GenerateParams } from '../src/engine/types.js';
 import { GenerateResponseSchema } from '../src/gen/sglang_scheduler_pb.js';
 import { startMockEngine, type MockEngine } from '../src/mock/engine-server.js';
+import { eventually } from './helpers/eventually.js';
 
 const never = () => new AbortController().signal;
 let seq = 0;
@@ -246,7 +247,7 @@ describe('direct HTTP/2 Generate against a hand-written server', () => {
     for await (const ev of client.generate(params(), never())) {
       if (ev.kind === 'done') break;
     }
-    await new Promise((r) => setTimeout(r, 80));
+    await eventually(() => srv.closed.length > 0, 'the worker saw the stream close');
     assert.deepEqual(srv.closed, [{ rstCode: http2.constants.NGHTTP2_NO_ERROR, trailersSent: true }]);
   });
 
@@ -261,7 +262,7 @@ describe('direct HTTP/2 Generate against a hand-written server', () => {
       if (ev.kind === 'chunk') break;
     }
     // The worker refuses the Abort rpc and keeps the stream open: the client resets it.
-    await new Promise((r) => setTimeout(r, 50));
+    await eventually(() => srv.closed.length > 0, 'the worker saw the stream close');
     assert.deepEqual(srv.closed.map((c) => c.rstCode), [http2.constants.NGHTTP2_CANCEL]);
   });
 
@@ -276,7 +277,7 @@ describe('direct HTTP/2 Generate against a hand-written server', () => {
     await assert.rejects((async () => {
       for await (const ev of client.generate(params(), ac.signal)) if (ev.kind === 'chunk') ac.abort();
     })(), (e: unknown) => e instanceof EngineError && e.code === 'aborted');
-    await new Promise((r) => setTimeout(r, 50));
+    await eventually(() => srv.closed.length > 0, 'the worker saw the stream close');
     assert.deepEqual(srv.closed, [{ rstCode: http2.constants.NGHTTP2_NO_ERROR, trailersSent: true }]);
   });
 });

@@ -7,6 +7,7 @@ import { Scheduler, type Seq } from '../src/mock/scheduler.js';
 import { TimingModel } from '../src/mock/timing.js';
 import { createSimCore } from '../src/mock/engine-server.js';
 import type { CoreOutput } from '../src/mock/sim-core.js';
+import { eventually } from './helpers/eventually.js';
 
 const range = (from: number, n: number) => Array.from({ length: n }, (_, i) => from + i);
 
@@ -220,7 +221,7 @@ describe('simulator core', () => {
     const core = createSimCore(opts({ blockSize: 4, numBlocks: 64 }));
     const outs: CoreOutput[] = [];
     core.submit({ id: 'x', prompt: range(1, 30), n: 1, maxNewTokens: 10_000, minNewTokens: 0, stopTokenIds: [], ignoreEos: true }, (o) => outs.push(o));
-    await new Promise((r) => setTimeout(r, 20));
+    await eventually(() => core.ranks[0]!.pool.usedBlocks() > 0, 'the request holds blocks');
     assert.ok(core.ranks[0]!.pool.usedBlocks() > 0);
     assert.equal(core.abort('x'), true);
     assert.equal(core.ranks[0]!.pool.usedBlocks(), 0);

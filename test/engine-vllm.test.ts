@@ -10,6 +10,7 @@ import { SglangEngineClient } from '../src/engine/sglang-client.js';
 import type { EngineClient, EngineEvent, GenerateDone, GenerateParams, TokenChunk } from '../src/engine/types.js';
 import { buildVllmGenerateRequest, VllmEngineClient } from '../src/engine/vllm-client.js';
 import { startMockEngine, type MockEngine } from '../src/mock/engine-server.js';
+import { HANG_GUARD_MS, eventually } from './helpers/eventually.js';
 
 const EOS = 99;
 
@@ -138,7 +139,7 @@ describe('vLLM protocol against the mock', () => {
       })(),
       (err: unknown) => err instanceof EngineError && err.code === 'aborted',
     );
-    await new Promise((r) => setTimeout(r, 50));
+    await eventually(() => sim.core.active === 0, 'the abort reached the engine');
     assert.equal(sim.core.active, 0);
     assert.equal(sim.core.ranks[0]!.pool.usedBlocks(), 0);
   });
@@ -157,7 +158,7 @@ describe('vLLM protocol against the mock', () => {
     const b = new AbortController();
     const pa = collect(s.generate(params({ inputIds: Uint32Array.from({ length: 40 }, (_, i) => i) , maxNewTokens: 10_000 }), a.signal)).catch(() => undefined);
     const pb = collect(s.generate(params({ inputIds: Uint32Array.from([1]), maxNewTokens: 10_000 }), b.signal)).catch(() => undefined);
-    await new Promise((r) => setTimeout(r, 50));
+    await eventually(async () => (await s.loads()).waitingRequests === 1, 'the second request is waiting');
     const l = await s.loads();
     assert.equal(l.runningRequests, 1);
     assert.equal(l.waitingRequests, 1);
@@ -219,7 +220,7 @@ describe('a worker that stops answering', () => {
           assert.ok(err.code === 'unavailable' || err.code === 'timeout', err.code);
           assert.match(err.message, /127\.0\.0\.1/);
         }
-        assert.ok(took < 2500, `ended ${took} ms after the worker went silent`);
+        assert.ok(took < HANG_GUARD_MS, `ended ${took} ms after the worker went silent`); // a hang guard: without the PING deadline it never ends
         assert.equal(await client.health(), false);
       } finally {
         client.close();

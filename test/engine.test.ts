@@ -7,6 +7,7 @@ import { EngineError } from '../src/engine/errors.js';
 import { SglangEngineClient, buildGenerateRequest, toBaseUrl } from '../src/engine/sglang-client.js';
 import type { EngineEvent, GenerateDone, GenerateParams } from '../src/engine/types.js';
 import { startMockEngine, type MockEngine } from '../src/mock/engine-server.js';
+import { HANG_GUARD_MS } from './helpers/eventually.js';
 
 const EOS = 99;
 const VOCAB = 100;
@@ -194,25 +195,22 @@ describe('sim mock', () => {
     }
   });
 
-  test('AbortSignal mid-stream: worker counts the abort within 100 ms, iterator throws aborted', async () => {
+  test('AbortSignal mid-stream: worker counts the abort (long before its 10,000 tokens end), iterator throws aborted', async () => {
     const ac = new AbortController();
     const before = mock.stats.aborts;
     let got = 0;
-    let abortedAt = 0;
     await assert.rejects(
       (async () => {
         for await (const ev of client.generate(params({ inputIds: Uint32Array.from([1, 2, 3]), maxNewTokens: 10_000 }), ac.signal)) {
           if (ev.kind === 'chunk' && ++got === 5) {
-            abortedAt = Date.now();
             ac.abort();
           }
         }
       })(),
       (e: unknown) => e instanceof EngineError && e.code === 'aborted',
     );
-    assert.ok(await waitFor(() => mock.stats.aborts === before + 1, 100), 'mock counted the abort');
-    assert.ok(Date.now() - abortedAt < 150);
-    assert.ok(await waitFor(() => mock.stats.active === 0, 100), 'mock freed the request');
+    assert.ok(await waitFor(() => mock.stats.aborts === before + 1, HANG_GUARD_MS), 'mock counted the abort');
+    assert.ok(await waitFor(() => mock.stats.active === 0, HANG_GUARD_MS), 'mock freed the request');
   });
 
   test('Abort rpc ends the stream with finish "abort"', async () => {
@@ -233,7 +231,7 @@ describe('sim mock', () => {
     for await (const ev of client.generate(params({ inputIds: Uint32Array.from([1]), maxNewTokens: 10_000 }), new AbortController().signal)) {
       if (ev.kind === 'chunk') break;
     }
-    assert.ok(await waitFor(() => mock.stats.active === 0, 200));
+    assert.ok(await waitFor(() => mock.stats.active === 0, HANG_GUARD_MS));
   });
 
   test('GetLoads sees running and waiting requests', async () => {
@@ -243,14 +241,14 @@ describe('sim mock', () => {
     const drain = (it: AsyncIterable<EngineEvent>) => collect(it).catch(() => undefined);
     const pa = drain(client.generate(params({ inputIds: Uint32Array.from([1]), maxNewTokens: 10_000 }), a.signal));
     const pb = drain(client.generate(params({ inputIds: Uint32Array.from([1]), maxNewTokens: 10_000 }), b.signal));
-    assert.ok(await waitFor(() => mock.stats.active === 2, 500));
+    assert.ok(await waitFor(() => mock.stats.active === 2, HANG_GUARD_MS));
     const l = await client.loads();
     assert.equal(l.runningRequests, 1);
     assert.equal(l.waitingRequests, 1);
     a.abort();
     b.abort();
     await Promise.all([pa, pb]);
-    assert.ok(await waitFor(() => mock.stats.active === 0, 200));
+    assert.ok(await waitFor(() => mock.stats.active === 0, HANG_GUARD_MS));
   });
 
   test('prefix cache: repeated prompt reports cached tokens', async () => {
@@ -274,7 +272,8 @@ describe('failures', () => {
       collect(client.generate(params({ inputIds: Uint32Array.from([1]) }), new AbortController().signal)),
       (e: unknown) => e instanceof EngineError && e.code === 'unavailable' && /unreachable/.test(e.message),
     );
-    assert.ok(Date.now() - t0 < 1000);
+    // a hang guard, not a timing: refused at once, or at the 500 ms connect timeout at worst
+    assert.ok(Date.now() - t0 < 10_000, `took ${Date.now() - t0} ms`);
     assert.equal(await client.health(), false);
     await assert.rejects(client.modelInfo(), (e: unknown) => e instanceof EngineError && e.code === 'unavailable');
     client.close();
@@ -293,7 +292,7 @@ describe('failures', () => {
       collect(client.generate(params({ inputIds: Uint32Array.from([1]) }), new AbortController().signal)),
       (e: unknown) => e instanceof EngineError && (e.code === 'unavailable' || e.code === 'timeout'),
     );
-    assert.ok(Date.now() - t0 < 1500, `took ${Date.now() - t0} ms`);
+    assert.ok(Date.now() - t0 < 10_000, `took ${Date.now() - t0} ms`); // a hang guard: without the PINGs it would wait forever
     client.close();
     for (const s of sockets) s.destroy();
     await new Promise<void>((r) => srv.close(() => r()));

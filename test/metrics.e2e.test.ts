@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import OpenAI from 'openai';
 import { startPortico, QWEN3 } from './helpers/portico.js';
 import { useServer } from './helpers/use-server.js';
+import { HANG_GUARD_MS } from './helpers/eventually.js';
 
 
 const served = useServer(['serve', '--http-port', '0', '--host', '127.0.0.1', '--model-path', QWEN3, '--model-name', 'm', '--mock', 'sim', '--mock-workers', '2'], (url) => new OpenAI({ baseURL: `${url}/v1`, apiKey: 'unused', maxRetries: 0 }));
@@ -68,7 +69,7 @@ test('a client that disconnects mid-stream is counted and the in-flight gauge re
   await reader.read();
   assert.equal((await scrape()).get('portico_frontend_inflight_requests{model="m"}'), 1);
   ac.abort();
-  const deadline = Date.now() + 3000;
+  const deadline = Date.now() + HANG_GUARD_MS;
   let m = await scrape();
   while (Date.now() < deadline && (m.get('portico_frontend_inflight_requests{model="m"}') ?? 1) !== 0) {
     await new Promise((r) => setTimeout(r, 20));

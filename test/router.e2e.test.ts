@@ -7,6 +7,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startPortico, QWEN3, type Proc } from './helpers/portico.js';
+import { eventually } from './helpers/eventually.js';
 
 const MODEL = 'qwen3';
 let kv: Proc;
@@ -74,7 +75,8 @@ test('queue: every worker busy → waits, times out with 529 and Retry-After, co
   const get = await fetch(`${queued.url}/busy_threshold`).then((r) => r.json());
   assert.deepEqual(get, { thresholds: [{ model: MODEL, active_decode_blocks_threshold: null, active_prefill_tokens_threshold: 0 }] });
   const pending = post(queued.url, '/v1/chat/completions', chatBody('s', 'u'));
-  await sleep(150);
+  const queuedNow = async () => /queued_requests\{model="qwen3"\} 1/.test(await fetch(`${queued.url}/metrics`).then((r) => r.text()));
+  await eventually(queuedNow, 'the request is queued');
   const metrics = await fetch(`${queued.url}/metrics`).then((r) => r.text());
   assert.match(metrics, /queued_requests\{model="qwen3"\} 1/);
   const r = await pending;
@@ -83,7 +85,8 @@ test('queue: every worker busy → waits, times out with 529 and Retry-After, co
   assert.equal(r.json.error.code, 'router_queue_timeout');
   // Held again, then released by raising the threshold at run time.
   const held = post(queued.url, '/v1/chat/completions', chatBody('s', 'u'));
-  await sleep(100);
+  await eventually(queuedNow, 'the request is queued again');
+  await sleep(100); // held at least this long (a lower bound only: a busy machine holds it longer)
   const set = await post(queued.url, '/busy_threshold', { active_prefill_tokens_threshold: 100000, active_decode_blocks_threshold: 0.9 });
   assert.equal(set.status, 200);
   assert.deepEqual(set.json, { model: MODEL, active_decode_blocks_threshold: 0.9, active_prefill_tokens_threshold: 100000 });
@@ -106,7 +109,7 @@ test('speculative_prefill sends the next-turn prompt (max_tokens 1) and the next
   const first = await post(kv.url, '/v1/chat/completions', { ...chatBody(system, 'first question'), max_tokens: 40, ignore_eos: true, nvext: { extra_fields: ['worker_id'], agent_hints: { speculative_prefill: true } } });
   assert.equal(first.status, 200);
   const reply = first.json.choices[0].message.content as string;
-  await sleep(300); // the background request runs
+  await eventually(async () => (await prompts(kv.url)).count - before.count >= 2, 'the background request runs');
   const after = await prompts(kv.url);
   assert.equal(after.count - before.count, 2, 'the turn and its speculative prefill');
   const specTokens = after.sum - before.sum - first.json.usage.prompt_tokens;

@@ -7,6 +7,7 @@ import { once } from 'node:events';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import { startPortico, QWEN3 } from './helpers/portico.js';
+import { eventually } from './helpers/eventually.js';
 
 const BASE = ['serve', '--http-port', '0', '--host', '127.0.0.1', '--model-path', QWEN3, '--model-name', 'm'];
 
@@ -62,7 +63,7 @@ test('SIGTERM drains: health says shutting_down, new work is refused, the in-fli
   assert.equal(stream.status, 200);
   const body = stream.text();
   s.child.kill('SIGTERM');
-  await new Promise((r) => setTimeout(r, 100));
+  await eventually(async () => (await fetch(`${s.url}/health`)).status !== 200, 'health changes once SIGTERM is handled');
   const h = await fetch(`${s.url}/health`);
   assert.equal(h.status, 503);
   assert.deepEqual(await h.json(), { status: 'shutting_down' });
@@ -101,7 +102,7 @@ test('--log-format json --log-requests writes one JSON line per request, with it
     body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'x' }], max_tokens: 2 }),
   });
   await fetch(`${s.url}/v1/chat/completions`, { method: 'POST', headers: { 'x-request-id': 'req-log-2' }, body: '{' });
-  await new Promise((r) => setTimeout(r, 100));
+  await eventually(() => s.output().includes('req-log-2'), 'both requests are logged');
   const lines = s
     .output()
     .split('\n')

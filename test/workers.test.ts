@@ -5,6 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { startPortico, QWEN3 } from './helpers/portico.js';
+import { HANG_GUARD_MS } from './helpers/eventually.js';
 
 async function freePort(): Promise<number> {
   const srv = createServer();
@@ -36,7 +37,7 @@ test('health is 503 and chat is 503 until a worker answers; then both recover', 
 
   const engine = await startPortico(['mock-engine', '--port', String(enginePort), '--model-path', QWEN3, '--mode', 'echo']);
   t.after(() => engine.stop());
-  const deadline = Date.now() + 10_000;
+  const deadline = Date.now() + HANG_GUARD_MS;
   let status = 0;
   while (Date.now() < deadline) {
     status = (await fetch(`${server.url}/health`)).status;

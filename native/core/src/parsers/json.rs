@@ -7,6 +7,19 @@ use super::Call;
 /// End (exclusive) of the JSON value starting at `b[i]` (after whitespace), or None if
 /// invalid / incomplete.
 pub fn value_end(b: &[u8], i: usize) -> Option<usize> {
+    value_end_at(b, i, 0)
+}
+
+/// Containers nested deeper than this are not read as JSON (None, like an invalid value).
+/// The reader recurses once per level: without a bound, model output (or a /parse request)
+/// of a few hundred thousand `[` overflowed the thread's stack and aborted the process.
+/// serde_json stops at 128; argument objects are a handful of levels deep.
+pub const MAX_DEPTH: usize = 1000;
+
+fn value_end_at(b: &[u8], i: usize, depth: usize) -> Option<usize> {
+    if depth >= MAX_DEPTH {
+        return None;
+    }
     let i = ws(b, i);
     match *b.get(i)? {
         b'{' => {
@@ -23,7 +36,7 @@ pub fn value_end(b: &[u8], i: usize) -> Option<usize> {
                 if *b.get(j)? != b':' {
                     return None;
                 }
-                j = value_end(b, j + 1)?;
+                j = value_end_at(b, j + 1, depth + 1)?;
                 j = ws(b, j);
                 match *b.get(j)? {
                     b',' => j = ws(b, j + 1),
@@ -38,7 +51,7 @@ pub fn value_end(b: &[u8], i: usize) -> Option<usize> {
                 return Some(j + 1);
             }
             loop {
-                j = value_end(b, j)?;
+                j = value_end_at(b, j, depth + 1)?;
                 j = ws(b, j);
                 match *b.get(j)? {
                     b',' => j += 1,
@@ -265,6 +278,22 @@ pub fn calls_from_json(s: &str, name_keys: &[&str], args_keys: &[&str]) -> Optio
 
 pub const NAME: &[&str] = &["name"];
 pub const ARGS: &[&str] = &["arguments", "parameters"];
+
+#[cfg(test)]
+mod depth_tests {
+    use super::*;
+
+    #[test]
+    fn deep_nesting_is_not_json_and_does_not_overflow_the_stack() {
+        // found by native/core/examples/fuzz.rs: 200,000 `[` aborted the process
+        let deep = "[".repeat(2_000_000);
+        assert_eq!(value_end(deep.as_bytes(), 0), None);
+        let ok = format!("{}{}", "[".repeat(MAX_DEPTH), "]".repeat(MAX_DEPTH));
+        assert_eq!(value_end(ok.as_bytes(), 0), Some(ok.len()));
+        let over = format!("{}{}", "[".repeat(MAX_DEPTH + 1), "]".repeat(MAX_DEPTH + 1));
+        assert_eq!(value_end(over.as_bytes(), 0), None);
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -25,6 +25,18 @@ pub(crate) mod values;
 #[cfg(test)]
 mod conformance;
 
+/// The crate-private JSON readers, reachable by the fuzz targets (native/core/fuzz); not API.
+#[doc(hidden)]
+pub mod fuzz_hooks {
+    pub use super::json::{args_text, calls_from_json, decode_str, elements, is_value, members, value_end};
+    pub use super::json_stream::{value_end as stream_value_end, Feed, JsonStream};
+
+    /// Reads a `tools` array the way the XML-style formats type their parameter values.
+    pub fn tool_schemas(tools_json: &str) -> Result<(), String> {
+        super::values::ToolSchemas::parse(tools_json).map(|_| ())
+    }
+}
+
 use std::fmt;
 
 pub use decisions::{parser_decisions, Decision};
@@ -244,13 +256,25 @@ impl OutputParser {
     /// Invalid sequences become U+FFFD.
     pub fn push_bytes(&mut self, bytes: &[u8]) -> Vec<Delta> {
         self.utf8_carry.extend_from_slice(bytes);
-        let valid = match std::str::from_utf8(&self.utf8_carry) {
-            Ok(_) => self.utf8_carry.len(),
-            Err(e) => match e.error_len() {
-                None => e.valid_up_to(),
-                Some(_) => self.utf8_carry.len(),
-            },
-        };
+        // Release everything up to a trailing incomplete character, past invalid sequences
+        // too: an incomplete character after an invalid byte may still be completed by the
+        // next push (cutting there made one U+FFFD per split instead of the character).
+        let mut valid = 0;
+        loop {
+            match std::str::from_utf8(&self.utf8_carry[valid..]) {
+                Ok(_) => {
+                    valid = self.utf8_carry.len();
+                    break;
+                }
+                Err(e) => match e.error_len() {
+                    None => {
+                        valid += e.valid_up_to();
+                        break;
+                    }
+                    Some(n) => valid += e.valid_up_to() + n,
+                },
+            }
+        }
         let chunk: Vec<u8> = self.utf8_carry.drain(..valid).collect();
         self.scratch.clear();
         self.scratch.push_str(&String::from_utf8_lossy(&chunk));

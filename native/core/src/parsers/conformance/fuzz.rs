@@ -87,3 +87,19 @@ fn check_splits_light(tool: Option<&str>, reasoning: Option<&str>, text: &str, r
     assert_eq!(run_chunks(tool, reasoning, &o, &parts), want);
     want
 }
+
+#[test]
+fn push_bytes_keeps_a_character_split_after_an_invalid_byte() {
+    // found by native/core/examples/fuzz.rs: an invalid byte, then a character split across
+    // pushes; the split character was released early as U+FFFD instead of being completed
+    let o = opts(None);
+    let text = b"\x9dls\xe2\x96\x81begin";
+    let whole = batch(None, None, &o, &String::from_utf8_lossy(text));
+    let mut p = OutputParser::new(None, None, &o).unwrap();
+    let mut got = p.push_bytes(&text[..5]);
+    got.extend(p.push_bytes(&text[5..]));
+    got.extend(p.finish());
+    let got = merge(&got);
+    assert_eq!(got.content, "\u{FFFD}ls\u{2581}begin");
+    assert_eq!(got, whole);
+}
