@@ -88,6 +88,11 @@ impl ChoiceOutput {
         Ok(())
     }
 
+    /// The deltas of the last `push` / `finish`.
+    pub fn last(&self) -> &[Delta] {
+        &self.sink.out
+    }
+
     /// The choice is over here (a stop, the token limit, or `finish`).
     pub fn over(&self) -> bool {
         self.over
