@@ -261,9 +261,12 @@ export class UwsExchange implements Exchange {
       if (this.corsOrigin) res.writeHeader('access-control-allow-origin', this.corsOrigin).writeHeader('vary', 'Origin');
     }
     if (end) {
-      // Not closed while draining (end(…, true) cut a chunked stream before its last chunk
-      // reached the client); the next request on this connection closes it instead.
-      res.end(this.pending);
+      // write() then end(): end(text) on a response with nothing written yet would send it
+      // with a content-length instead of chunked, as the stream always was. Not closed
+      // while draining (end(…, true) cut a chunked stream before its last chunk reached
+      // the client); the next request on this connection closes it instead.
+      if (this.pending !== '') res.write(this.pending);
+      res.end();
       return true;
     }
     return res.write(this.pending);
