@@ -130,9 +130,9 @@ class DecodedOutputs implements AsyncIterableIterator<ParsedEvent> {
   }
 
   /**
-   * The events of one push's deltas (the native flat array `[over, kind, ...fields]`, from
-   * `at`), queued. A text event queued here keeps the usage as of now (the consumer reads
-   * it after later events of the same message were made).
+   * The events of one push's deltas (the native flat array `[over, kind, ...fields]`),
+   * queued; the first text event carries the message's ids. A text event queued here keeps
+   * the usage as of now (the consumer reads it after later events of the message were made).
    */
   private queueDeltas(index: number, flat: (string | number)[], ids: readonly number[]): void {
     const out = this.out;
