@@ -121,6 +121,14 @@ export class OutputParser {
     return typeof r === 'string' ? r : decodeDeltas(r);
   }
 
+  /**
+   * The native parser, for newChoiceOutput (src/native/core.ts), which takes it over: this
+   * OutputParser is unusable afterwards.
+   */
+  handOver(): object {
+    return this.native;
+  }
+
   /** Raw form for hot loops: a string, or the flat array (see decodeDeltas). */
   pushRaw(text: string): Flat {
     return this.native.push(text);
