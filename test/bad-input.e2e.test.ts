@@ -344,6 +344,27 @@ for (const path of ['/v1/chat/completions', '/v1/completions', '/v1/responses', 
   bad(path, 'truncated JSON', '{"model": "m"', /invalid JSON/);
 }
 
+// One JSON reading for every endpoint (the gate, src/protocol/fields.ts): a lone surrogate
+// escape (valid JSON grammar, but no Unicode text; serde_json and the tokenizer cannot take it)
+// and nesting past 512 levels (docs/fields.md) are the same 400 everywhere, never a 500.
+const deep = (levels: number, inner = '1') => '{"a":'.repeat(levels) + inner + '}'.repeat(levels);
+for (const [path, base] of [
+  ['/v1/chat/completions', '{"model":"m","messages":[{"role":"user","content":"hi"}]'],
+  ['/v1/completions', '{"model":"m","prompt":"hi"'],
+  ['/v1/responses', '{"model":"m","input":"hi"'],
+  ['/v1/messages', '{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"hi"}]'],
+  ['/v1/messages/count_tokens', '{"model":"m","messages":[{"role":"user","content":"hi"}]'],
+  ['/v1/embeddings', '{"model":"m","input":"hi"'],
+  ['/tokenize', '{"model":"m","prompt":"hi"'],
+  ['/parse/reasoning', '{"text":"hi","reasoning_parser":"qwen3"'],
+  ['/parse/function_call', '{"text":"hi","tool_call_parser":"hermes"'],
+] as const) {
+  bad(path, 'a lone high surrogate escape', `${base},"x":"a\\uD800b"}`, /invalid JSON at byte \d+: invalid escape sequence in string/);
+  bad(path, 'a lone low surrogate escape', `${base},"x":["\\uDC00"]}`, /invalid JSON at byte \d+: invalid escape sequence in string/);
+  bad(path, 'a member nested 10,000 deep', `${base},"x":${deep(10000)}}`, /invalid JSON at byte \d+: nesting too deep/);
+  bad(path, 'nesting one level past 512', `${base},"x":${deep(512)}}`, /invalid JSON at byte \d+: nesting too deep/);
+}
+
 test(`the suite has at least 150 bad inputs (${cases.length})`, () => {
   assert.ok(cases.length >= 150);
 });

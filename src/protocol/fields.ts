@@ -2,7 +2,7 @@
 // gate (src/native/gate.ts). The body stays a Buffer: strings are decoded only when a
 // handler asks for them, and nested values are handed on as byte spans.
 
-import { scan, lastError, createTable, STRIDE } from '../native/gate.js';
+import { scan, lastError, createTable, STRIDE, NO_TABLE } from '../native/gate.js';
 import { ApiError } from './errors.js';
 
 /** The gate's value type codes. */
@@ -46,6 +46,21 @@ export class FieldTable<N extends string> {
     if (i === undefined) throw new Error(`field ${name} is not in this table`);
     return i;
   }
+}
+
+/**
+ * Validates a whole body as one JSON object with the gate, as Fields.scan does for the API
+ * bodies: the same nesting limit (512), the same rejection of lone-surrogate escapes and the
+ * same 400s. For the small bodies that are then read with JSON.parse (src/api/json-body.ts):
+ * without it, a body nested 10,000 deep parses, then overflows the stack in the first
+ * recursive walk (JSON.stringify), and a "\uD800" reaches serde_json, which rejects it.
+ */
+export function checkJsonObject(body: Buffer): void {
+  const n = scan(body, 0, body.length, NO_TABLE, scratch);
+  if (n >= 0) return;
+  if (n === -2) throw ApiError.badRequest('request body must be a JSON object', null, 'invalid_json');
+  if (n === -3) throw ApiError.badRequest('too many fields in the request body');
+  throw ApiError.badRequest(`invalid JSON in request body: ${lastError()}`, null, 'invalid_json');
 }
 
 export class Fields<N extends string> {
