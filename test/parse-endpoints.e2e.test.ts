@@ -76,10 +76,10 @@ const BAD: [string, string, unknown, string | null, RegExp][] = [
   // read as the API bodies are (the gate): a lone surrogate is not text (serde_json, which the
   // parsers read `tools` with, rejects it; it was a 500), and nesting stops at 512 levels (a
   // recursive walk overflowed the stack at 10,000: a 500)
-  ['a lone surrogate in a tool schema', '/parse/function_call', '{"text":"","tool_call_parser":"hermes","tools":[{"function":{"name":"W","parameters":{"x":"\\uD800"}}}]}', null, /invalid JSON at byte 91: invalid escape sequence in string/],
-  ['a lone surrogate in the text', '/parse/reasoning', '{"text":"\\uDFFFa","reasoning_parser":"qwen3"}', null, /invalid JSON at byte 9: invalid escape sequence in string/],
-  ['a parser name nested 10,000 deep', '/parse/reasoning', `{"text":"x","reasoning_parser":${'{"a":'.repeat(10000)}1${'}'.repeat(10000)}}`, null, /invalid JSON at byte 2586: nesting too deep/],
-  ['tool parameters nested 10,000 deep', '/parse/function_call', `{"text":"x","tool_call_parser":"hermes","tools":[{"function":{"name":"W","parameters":${'{"a":'.repeat(10000)}1${'}'.repeat(10000)}}}]}`, null, /nesting too deep/],
+  ['a lone surrogate in a tool schema', '/parse/function_call', '{"text":"","tool_call_parser":"hermes","tools":[{"function":{"name":"W","parameters":{"x":"\\uD800"}}}]}', 'tools', /invalid JSON at byte 91: invalid escape sequence in string/],
+  ['a lone surrogate in the text', '/parse/reasoning', '{"text":"\\uDFFFa","reasoning_parser":"qwen3"}', 'text', /invalid JSON at byte 9: invalid escape sequence in string/],
+  ['a parser name nested 10,000 deep', '/parse/reasoning', `{"text":"x","reasoning_parser":${'{"a":'.repeat(10000)}1${'}'.repeat(10000)}}`, 'reasoning_parser', /invalid JSON at byte 2586: nesting too deep/],
+  ['tool parameters nested 10,000 deep', '/parse/function_call', `{"text":"x","tool_call_parser":"hermes","tools":[{"function":{"name":"W","parameters":${'{"a":'.repeat(10000)}1${'}'.repeat(10000)}}}]}`, 'tools', /nesting too deep/],
   ['a parser name nested just inside the limit', '/parse/reasoning', `{"text":"x","reasoning_parser":${'{"a":'.repeat(511)}1${'}'.repeat(511)}}`, 'reasoning_parser', /unknown reasoning_parser \{"a":/],
   ['body not JSON', '/parse/reasoning', '{"text":', null, /invalid JSON/],
   ['body not an object', '/parse/function_call', '[1]', null, /must be a JSON object/],

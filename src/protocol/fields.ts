@@ -2,7 +2,7 @@
 // gate (src/native/gate.ts). The body stays a Buffer: strings are decoded only when a
 // handler asks for them, and nested values are handed on as byte spans.
 
-import { scan, lastError, createTable, STRIDE, NO_TABLE } from '../native/gate.js';
+import { scan, lastError, lastErrorMember, createTable, STRIDE, NO_TABLE } from '../native/gate.js';
 import { ApiError } from './errors.js';
 
 /** The gate's value type codes. */
@@ -60,7 +60,14 @@ export function checkJsonObject(body: Buffer): void {
   if (n >= 0) return;
   if (n === -2) throw ApiError.badRequest('request body must be a JSON object', null, 'invalid_json');
   if (n === -3) throw ApiError.badRequest('too many fields in the request body');
-  throw ApiError.badRequest(`invalid JSON in request body: ${lastError()}`, null, 'invalid_json');
+  throw invalidJson('');
+}
+
+/** The 400 for a body the gate refused; `param` names the member whose value is invalid. */
+function invalidJson(path: string): ApiError {
+  const member = lastErrorMember();
+  const param = member ? (path ? `${path}.${member}` : member) : null;
+  return ApiError.badRequest(`invalid JSON in request body: ${lastError()}`, param, 'invalid_json');
 }
 
 export class Fields<N extends string> {
@@ -103,7 +110,7 @@ export class Fields<N extends string> {
       throw ApiError.badRequest(path ? `\`${path}\` must be an object` : 'request body must be a JSON object', path || null, 'invalid_json');
     }
     if (n === -3) throw ApiError.badRequest(`too many fields in ${path || 'the request body'}`, path || null);
-    throw ApiError.badRequest(`invalid JSON in request body: ${lastError()}`, null, 'invalid_json');
+    throw invalidJson(path);
   }
 
   private decodeKey(o: number): string {
