@@ -80,6 +80,8 @@ const BAD: [string, string, unknown, string | null, RegExp][] = [
   ['a lone surrogate in the text', '/parse/reasoning', '{"text":"\\uDFFFa","reasoning_parser":"qwen3"}', 'text', /invalid JSON at byte 9: invalid escape sequence in string/],
   ['a parser name nested 10,000 deep', '/parse/reasoning', `{"text":"x","reasoning_parser":${'{"a":'.repeat(10000)}1${'}'.repeat(10000)}}`, 'reasoning_parser', /invalid JSON at byte 2586: nesting too deep/],
   ['tool parameters nested 10,000 deep', '/parse/function_call', `{"text":"x","tool_call_parser":"hermes","tools":[{"function":{"name":"W","parameters":${'{"a":'.repeat(10000)}1${'}'.repeat(10000)}}}]}`, 'tools', /nesting too deep/],
+  // inside the gate's 512 but past the 128 levels serde_json reads tool schemas to (was a 500)
+  ['tool parameters nested 200 deep', '/parse/function_call', `{"text":"x","tool_call_parser":"qwen3_coder","tools":[{"function":{"name":"W","parameters":{"x":${'['.repeat(200)}${']'.repeat(200)}}}}]}`, 'tools', /^`tools` cannot be read by the tool-call parser: nested deeper than 128 levels/],
   ['a parser name nested just inside the limit', '/parse/reasoning', `{"text":"x","reasoning_parser":${'{"a":'.repeat(511)}1${'}'.repeat(511)}}`, 'reasoning_parser', /unknown reasoning_parser \{"a":/],
   ['body not JSON', '/parse/reasoning', '{"text":', null, /invalid JSON/],
   ['body not an object', '/parse/function_call', '[1]', null, /must be a JSON object/],
