@@ -370,6 +370,11 @@ for (const [path, base] of [
 }
 badParam('/v1/chat/completions', 'a lone surrogate in a tool schema', '{"model":"m","messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"W","parameters":{"x":"\\uD800"}}}]}', /invalid JSON at byte 127: invalid escape sequence in string/, 'tools');
 badParam('/v1/chat/completions', 'a lone surrogate in message content', '{"model":"m","messages":[{"role":"user","content":"hi\\uD800"}]}', /invalid JSON at byte 53: invalid escape sequence in string/, 'messages');
+// inside the gate's 512 levels, past the 128 the native message and tools readers take: a 400
+// naming the member (the tools case is read beside the messages; it used to say `messages`)
+badParam('/v1/chat/completions', 'a tool schema nested 200 deep', `{"model":"m","messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"W","parameters":{"x":${'['.repeat(200)}${']'.repeat(200)}}}}]}`, /tools: recursion limit exceeded/, 'tools');
+badParam('/v1/chat/completions', 'a message member nested 200 deep', `{"model":"m","messages":[{"role":"user","content":"hi","x":${'['.repeat(200)}${']'.repeat(200)}}]}`, /invalid messages JSON: recursion limit exceeded/, 'messages');
+badParam('/v1/responses', 'a responses tool schema nested 200 deep', `{"model":"m","input":"hi","tools":[{"type":"function","name":"W","parameters":{"type":"object","x":${'['.repeat(200)}${']'.repeat(200)}}}]}`, /tools: recursion limit exceeded/, 'tools');
 badParam('/v1/completions', 'an escaped member name with a bad value', '{"model":"m","prompt":"hi","\\u0078y":[tru]}', /invalid JSON at byte \d+: /, 'xy');
 badParam('/v1/completions', 'a truncated body names no member', '{"model":"m","prompt":"hi', /invalid JSON/, null);
 
