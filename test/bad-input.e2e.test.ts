@@ -18,7 +18,7 @@ interface Case {
   type: string;
   message: RegExp;
   /** The error's `param`, when the case names it. */
-  param?: string;
+  param?: string | null;
 }
 
 const CHAT = { model: 'm', messages: [{ role: 'user', content: 'hi' }] };
@@ -47,7 +47,7 @@ const CHAT_BOOLEANS = ['add_generation_prompt', 'parallel_tool_calls'];
 const cases: Case[] = [];
 const bad = (path: string, name: string, body: unknown, message: RegExp, status = 400, type = 'invalid_request_error') => cases.push({ name, path, body, status, type, message });
 /** A 400 invalid_request_error whose `param` is checked too. */
-const badParam = (path: string, name: string, body: unknown, message: RegExp, param: string) =>
+const badParam = (path: string, name: string, body: unknown, message: RegExp, param: string | null) =>
   cases.push({ name, path, body, status: 400, type: 'invalid_request_error', message, param });
 
 // Sampling options that reach the engine (logit_bias, structured output, logprobs, passthrough allowlist).
@@ -343,6 +343,40 @@ for (const path of ['/v1/chat/completions', '/v1/completions', '/v1/responses', 
   bad(path, 'a JSON array body', '[]', /must be a JSON object/);
   bad(path, 'truncated JSON', '{"model": "m"', /invalid JSON/);
 }
+
+// One JSON reading for every endpoint (the gate, src/protocol/fields.ts): a lone surrogate
+// escape (valid JSON grammar, but no Unicode text; serde_json and the tokenizer cannot take it)
+// and nesting past 512 levels (docs/fields.md) are the same 400 everywhere, never a 500.
+const deep = (levels: number, inner = '1') => '{"a":'.repeat(levels) + inner + '}'.repeat(levels);
+for (const [path, base] of [
+  ['/v1/chat/completions', '{"model":"m","messages":[{"role":"user","content":"hi"}]'],
+  ['/v1/completions', '{"model":"m","prompt":"hi"'],
+  ['/v1/responses', '{"model":"m","input":"hi"'],
+  ['/v1/messages', '{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"hi"}]'],
+  ['/v1/messages/count_tokens', '{"model":"m","messages":[{"role":"user","content":"hi"}]'],
+  ['/v1/embeddings', '{"model":"m","input":"hi"'],
+  ['/tokenize', '{"model":"m","prompt":"hi"'],
+  ['/parse/reasoning', '{"text":"hi","reasoning_parser":"qwen3"'],
+  ['/parse/function_call', '{"text":"hi","tool_call_parser":"hermes"'],
+] as const) {
+  // `param` names the top-level member whose value is invalid (the Anthropic shape has none)
+  const B = path.startsWith('/v1/messages')
+    ? (name: string, body: string, message: RegExp) => bad(path, name, body, message)
+    : (name: string, body: string, message: RegExp) => badParam(path, name, body, message, 'x');
+  B('a lone high surrogate escape', `${base},"x":"a\\uD800b"}`, /invalid JSON at byte \d+: invalid escape sequence in string/);
+  B('a lone low surrogate escape', `${base},"x":["\\uDC00"]}`, /invalid JSON at byte \d+: invalid escape sequence in string/);
+  B('a member nested 10,000 deep', `${base},"x":${deep(10000)}}`, /invalid JSON at byte \d+: nesting too deep/);
+  B('nesting one level past 512', `${base},"x":${deep(512)}}`, /invalid JSON at byte \d+: nesting too deep/);
+}
+badParam('/v1/chat/completions', 'a lone surrogate in a tool schema', '{"model":"m","messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"W","parameters":{"x":"\\uD800"}}}]}', /invalid JSON at byte 127: invalid escape sequence in string/, 'tools');
+badParam('/v1/chat/completions', 'a lone surrogate in message content', '{"model":"m","messages":[{"role":"user","content":"hi\\uD800"}]}', /invalid JSON at byte 53: invalid escape sequence in string/, 'messages');
+// inside the gate's 512 levels, past the 128 the native message and tools readers take: a 400
+// naming the member (the tools case is read beside the messages; it used to say `messages`)
+badParam('/v1/chat/completions', 'a tool schema nested 200 deep', `{"model":"m","messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"W","parameters":{"x":${'['.repeat(200)}${']'.repeat(200)}}}}]}`, /tools: recursion limit exceeded/, 'tools');
+badParam('/v1/chat/completions', 'a message member nested 200 deep', `{"model":"m","messages":[{"role":"user","content":"hi","x":${'['.repeat(200)}${']'.repeat(200)}}]}`, /invalid messages JSON: recursion limit exceeded/, 'messages');
+badParam('/v1/responses', 'a responses tool schema nested 200 deep', `{"model":"m","input":"hi","tools":[{"type":"function","name":"W","parameters":{"type":"object","x":${'['.repeat(200)}${']'.repeat(200)}}}]}`, /tools: recursion limit exceeded/, 'tools');
+badParam('/v1/completions', 'an escaped member name with a bad value', '{"model":"m","prompt":"hi","\\u0078y":[tru]}', /invalid JSON at byte \d+: /, 'xy');
+badParam('/v1/completions', 'a truncated body names no member', '{"model":"m","prompt":"hi', /invalid JSON/, null);
 
 test(`the suite has at least 150 bad inputs (${cases.length})`, () => {
   assert.ok(cases.length >= 150);

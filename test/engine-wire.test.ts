@@ -19,6 +19,7 @@ import { encodeSglangGenerate } from '../src/engine/sglang-generate-wire.js';
 import type { GenerateParams } from '../src/engine/types.js';
 import { buildVllmGenerateRequest } from '../src/engine/vllm-client.js';
 import { encodeVllmGenerate } from '../src/engine/vllm-generate-wire.js';
+import { ApiError } from '../src/protocol/errors.js';
 
 const ids = (n: number, start = 0) => Uint32Array.from({ length: n }, (_, i) => start + i * 997);
 const base: GenerateParams = { requestId: 'chatcmpl-1', inputIds: Uint32Array.from([1, 2, 3]), stream: false };
@@ -35,7 +36,7 @@ const cases: Array<[string, GenerateParams]> = [
   ['zeros where defaults are not zero', { ...base, temperature: 0, topP: 0, repetitionPenalty: 0, maxNewTokens: 0, n: 0, topK: 0, dataParallelRank: 0 }],
   ['negative zero and tiny floats', { ...base, temperature: -0, minP: 1e-50, frequencyPenalty: -0 }],
   ['infinities and NaN', { ...base, temperature: Infinity, topP: NaN, presencePenalty: -Infinity }],
-  ['max values', { ...base, maxNewTokens: 0xffffffff, topK: 0x7fffffff, minNewTokens: 0xfffffffe, seed: 2 ** 40 + 5, dataParallelRank: -1 }],
+  ['max values', { ...base, maxNewTokens: 0xffffffff, topK: 0x7fffffff, minNewTokens: 0xfffffffe, seed: 0x7fffffff, dataParallelRank: -1 }],
   ['negative seed', { ...base, seed: -7 }],
   ['top_k negative means disabled', { ...base, topK: -5 }],
   ['empty stop ids and logit bias', { ...base, stopTokenIds: [], logitBias: new Map() }],
@@ -66,18 +67,21 @@ const protocols = [
     encode: encodeSglangGenerate,
     reference: (p: GenerateParams) => frameMessage(toBinary(sgl.GenerateRequestSchema, buildGenerateRequest(p))),
     decode: (b: Uint8Array) => fromBinary(sgl.GenerateRequestSchema, b),
+    // SGLang's seed is an int64 (vLLM's an int32: a larger one is refused when read)
+    extra: [['a seed past int32', { ...base, seed: 2 ** 40 + 5 }]] as Array<[string, GenerateParams]>,
   },
   {
     name: 'vLLM',
     encode: encodeVllmGenerate,
     reference: (p: GenerateParams) => frameMessage(toBinary(vllm.GenerateRequestSchema, buildVllmGenerateRequest(p))),
     decode: (b: Uint8Array) => fromBinary(vllm.GenerateRequestSchema, b),
+    extra: [] as Array<[string, GenerateParams]>,
   },
 ];
 
 for (const proto of protocols) {
   describe(`${proto.name} GenerateRequest encoder`, () => {
-    for (const [name, p] of cases) {
+    for (const [name, p] of [...cases, ...proto.extra]) {
       test(`same bytes as protobuf-es: ${name}`, () => {
         const want = proto.reference(p);
         const got = proto.encode(p);
@@ -107,6 +111,8 @@ for (const proto of protocols) {
         let want = '';
         assert.throws(() => proto.reference(p), (e: Error) => ((want = e.message), /cannot encode field .* to binary: invalid/.test(e.message)));
         assert.throws(() => proto.encode(p), (e: Error) => e.message === want);
+        // a backstop behind the readers' range checks: a client value, so a 400, never a 500
+        assert.throws(() => proto.encode(p), (e: unknown) => ApiError.from(e).status === 400 && ApiError.from(e).type === 'invalid_request_error');
       });
     }
   });

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { createTable, scan, lastError, implementation, STRIDE, F, T, FLAG, ERR, NO_TABLE } from '../src/native/gate.js';
+import { createTable, scan, lastError, lastErrorMember, implementation, STRIDE, F, T, FLAG, ERR, NO_TABLE } from '../src/native/gate.js';
 
 const TOP = createTable([
   'model', 'messages', 'stream', 'max_tokens', 'temperature', 'top_p', 'stop', 'tools', 'nvext',
@@ -423,4 +423,26 @@ test('fuzz: mutated real bodies agree with JSON.parse', () => {
     }
     checkAgainstReference(b);
   }
+});
+
+test('lastErrorMember names the top-level member whose value is invalid, and only that', () => {
+  const cases: [string, string][] = [
+    ['{"model":"m","tools":[{"p":{"x":"\\uD800"}}]}', 'tools'], // lone surrogate deep inside
+    ['{"messages":[{"content":"a\\uDC00"}]}', 'messages'],
+    ['{"n":1,"stop":"a\\qb"}', 'stop'], // bad escape
+    ['{"temperature":1e400}', 'temperature'], // past the double range
+    ['{"x":tru}', 'x'], // bad literal
+    [`{"nvext":${'['.repeat(600)}${']'.repeat(600)}}`, 'nvext'], // nesting past 512
+    ['{"\\u0074ools":[1,nul]}', 'tools'], // an escaped key is unescaped
+    ['{"model":"m"', ''], // truncated: in no member's value
+    ['{"mo\\qdel":1}', ''], // a bad key
+    ['[1]', ''],
+  ];
+  for (const [body, member] of cases) {
+    assert.ok(scan(Buffer.from(body), 0, body.length, NO_TABLE, OUT) < 0, body);
+    assert.equal(lastErrorMember(), member, `${body}: ${lastError()}`);
+  }
+  // a good scan leaves no stale member behind
+  assert.equal(scan(Buffer.from('{"a":1}'), 0, 7, TOP, OUT), 1);
+  assert.equal(lastErrorMember(), '');
 });

@@ -73,6 +73,16 @@ const BAD: [string, string, unknown, string | null, RegExp][] = [
   ['tools not an array', '/parse/function_call', { text: 'x', tool_call_parser: 'hermes', tools: {} }, 'tools', /`tools` must be an array/],
   ['tool without a name', '/parse/function_call', { text: 'x', tool_call_parser: 'hermes', tools: [{ type: 'function', function: {} }] }, 'tools', /`tools\[0\]` must be a function tool with a name/],
   ['unknown field', '/parse/reasoning', { text: 'x', reasoning_parser: 'qwen3', stream: true }, 'stream', /Unsupported parameter\(s\): `stream`/],
+  // read as the API bodies are (the gate): a lone surrogate is not text (serde_json, which the
+  // parsers read `tools` with, rejects it; it was a 500), and nesting stops at 512 levels (a
+  // recursive walk overflowed the stack at 10,000: a 500)
+  ['a lone surrogate in a tool schema', '/parse/function_call', '{"text":"","tool_call_parser":"hermes","tools":[{"function":{"name":"W","parameters":{"x":"\\uD800"}}}]}', 'tools', /invalid JSON at byte 91: invalid escape sequence in string/],
+  ['a lone surrogate in the text', '/parse/reasoning', '{"text":"\\uDFFFa","reasoning_parser":"qwen3"}', 'text', /invalid JSON at byte 9: invalid escape sequence in string/],
+  ['a parser name nested 10,000 deep', '/parse/reasoning', `{"text":"x","reasoning_parser":${'{"a":'.repeat(10000)}1${'}'.repeat(10000)}}`, 'reasoning_parser', /invalid JSON at byte 2586: nesting too deep/],
+  ['tool parameters nested 10,000 deep', '/parse/function_call', `{"text":"x","tool_call_parser":"hermes","tools":[{"function":{"name":"W","parameters":${'{"a":'.repeat(10000)}1${'}'.repeat(10000)}}}]}`, 'tools', /nesting too deep/],
+  // inside the gate's 512 but past the 128 levels serde_json reads tool schemas to (was a 500)
+  ['tool parameters nested 200 deep', '/parse/function_call', `{"text":"x","tool_call_parser":"qwen3_coder","tools":[{"function":{"name":"W","parameters":{"x":${'['.repeat(200)}${']'.repeat(200)}}}}]}`, 'tools', /^`tools` cannot be read by the tool-call parser: nested deeper than 128 levels/],
+  ['a parser name nested just inside the limit', '/parse/reasoning', `{"text":"x","reasoning_parser":${'{"a":'.repeat(511)}1${'}'.repeat(511)}}`, 'reasoning_parser', /unknown reasoning_parser \{"a":/],
   ['body not JSON', '/parse/reasoning', '{"text":', null, /invalid JSON/],
   ['body not an object', '/parse/function_call', '[1]', null, /must be a JSON object/],
 ];

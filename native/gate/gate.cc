@@ -4,6 +4,7 @@
 //   createTable(names: string[]): number
 //   scan(body: Uint8Array, start: number, end: number, table: number, out: Float64Array): number
 //   lastError(): string
+//   lastErrorMember(): string  (the top-level member whose value is invalid, or '')
 //   implementation(): string   (simdjson stage-1 kernel picked at runtime, e.g. "haswell")
 //
 // Programmer errors (wrong argument types, out-of-range start/end, unknown table) throw;
@@ -30,6 +31,7 @@ std::atomic<int> g_table_count{0};
 std::mutex g_table_mutex;
 
 thread_local std::string tls_error;
+thread_local std::string tls_error_member;
 
 #define CHECK_NAPI(call)                                        \
   do {                                                          \
@@ -123,7 +125,7 @@ napi_value Scan(napi_env env, napi_callback_info info) {
   size_t s = size_t(start), e = size_t(end);
   int r = portico_gate::scan(body ? body + s : reinterpret_cast<const uint8_t *>(""), e - s, s, table,
                              static_cast<double *>(out_data), out_len / portico_gate::STRIDE,
-                             tls_error);
+                             tls_error, &tls_error_member);
   napi_value result;
   CHECK_NAPI(napi_create_int32(env, r, &result));
   return result;
@@ -132,6 +134,12 @@ napi_value Scan(napi_env env, napi_callback_info info) {
 napi_value LastError(napi_env env, napi_callback_info) {
   napi_value result;
   CHECK_NAPI(napi_create_string_utf8(env, tls_error.data(), tls_error.size(), &result));
+  return result;
+}
+
+napi_value LastErrorMember(napi_env env, napi_callback_info) {
+  napi_value result;
+  CHECK_NAPI(napi_create_string_utf8(env, tls_error_member.data(), tls_error_member.size(), &result));
   return result;
 }
 
@@ -146,6 +154,7 @@ napi_value Init(napi_env env, napi_value exports) {
       {"createTable", nullptr, CreateTable, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
       {"scan", nullptr, Scan, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
       {"lastError", nullptr, LastError, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
+      {"lastErrorMember", nullptr, LastErrorMember, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
       {"implementation", nullptr, Implementation, nullptr, nullptr, nullptr, napi_enumerable, nullptr},
   };
   if (napi_define_properties(env, exports, sizeof props / sizeof props[0], props) != napi_ok) return nullptr;

@@ -460,8 +460,9 @@ const char *implementation_name() {
 }
 
 int scan(const uint8_t *body, size_t len, size_t base, const Table *table, double *out, size_t cap,
-         std::string &err) {
+         std::string &err, std::string *member) {
   State &st = state();
+  if (member) member->clear();
   if (len == 0) {
     err = "invalid JSON at byte " + std::to_string(base) + ": empty body";
     return ERR_INVALID;
@@ -534,11 +535,19 @@ int scan(const uint8_t *body, size_t len, size_t base, const Table *table, doubl
     const uint8_t *vs = p, *ve;
     int type;
     double num = 0;
+    // the value of this member is invalid: say which member (the client's error names the field)
+    auto in_member = [&](int r) {
+      if (member) {
+        if (kesc) member->assign(kbuf);
+        else member->assign(reinterpret_cast<const char *>(ks), size_t(ke - ks));
+      }
+      return r;
+    };
     switch (*p) {
       case '"': {
         const uint8_t *close;
         bool esc;
-        if (int r = w.check_string(p, tok.size(), close, esc)) return r;
+        if (int r = w.check_string(p, tok.size(), close, esc)) return in_member(r);
         type = T_STRING;
         vs = p + 1;
         ve = close;
@@ -548,7 +557,7 @@ int scan(const uint8_t *body, size_t len, size_t base, const Table *table, doubl
       case '{':
       case '[': {
         uint32_t count = 0;
-        if (int r = w.walk(v, 1, &count)) return r;
+        if (int r = w.walk(v, 1, &count)) return in_member(r);
         ve = it.peek(-1) + 1;
         if (ve[-1] != (*p == '{' ? '}' : ']')) return w.fail(p, "internal error: container end");
         type = *p == '{' ? T_OBJECT : T_ARRAY;
@@ -558,20 +567,20 @@ int scan(const uint8_t *body, size_t len, size_t base, const Table *table, doubl
       case 't':
       case 'f': {
         bool bv;
-        if (v.get_bool().get(bv)) return w.fail(p, "invalid literal");
+        if (v.get_bool().get(bv)) return in_member(w.fail(p, "invalid literal"));
         type = T_BOOL;
         num = bv ? 1 : 0;
         ve = p + (bv ? 4 : 5);
         break;
       }
       case 'n':
-        if (!v.is_null()) return w.fail(p, "invalid literal");
+        if (!v.is_null()) return in_member(w.fail(p, "invalid literal"));
         type = T_NULL;
         ve = p + 4;
         break;
       case '-': case '0': case '1': case '2': case '3': case '4':
       case '5': case '6': case '7': case '8': case '9': {
-        if (v.get_double().get(num)) return w.fail(p, "invalid number");
+        if (v.get_double().get(num)) return in_member(w.fail(p, "invalid number"));
         if (num == 0 && *p == '-') num = -0.0;  // simdjson 0.9.1 returns +0 for "-0"
         type = T_NUMBER;
         ve = p + tok.size();
@@ -585,7 +594,7 @@ int scan(const uint8_t *body, size_t len, size_t base, const Table *table, doubl
         break;
       }
       default:
-        return w.unexpected(p);
+        return in_member(w.unexpected(p));
     }
     if (n < cap) {
       double *r = out + n * STRIDE;

@@ -43,9 +43,11 @@ class Table {
 };
 
 // Scan. `table` may be null (every key reported as -1). `out` holds `cap` records.
-// Returns member count, or ERR_*; on error `err` holds a message with an absolute byte offset.
+// Returns member count, or ERR_*; on error `err` holds a message with an absolute byte offset, and
+// `member` (when given) the name of the top-level member whose value is invalid (unescaped; empty
+// when the error is not inside one member's value, e.g. a truncated body or a bad key).
 int scan(const uint8_t *body, size_t len, size_t base, const Table *table, double *out, size_t cap,
-         std::string &err);
+         std::string &err, std::string *member = nullptr);
 
 // Name of the simdjson implementation chosen at runtime for stage 1 (e.g. "haswell").
 const char *implementation_name();

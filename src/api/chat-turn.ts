@@ -4,7 +4,7 @@
 // parsing plan; and, once answered, the speculative prefill of the next turn. Each
 // API keeps its own request reading and answer shapes.
 
-import type { OutputEvent } from '../pipeline/outputs.js';
+import type { ParsedEvent } from '../pipeline/outputs.js';
 import { decodeOutputs } from '../pipeline/outputs.js';
 import { generate, type RouteHints } from '../pipeline/generate.js';
 import { planParsing, skipSpecialTokensFor, type ParsingPlan } from '../pipeline/parse-outputs.js';
@@ -33,7 +33,8 @@ export interface ChatTurn {
 export interface ChatTurnRun {
   promptIds: Uint32Array;
   route: RouteHints;
-  decoded: AsyncIterableIterator<OutputEvent>;
+  /** The turn's output events, parsed by `plan`. */
+  decoded: AsyncIterableIterator<ParsedEvent>;
   plan: ParsingPlan | null;
 }
 
@@ -46,7 +47,6 @@ export async function startChatTurn(model: ServedModel, ex: Exchange, arrived: n
   const promptIds = await tokenizeChat(model, prompt.body, prompt);
   const maxTokens = completionBudget(model, promptIds.length, t.maxTokens, t.endpoint === '/v1/responses' ? 'input' : 'messages');
   const gen = generate(model, promptIds, { n: 1, maxTokens, ...t.sampling }, ex.engineRequestId, ex.cancellation, route);
-  const decoded = decodeOutputs(model, gen, { n: 1, skipSpecialTokens: skipSpecialTokensFor(model, undefined), arrived, maxTokens, stop: t.stop });
   const tools = t.prompt.tools;
   const plan = planParsing(model, {
     hasTools: tools !== null,
@@ -56,6 +56,8 @@ export async function startChatTurn(model: ServedModel, ex: Exchange, arrived: n
     toolsJson: tools ? t.prompt.body.toString('utf8', tools.start, tools.end) : undefined,
     toolChoice: t.toolChoice,
   });
+  // Detokenized, stop-checked and parsed in one native push per engine message.
+  const decoded = decodeOutputs(model, gen, { n: 1, skipSpecialTokens: skipSpecialTokensFor(model, undefined), arrived, maxTokens, stop: t.stop, parsing: plan });
   return { promptIds, route, decoded, plan };
 }
 

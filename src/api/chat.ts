@@ -10,7 +10,7 @@ import { generate, type Generation } from '../pipeline/generate.js';
 import { decodeOutputs, outputRules, type OutputOptions } from '../pipeline/outputs.js';
 import { tapLogprobs, type LogprobTap } from '../pipeline/logprobs.js';
 import { chatDeltaLogprobs, chatLogprobContent, tokenNamer, type TokenNamer } from '../protocol/logprobs-response.js';
-import { mayParse, parseOutputs, planParsing, skipSpecialTokensFor, type ParsedEvent } from '../pipeline/parse-outputs.js';
+import { mayParse, planParsing, skipSpecialTokensFor, type ParsedEvent } from '../pipeline/parse-outputs.js';
 import type { ServedModel } from '../pipeline/served-model.js';
 import { modelFor, type AppContext } from './context.js';
 import type { Exchange } from './exchange.js';
@@ -37,7 +37,17 @@ export function chatCompletions(ctx: AppContext) {
     const timing: Timing = { arrived, dispatched: performance.now(), firstToken: null, lastToken: null };
     const tap = req.sampling.logprobs ? tapLogprobs(gen) : null;
     const s = req.sampling;
-    const decoded = decodeOutputs(model, tap?.gen ?? gen, {
+    // (No plan, and no options object for it, when nothing could be parsed.)
+    const plan = !mayParse(model, req.tools !== null) ? null : planParsing(model, {
+      hasTools: req.tools !== null,
+      toolChoiceNone: req.toolChoice.kind === 'none',
+      toolChoice: req.toolChoice,
+      templateKwargs: req.templateKwargs,
+      promptIds,
+      toolsJson: req.tools ? ex.body.toString('utf8', req.tools.start, req.tools.end) : undefined,
+    });
+    // Detokenized, stop-checked and parsed per choice in one native push per engine message.
+    const outputs = decodeOutputs(model, tap?.gen ?? gen, {
       stop: s.stop,
       stopTokenIds: s.stopTokenIds,
       includeStopStrInOutput: s.includeStopStrInOutput,
@@ -48,17 +58,8 @@ export function chatCompletions(ctx: AppContext) {
       skipSpecialTokens: skipSpecialTokensFor(model, req.skipSpecialTokens),
       collectTokenIds: req.nvext.extraFields.has('completion_token_ids'),
       arrived,
+      parsing: plan,
     } satisfies ReturnType<typeof outputRules> & OutputOptions);
-    // (No plan, and no options object for it, when nothing could be parsed.)
-    const plan = !mayParse(model, req.tools !== null) ? null : planParsing(model, {
-      hasTools: req.tools !== null,
-      toolChoiceNone: req.toolChoice.kind === 'none',
-      toolChoice: req.toolChoice,
-      templateKwargs: req.templateKwargs,
-      promptIds,
-      toolsJson: req.tools ? ex.body.toString('utf8', req.tools.start, req.tools.end) : undefined,
-    });
-    const outputs = parseOutputs(decoded, plan, req.sampling.n);
     const id = `chatcmpl-${randomUUID().replaceAll('-', '')}`;
     const created = Math.floor(Date.now() / 1000);
     // Token names are needed only for logprobs.

@@ -1,12 +1,15 @@
-// Small JSON bodies of the operator endpoints (admin, busy thresholds): parsed whole,
-// since they are tiny and off the hot path, with the same error shapes as the API.
+// Small JSON bodies of the operator and debug endpoints (admin, busy thresholds, /parse/*):
+// validated by the gate exactly as the API bodies are (nesting, escapes: the same 400s), then
+// parsed whole, since they are small and off the hot path.
 
 import { ApiError } from '../protocol/errors.js';
+import { checkJsonObject } from '../protocol/fields.js';
 import type { ServedModel } from '../pipeline/served-model.js';
 import type { AppContext } from './context.js';
 import type { Exchange } from './exchange.js';
 
 export function readJsonObject(ex: Exchange): Record<string, unknown> {
+  checkJsonObject(ex.body);
   let body: unknown;
   try {
     body = JSON.parse(ex.body.toString('utf8'));

@@ -8,8 +8,8 @@ import { randomUUID } from 'node:crypto';
 import { readAnthropicRequest, readCountTokensRequest, type AnthropicRequest } from '../protocol/anthropic-request.js';
 import { AnthropicStreamWriter, anthropicMessage, anthropicUsage, stopReasonOf } from '../protocol/anthropic-response.js';
 import { tokenizeChat } from '../pipeline/preprocess.js';
-import type { OutputEvent, TokenCounts } from '../pipeline/outputs.js';
-import { parseOutputs, type ParsedEvent } from '../pipeline/parse-outputs.js';
+import type { TokenCounts } from '../pipeline/outputs.js';
+import type { ParsedEvent } from '../pipeline/parse-outputs.js';
 import { AnthropicContent } from '../protocol/anthropic-content.js';
 import { modelFor, type AppContext } from './context.js';
 import type { Exchange } from './exchange.js';
@@ -36,8 +36,8 @@ export function messages(ctx: AppContext) {
     let reply: string;
     if (req.stream) {
       const first: TokenCounts = { promptTokens: run.promptIds.length, completionTokens: 0, cachedTokens: 0 };
-      reply = await streamMessage(ex, req, parseOutputs(noteFirstCounts(run.decoded, first), run.plan, 1), id, first);
-    } else reply = await unaryMessage(ex, req, parseOutputs(run.decoded, run.plan, 1), id);
+      reply = await streamMessage(ex, req, noteFirstCounts(run.decoded, first), id, first);
+    } else reply = await unaryMessage(ex, req, run.decoded, id);
     endChatTurn(model, ex, turn, run, reply);
   };
 }
@@ -47,7 +47,7 @@ export function messages(ctx: AppContext) {
  * the engine reports the prompt's cached tokens from its first output on, and
  * message_start (written once the first output is in) reports them.
  */
-async function* noteFirstCounts(events: AsyncIterable<OutputEvent>, into: TokenCounts): AsyncGenerator<OutputEvent> {
+async function* noteFirstCounts(events: AsyncIterable<ParsedEvent>, into: TokenCounts): AsyncGenerator<ParsedEvent> {
   const it = events[Symbol.asyncIterator]();
   const first = await it.next();
   if (first.done) return;

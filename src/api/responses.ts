@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { readResponsesRequest } from '../protocol/responses-request.js';
 import { ResponsesStreamWriter, responseObject, responsesUsage, type ResponseState } from '../protocol/responses-response.js';
-import { parseOutputs, type ParsedEvent } from '../pipeline/parse-outputs.js';
+import type { ParsedEvent } from '../pipeline/parse-outputs.js';
 import { ResponseOutput } from '../protocol/responses-output.js';
 import type { ServedModel } from '../pipeline/served-model.js';
 import { modelFor, type AppContext } from './context.js';
@@ -28,7 +28,7 @@ export function responses(ctx: AppContext) {
       toolChoice: req.toolMode,
     };
     const run = await startChatTurn(model, ex, arrived, turn);
-    const outputs = parseOutputs(run.decoded, run.plan, 1);
+    const outputs = run.decoded;
     const hex = randomUUID().replaceAll('-', '');
     const state: ResponseState = { id: `resp_${hex}`, hex, createdAt: Math.floor(Date.now() / 1000), req };
     const reply = req.stream ? await streamResponse(ex, model, state, outputs) : await unaryResponse(ex, model, state, outputs);

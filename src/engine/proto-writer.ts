@@ -25,8 +25,13 @@ function varintSize(v: number): number {
   return v < 0x80 ? 1 : v < 0x4000 ? 2 : v < 0x200000 ? 3 : v < 0x10000000 ? 4 : 5;
 }
 
+/**
+ * The value came from the client (the readers in src/protocol check every integer's range when
+ * they read it, so this is only a backstop): `apiStatus` makes ApiError.from answer a 400 rather
+ * than a 500 "internal error". The message is protobuf-es's, word for word.
+ */
 function invalid(kind: string, field: string, v: unknown): Error {
-  return new Error(`cannot encode field ${field} to binary: invalid ${kind}: ${String(v)}`);
+  return Object.assign(new Error(`cannot encode field ${field} to binary: invalid ${kind}: ${String(v)}`), { apiStatus: 400 });
 }
 
 export class ProtoWriter {

@@ -255,36 +255,65 @@ export class UwsExchange implements Exchange {
     }
   }
 
+  /**
+   * Event-stream writes are batched: startEventStream and writeEvent only queue text, and
+   * everything one event-loop turn queued for this stream (the head, the chunks of one or
+   * more engine messages) goes out as one corked uWS write at the end of the turn (a single
+   * setImmediate for all streams), or at once with endEventStream. No timer: the first
+   * token leaves in the turn it was made in. See docs/architecture.md ("Per-token path").
+   */
+  private pending = '';
+  /** The 200 head is queued and not written yet. */
+  private headPending = false;
+  /** In the flush queue of this turn (cleared by flushAll). */
+  queued = false;
+  /** The last flush left bytes in uWS: the producer waits on this until the socket drains. */
+  private blocked: Promise<void> | null = null;
+
   startEventStream(): void {
     if (this.done) return;
     this.status = 200;
-    this.res.cork(() => {
-      this.res
-        .writeStatus('200 OK')
-        .writeHeader('content-type', 'text/event-stream')
-        .writeHeader('cache-control', 'no-cache')
-        .writeHeader('x-request-id', this.requestId);
-      if (this.corsOrigin) this.res.writeHeader('access-control-allow-origin', this.corsOrigin).writeHeader('vary', 'Origin');
-    });
+    this.headPending = true;
+    this.queueFlush();
   }
 
   writeEvent(chunk: string): Promise<void> | undefined {
     if (this.done) return undefined;
-    // Corked through a function made once (not a closure per event); cork runs it synchronously.
-    eventSlot.res = this.res;
-    eventSlot.chunk = chunk;
-    this.res.cork(writeEventCorked);
+    this.pending += chunk;
+    // A turn that made a lot (a fast engine, many messages in one read) writes every
+    // FLUSH_AT bytes: what uWS holds for a slow reader stays at about one write.
+    if (this.pending.length >= FLUSH_AT) this.flushEvents();
+    else this.queueFlush();
+    return this.blocked ?? undefined;
+  }
+
+  private queueFlush(): void {
+    if (this.queued) return;
+    this.queued = true;
+    flushQueue.push(this);
+    if (flushQueue.length === 1) setImmediate(flushAll);
+  }
+
+  /** The queued head and text, in one corked write (from flushAll). */
+  flushEvents(): void {
+    // (While blocked, queued text waits for the drain: uWS holds one write at most.)
+    if (this.done || this.blocked || (!this.headPending && this.pending === '')) return;
+    eventSlot.ex = this;
+    this.res.cork(writeEventsCorked);
+    eventSlot.ex = null;
     const ok = eventSlot.ok;
-    eventSlot.res = null;
-    eventSlot.chunk = '';
-    if (ok) return undefined;
-    // The chunk is buffered in uWS: pause the producer until the socket drains.
+    const chunk = this.pending;
+    this.pending = '';
+    if (ok) return;
+    // The text is buffered in uWS: the producer's next write waits until the socket drains.
     this.pauses++;
     this.setBuffered(this.buffered + Buffer.byteLength(chunk));
-    return new Promise<void>((resolve) => {
+    this.blocked = new Promise<void>((resolve) => {
       this.drained = resolve;
       this.res.onWritable(() => {
         this.setBuffered(0);
+        this.blocked = null;
+        if (this.pending !== '') this.queueFlush();
         const r = this.drained;
         this.drained = null;
         r?.();
@@ -293,16 +322,53 @@ export class UwsExchange implements Exchange {
     });
   }
 
+  /** Head and queued text; called inside cork(). Returns false when uWS kept some of it. */
+  writeEvents(end: boolean): boolean {
+    const res = this.res;
+    if (this.headPending) {
+      this.headPending = false;
+      res.writeStatus('200 OK').writeHeader('content-type', 'text/event-stream').writeHeader('cache-control', 'no-cache').writeHeader('x-request-id', this.requestId);
+      if (this.corsOrigin) res.writeHeader('access-control-allow-origin', this.corsOrigin).writeHeader('vary', 'Origin');
+    }
+    if (end) {
+      // write() then end(): end(text) on a response with nothing written yet would send it
+      // with a content-length instead of chunked, as the stream always was. Not closed
+      // while draining (end(…, true) cut a chunked stream before its last chunk reached
+      // the client); the next request on this connection closes it instead.
+      if (this.pending !== '') res.write(this.pending);
+      res.end();
+      return true;
+    }
+    return res.write(this.pending);
+  }
+
   endEventStream(): void {
     if (this.done) return;
     this.finished = true;
-    // Not closed while draining (end(…, true) cut a chunked stream before its last chunk
-    // reached the client); the next request on this connection closes it instead.
-    this.res.cork(() => {
-      this.res.end();
-    });
+    eventSlot.ex = this;
+    eventSlot.end = true;
+    this.res.cork(writeEventsCorked);
+    eventSlot.ex = null;
+    eventSlot.end = false;
+    this.pending = '';
+    this.blocked = null;
     this.over();
   }
+}
+
+/** Text (UTF-16 units) a stream queues before it writes without waiting for the turn's end. */
+const FLUSH_AT = 8 * 1024;
+
+/** Exchanges with event-stream text queued this turn; flushed by one setImmediate. */
+const flushQueue: UwsExchange[] = [];
+function flushAll(): void {
+  // (A flush may resolve a producer's promise; its writes land in the next turn's queue.)
+  for (let i = 0; i < flushQueue.length; i++) {
+    const ex = flushQueue[i];
+    ex.queued = false;
+    ex.flushEvents();
+  }
+  flushQueue.length = 0;
 }
 
 const EMPTY = Buffer.alloc(0);
@@ -333,7 +399,7 @@ function writeCorked(): void {
   corked.ex!.writeResponse(corked.body, corked.contentType, corked.close, corked.extra);
 }
 
-const eventSlot = { res: null as HttpResponse | null, chunk: '', ok: true };
-function writeEventCorked(): void {
-  eventSlot.ok = eventSlot.res!.write(eventSlot.chunk);
+const eventSlot = { ex: null as UwsExchange | null, end: false, ok: true };
+function writeEventsCorked(): void {
+  eventSlot.ok = eventSlot.ex!.writeEvents(eventSlot.end);
 }

@@ -167,11 +167,53 @@ interface SequenceConstructor {
   ): Sequence;
 }
 
+/**
+ * One per generated choice, the whole per-token path in one native object (native/core
+ * choice.rs): detokenizer, stop jail and limits (as Sequence), then the choice's output
+ * parser (reasoning, tool calls) over the released text. One call per engine message.
+ *
+ * A push returns a string while the choice goes on and only content came out (possibly
+ * ''); otherwise the flat array `[over, kind, ...fields, ...]` (see decodeChoiceDeltas):
+ * `over` is 1 once the choice ended (a stop or the token limit here, or finish()), and
+ * then the parser has been flushed too. Create with `newChoiceOutput`.
+ */
+export interface ChoiceOutput {
+  /** Adds one generated id (one number crosses, no array). */
+  pushToken(id: number): ChoiceResult;
+  /** Adds the ids of one engine message. */
+  pushTokens(ids: readonly number[]): ChoiceResult;
+  /** The engine ended the choice: held text and the parser's flush (always an array; [1] once over). */
+  finish(): (string | number)[];
+  /** 'stop' (stop string, stop id or EOS), 'length' (maxTokens), null if the engine decided. */
+  readonly finishReason: 'stop' | 'length' | null;
+  /** nvext stop_reason: the stop string or request stop token id; null for EOS, length, or none. */
+  readonly matchedStop: string | number | null;
+  /** Ids counted as generated (the stop token included). */
+  readonly generatedTokens: number;
+  /** Tool calls started so far. */
+  readonly toolCallCount: number;
+}
+
+/** A string: content only, the choice goes on. An array: `[over, kind, ...fields, ...]`. */
+export type ChoiceResult = string | (string | number)[];
+
+/** An OutputParser handed to newChoiceOutput (its native object; unusable afterwards). */
+export type NativeParserHandle = object;
+
+interface ChoiceOutputConstructor {
+  new (
+    model: Model, flags: number, minTokens: number, maxTokens: number | null,
+    stop: readonly string[] | null, stopTokenIds: readonly number[] | null, parser: NativeParserHandle | null,
+  ): ChoiceOutput;
+}
+
 interface CoreAddon {
   Model: ModelConstructor;
   Detokenizer: DetokenizerConstructor;
   /** Defines the Sequence class (written against Node-API directly: native/node/src/sequence.rs). */
   sequenceClass(): SequenceConstructor;
+  /** Defines the ChoiceOutput class (native/node/src/choice.rs). */
+  choiceOutputClass(): ChoiceOutputConstructor;
 }
 
 const addon = nativeAddon as CoreAddon;
@@ -179,19 +221,32 @@ const addon = nativeAddon as CoreAddon;
 export const Model: ModelConstructor = addon.Model;
 export const Detokenizer: DetokenizerConstructor = addon.Detokenizer;
 const SequenceClass = addon.sequenceClass();
+const ChoiceOutputClass = addon.choiceOutputClass();
 
 const NO_OPTIONS: SequenceOptions = {};
 
 /** A Sequence for one choice; defaults: skip special tokens, no stops, no limits. */
 export function newSequence(model: Model, o: SequenceOptions = NO_OPTIONS): Sequence {
-  const flags =
+  return new SequenceClass(
+    model, flagsOf(o), o.minTokens ?? 0, o.maxTokens ?? null,
+    o.stop?.length ? o.stop : null, o.stopTokenIds?.length ? o.stopTokenIds : null,
+  );
+}
+
+/** A ChoiceOutput for one choice: Sequence options, and the choice's parser (or null: content only). */
+export function newChoiceOutput(model: Model, o: SequenceOptions, parser: NativeParserHandle | null): ChoiceOutput {
+  return new ChoiceOutputClass(
+    model, flagsOf(o), o.minTokens ?? 0, o.maxTokens ?? null,
+    o.stop?.length ? o.stop : null, o.stopTokenIds?.length ? o.stopTokenIds : null, parser,
+  );
+}
+
+function flagsOf(o: SequenceOptions): number {
+  return (
     ((o.skipSpecialTokens ?? true) ? OutputFlag.SkipSpecialTokens : 0) |
     ((o.spacesBetweenSpecialTokens ?? true) ? OutputFlag.SpacesBetweenSpecialTokens : 0) |
     (o.includeStopStrInOutput ? OutputFlag.IncludeStopStrInOutput : 0) |
-    (o.ignoreEos ? OutputFlag.IgnoreEos : 0);
-  return new SequenceClass(
-    model, flags, o.minTokens ?? 0, o.maxTokens ?? null,
-    o.stop?.length ? o.stop : null, o.stopTokenIds?.length ? o.stopTokenIds : null,
+    (o.ignoreEos ? OutputFlag.IgnoreEos : 0)
   );
 }
 

@@ -14,6 +14,7 @@ interface GateAddon {
   createTable(names: string[]): number;
   scan(body: Uint8Array, start: number, end: number, table: number, out: Float64Array): number;
   lastError(): string;
+  lastErrorMember(): string;
   implementation(): string;
 }
 
@@ -68,6 +69,11 @@ export const NO_TABLE = -1;
 /** Creates a table of known member names for one object level; returns its id (process-wide). */
 export function createTable(names: string[]): number {
   return addon.createTable(names);
+}
+
+/** After ERR.INVALID_JSON: the top-level member whose value is invalid, or '' (not inside one). */
+export function lastErrorMember(): string {
+  return addon.lastErrorMember();
 }
 
 /**

@@ -100,13 +100,30 @@ export function decodeDeltas(flat: (string | number)[]): ParserDelta[] {
   return out;
 }
 
+/**
+ * The parsers read the request's `tools` with serde_json, which stops at 128 levels of nesting
+ * (the gate allows 512; the native message reader has the same 128, docs/fields.md). A `tools`
+ * the parser cannot read is the client's value: a 400 naming `tools` (ApiError.from reads
+ * `apiStatus` and `param`), never a 500. Any other construction error is ours and stays one.
+ */
+function toolsError(err: unknown): unknown {
+  const m = /^invalid parser options: tools is not JSON: (.*)$/s.exec(err instanceof Error ? err.message : '');
+  if (!m) return err;
+  const why = /recursion limit/.test(m[1]) ? `nested deeper than 128 levels (${m[1]})` : m[1];
+  return Object.assign(new Error(`\`tools\` cannot be read by the tool-call parser: ${why}`), { apiStatus: 400, param: 'tools' });
+}
+
 /** The per-choice parser: reasoning parser first, then the tool parser over the content. */
 export class OutputParser {
   private readonly native: NativeOutputParser;
 
   /** Throws (code 'InvalidArg') on an unknown parser name, listing the valid ones. */
   constructor(toolParser: string | null, reasoningParser: string | null, opts?: OutputParserOptions) {
-    this.native = new addon.OutputParser(toolParser, reasoningParser, opts ?? null);
+    try {
+      this.native = new addon.OutputParser(toolParser, reasoningParser, opts ?? null);
+    } catch (err) {
+      throw toolsError(err);
+    }
   }
 
   /** Adds detokenized text; returns what became final (string = content only). */
@@ -119,6 +136,14 @@ export class OutputParser {
   finish(): ParserOutput {
     const r = this.native.finish();
     return typeof r === 'string' ? r : decodeDeltas(r);
+  }
+
+  /**
+   * The native parser, for newChoiceOutput (src/native/core.ts), which takes it over: this
+   * OutputParser is unusable afterwards.
+   */
+  handOver(): object {
+    return this.native;
   }
 
   /** Raw form for hot loops: a string, or the flat array (see decodeDeltas). */

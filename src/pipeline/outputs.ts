@@ -1,11 +1,12 @@
-// From the engine's token events to per-choice text events, independent of the API
-// shape they will be written in. Each choice has its own native decoder; the stream
-// ends when every choice has finished.
+// From the engine's token events to per-choice output events (content, reasoning, tool
+// calls, finish), independent of the API shape they will be written in. Each choice has
+// one native ChoiceOutput (detokenizer, stop jail, parsers: postprocess.ts), pushed once
+// per engine message; the stream ends when every choice has finished.
 
 import { ApiError } from '../protocol/errors.js';
 import type { Generation } from './generate.js';
 import type { EngineEvent } from '../engine/types.js';
-import { ChoiceDecoder, finishReasonOf, type FinishReason, type OutputRules } from './postprocess.js';
+import { ChoiceDecoder, finishReasonOf, type FinishReason, type OutputRules, type ParsingPlan } from './postprocess.js';
 import type { ServedModel } from './served-model.js';
 import type { SamplingOptions } from '../protocol/sampling.js';
 
@@ -16,6 +17,8 @@ export interface OutputOptions extends OutputRules {
   collectTokenIds?: boolean;
   /** When the request arrived (performance.now()), for time-to-first-token. */
   arrived?: number;
+  /** How the choices' text is parsed (reasoning, tool calls; parse-outputs.ts), or none. */
+  parsing?: ParsingPlan | null;
 }
 
 /** The output rules a request's sampling options imply, with its final token budget. */
@@ -33,6 +36,13 @@ export type OutputEvent =
   | { kind: 'text'; index: number; text: string; tokenIds: readonly number[]; readonly usage: TokenCounts }
   | { kind: 'finish'; index: number; reason: FinishReason; completionTokens: number; matchedStop: string | number | null; usage: TokenCounts; tokenIds: number[] | null }
   | { kind: 'end'; usage: TokenCounts };
+
+/** The output events of a request whose text is parsed (OutputOptions.parsing). */
+export type ParsedEvent =
+  | OutputEvent
+  | { kind: 'reasoning'; index: number; text: string; usage: TokenCounts }
+  | { kind: 'tool_start'; index: number; call: number; id: string; name: string; usage: TokenCounts }
+  | { kind: 'tool_args'; index: number; call: number; text: string; usage: TokenCounts };
 
 /**
  * A text event. Its usage (a native call per choice) is computed only when read: most
@@ -67,11 +77,13 @@ class TextOutput {
  * engine message is read only once they are all out, so a text event's lazy usage and a
  * logprobs tap still see the state as of that event.
  */
-export function decodeOutputs(model: ServedModel, gen: Generation, opts: OutputOptions): AsyncIterableIterator<OutputEvent> {
+export function decodeOutputs(model: ServedModel, gen: Generation, opts: OutputOptions & { parsing?: null }): AsyncIterableIterator<OutputEvent>;
+export function decodeOutputs(model: ServedModel, gen: Generation, opts: OutputOptions): AsyncIterableIterator<ParsedEvent>;
+export function decodeOutputs(model: ServedModel, gen: Generation, opts: OutputOptions): AsyncIterableIterator<ParsedEvent> {
   return new DecodedOutputs(model, gen, opts);
 }
 
-class DecodedOutputs implements AsyncIterableIterator<OutputEvent> {
+class DecodedOutputs implements AsyncIterableIterator<ParsedEvent> {
   private readonly decoders: ChoiceDecoder[] = [];
   private readonly ids: number[][] | null;
   private readonly finished: boolean[];
@@ -92,7 +104,7 @@ class DecodedOutputs implements AsyncIterableIterator<OutputEvent> {
   // The engine stream is open and not failing: leaving must either abort it or read it out.
   private open = false;
   /** Events made from the last engine message, not handed out yet. */
-  private readonly out: OutputEvent[] = [];
+  private readonly out: ParsedEvent[] = [];
   private outHead = 0;
   /** The end event is queued: the next read after it settles the engine stream. */
   private ending = false;
@@ -114,18 +126,52 @@ class DecodedOutputs implements AsyncIterableIterator<OutputEvent> {
 
   private decoder(i: number): ChoiceDecoder {
     if (i < 0 || i >= this.opts.n) throw new ApiError(502, `the engine sent output for choice ${i} of ${this.opts.n}`, { code: 'engine_error' });
-    return (this.decoders[i] ??= new ChoiceDecoder(this.model, this.opts));
+    return (this.decoders[i] ??= new ChoiceDecoder(this.model, this.opts, this.opts.parsing ?? null));
   }
 
-  // Flush a choice's held text (returned, or null) and mark it ended; then its finish event.
-  private closeTail(index: number): TextOutput | null {
-    const tail = this.decoder(index).finish();
-    this.finished[index] = true;
-    this.remaining--;
-    return tail ? new TextOutput(index, tail, NO_IDS, this.counts) : null;
+  /**
+   * The events of one push's deltas (the native flat array `[over, kind, ...fields]`),
+   * queued; the first text event carries the message's ids. A text event queued here keeps
+   * the usage as of now (the consumer reads it after later events of the message were made).
+   */
+  private queueDeltas(index: number, flat: (string | number)[], ids: readonly number[]): void {
+    const out = this.out;
+    // The usage as of this message (the same for every event it makes).
+    let usage: TokenCounts | null = null;
+    const counts = (): TokenCounts => (usage ??= this.counts());
+    for (let i = 1; i < flat.length; ) {
+      switch (flat[i]) {
+        case 0: {
+          const text = flat[i + 1] as string;
+          if (text) {
+            const t = new TextOutput(index, text, ids, this.counts);
+            t.freeze();
+            out.push(t);
+            ids = NO_IDS;
+          }
+          i += 2;
+          break;
+        }
+        case 1:
+          if (flat[i + 1]) out.push({ kind: 'reasoning', index, text: flat[i + 1] as string, usage: counts() });
+          i += 2;
+          break;
+        case 2:
+          out.push({ kind: 'tool_start', index, call: flat[i + 1] as number, id: flat[i + 2] as string, name: flat[i + 3] as string, usage: counts() });
+          i += 4;
+          break;
+        default:
+          out.push({ kind: 'tool_args', index, call: flat[i + 1] as number, text: flat[i + 2] as string, usage: counts() });
+          i += 3;
+          break;
+      }
+    }
   }
 
-  private finishEvent(index: number, reason: FinishReason, matchedStop: string | number | null): OutputEvent {
+  private finishEvent(index: number, reason: FinishReason, matchedStop: string | number | null): ParsedEvent {
+    const dec = this.decoder(index);
+    // A choice that made tool calls finishes with tool_calls (unless it ran out of tokens).
+    if (dec.toolCallCount > 0 && reason !== 'length') reason = 'tool_calls';
     return {
       kind: 'finish',
       index,
@@ -137,7 +183,7 @@ class DecodedOutputs implements AsyncIterableIterator<OutputEvent> {
     };
   }
 
-  private end(): OutputEvent {
+  private end(): ParsedEvent {
     const usage = this.counts();
     const stats = this.model.stats;
     stats.outputTokens.observe(usage.completionTokens);
@@ -145,27 +191,20 @@ class DecodedOutputs implements AsyncIterableIterator<OutputEvent> {
     return { kind: 'end', usage };
   }
 
-  /** A choice is over: its held tail, its finish, and the end once every choice is. */
+  /** A choice is over (its last deltas are queued): its finish, and the end once every choice is. */
   private over(index: number, reason: FinishReason, matchedStop: string | number | null): void {
-    const out = this.out;
-    // A text event queued before this one keeps the usage as of itself.
-    const prev = out.length > 0 ? out[out.length - 1] : undefined;
-    if (prev instanceof TextOutput) prev.freeze();
-    const tail = this.closeTail(index);
-    if (tail) {
-      out.push(tail);
-      tail.freeze();
-    }
-    out.push(this.finishEvent(index, reason, matchedStop));
+    this.finished[index] = true;
+    this.remaining--;
+    this.out.push(this.finishEvent(index, reason, matchedStop));
     if (this.remaining === 0) {
-      out.push(this.end());
+      this.out.push(this.end());
       this.ending = true;
     }
   }
 
-  private take(): IteratorResult<OutputEvent> {
+  private take(): IteratorResult<ParsedEvent> {
     const value = this.out[this.outHead]!;
-    this.out[this.outHead++] = undefined as unknown as OutputEvent;
+    this.out[this.outHead++] = undefined as unknown as ParsedEvent;
     if (this.outHead === this.out.length) {
       this.out.length = 0;
       this.outHead = 0;
@@ -173,7 +212,7 @@ class DecodedOutputs implements AsyncIterableIterator<OutputEvent> {
     return { value, done: false };
   }
 
-  async next(): Promise<IteratorResult<OutputEvent>> {
+  async next(): Promise<IteratorResult<ParsedEvent>> {
     if (this.outHead < this.out.length) return this.take();
     if (this.closed) return DONE;
     if (this.ending) {
@@ -207,13 +246,18 @@ class DecodedOutputs implements AsyncIterableIterator<OutputEvent> {
           this.cachedTokens = Math.max(this.cachedTokens, c.cachedTokens);
           const dec = this.decoder(c.index);
           if (this.finished[c.index]) continue; // a stop already ended this choice here
-          const text = dec.push(c.tokenIds);
+          const r = dec.push(c.tokenIds);
           if (this.ids) this.ids[c.index].push(...c.tokenIds);
-          if (!dec.finished) {
-            if (text) return { value: new TextOutput(c.index, text, c.tokenIds, this.counts), done: false };
+          // The common case: content only, the choice goes on (one event, or none).
+          if (typeof r === 'string') {
+            if (r) return { value: new TextOutput(c.index, r, c.tokenIds, this.counts), done: false };
             continue;
           }
-          if (text) this.out.push(new TextOutput(c.index, text, c.tokenIds, this.counts));
+          this.queueDeltas(c.index, r, c.tokenIds);
+          if (!dec.finished) {
+            if (this.out.length > 0) return this.take();
+            continue;
+          }
           // A stop string, stop token or the token limit ended the choice before the engine
           // did: finish it now; once every choice is over, the read after the end aborts the
           // request unless the engine is about to end it too (see settle()).
@@ -228,9 +272,14 @@ class DecodedOutputs implements AsyncIterableIterator<OutputEvent> {
         const dec = this.decoder(d.index);
         if (d.outputIds.length > 0) {
           if (this.ids) this.ids[d.index].push(...d.outputIds);
-          const text = dec.push(d.outputIds);
-          if (text) this.out.push(new TextOutput(d.index, text, d.outputIds, this.counts));
+          const r = dec.push(d.outputIds);
+          if (typeof r === 'string') {
+            if (r) this.queueDeltas(d.index, [0, 0, r], d.outputIds);
+          } else this.queueDeltas(d.index, r, d.outputIds);
         }
+        // The engine ended the choice: the held text and the parser's flush (nothing when
+        // a stop in these last ids already ended it).
+        this.queueDeltas(d.index, dec.finish(), NO_IDS);
         this.over(d.index, dec.finishReason ?? finishReasonOf(d.finishReason), dec.matchedStop ?? d.matchedStopStr ?? null);
         return this.take();
       }
@@ -242,7 +291,7 @@ class DecodedOutputs implements AsyncIterableIterator<OutputEvent> {
     throw new ApiError(502, 'the engine ended the stream before every choice finished', { code: 'engine_error' });
   }
 
-  async return(): Promise<IteratorResult<OutputEvent>> {
+  async return(): Promise<IteratorResult<ParsedEvent>> {
     this.out.length = 0;
     this.outHead = 0;
     await this.settle();
@@ -291,4 +340,4 @@ function drain(it: AsyncIterator<unknown>): void {
 }
 
 const NO_IDS: readonly number[] = Object.freeze([]);
-const DONE: IteratorResult<OutputEvent> = Object.freeze({ value: undefined, done: true }) as IteratorResult<OutputEvent>;
+const DONE: IteratorResult<ParsedEvent> = Object.freeze({ value: undefined, done: true }) as IteratorResult<ParsedEvent>;

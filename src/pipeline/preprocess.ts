@@ -78,7 +78,9 @@ export function renderFailure(err: unknown): never {
   if (isClientError(err)) {
     const message = (err as Error).message;
     const path = /^`(messages\[\d+\][^`]*)`/.exec(message);
-    throw ApiError.badRequest(message, path ? path[1] : 'messages');
+    // the native reader reads `tools` beside the messages and says so ("invalid messages JSON: tools: ...")
+    const param = path ? path[1] : /^invalid messages JSON: tools:/.test(message) ? 'tools' : 'messages';
+    throw ApiError.badRequest(message, param);
   }
   throw err;
 }

@@ -94,10 +94,11 @@ export class ApiError extends Error {
   static from(err: unknown): ApiError {
     if (err instanceof ApiError) return err;
     if (err instanceof EngineError) return ApiError.fromEngine(err);
-    const maybe = err as { apiStatus?: number; message?: string; code?: unknown; retryAfter?: unknown } | null;
+    const maybe = err as { apiStatus?: number; message?: string; code?: unknown; param?: unknown; retryAfter?: unknown } | null;
     if (maybe && typeof maybe.apiStatus === 'number') {
       return new ApiError(maybe.apiStatus, String(maybe.message), {
         code: typeof maybe.code === 'string' ? maybe.code : null,
+        param: typeof maybe.param === 'string' ? maybe.param : null,
         retryAfter: typeof maybe.retryAfter === 'number' ? maybe.retryAfter : undefined,
       });
     }

@@ -2,7 +2,7 @@
 // gate (src/native/gate.ts). The body stays a Buffer: strings are decoded only when a
 // handler asks for them, and nested values are handed on as byte spans.
 
-import { scan, lastError, createTable, STRIDE } from '../native/gate.js';
+import { scan, lastError, lastErrorMember, createTable, STRIDE, NO_TABLE } from '../native/gate.js';
 import { ApiError } from './errors.js';
 
 /** The gate's value type codes. */
@@ -48,6 +48,28 @@ export class FieldTable<N extends string> {
   }
 }
 
+/**
+ * Validates a whole body as one JSON object with the gate, as Fields.scan does for the API
+ * bodies: the same nesting limit (512), the same rejection of lone-surrogate escapes and the
+ * same 400s. For the small bodies that are then read with JSON.parse (src/api/json-body.ts):
+ * without it, a body nested 10,000 deep parses, then overflows the stack in the first
+ * recursive walk (JSON.stringify), and a "\uD800" reaches serde_json, which rejects it.
+ */
+export function checkJsonObject(body: Buffer): void {
+  const n = scan(body, 0, body.length, NO_TABLE, scratch);
+  if (n >= 0) return;
+  if (n === -2) throw ApiError.badRequest('request body must be a JSON object', null, 'invalid_json');
+  if (n === -3) throw ApiError.badRequest('too many fields in the request body');
+  throw invalidJson('');
+}
+
+/** The 400 for a body the gate refused; `param` names the member whose value is invalid. */
+function invalidJson(path: string): ApiError {
+  const member = lastErrorMember();
+  const param = member ? (path ? `${path}.${member}` : member) : null;
+  return ApiError.badRequest(`invalid JSON in request body: ${lastError()}`, param, 'invalid_json');
+}
+
 export class Fields<N extends string> {
   private readonly slot: Int32Array; // table index -> record offset in out, or -1
   private readonly out: Float64Array;
@@ -88,7 +110,7 @@ export class Fields<N extends string> {
       throw ApiError.badRequest(path ? `\`${path}\` must be an object` : 'request body must be a JSON object', path || null, 'invalid_json');
     }
     if (n === -3) throw ApiError.badRequest(`too many fields in ${path || 'the request body'}`, path || null);
-    throw ApiError.badRequest(`invalid JSON in request body: ${lastError()}`, null, 'invalid_json');
+    throw invalidJson(path);
   }
 
   private decodeKey(o: number): string {

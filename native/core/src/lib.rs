@@ -3,6 +3,7 @@
 
 pub mod byte_table;
 pub mod chat_template;
+pub mod choice;
 pub mod content_format;
 pub mod detokenizer;
 pub mod error;
@@ -24,6 +25,7 @@ pub mod template_value;
 pub mod tokenizer;
 pub mod tools_cache;
 
+pub use choice::ChoiceOutput;
 pub use detokenizer::Detokenizer;
 pub use error::{CoreError, Result};
 pub use model::{ChatRequest, Model, ModelInfo, SpecialToken};

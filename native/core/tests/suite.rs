@@ -4,6 +4,8 @@
 
 mod common;
 
+#[path = "suite/choice.rs"]
+mod choice;
 #[path = "suite/fast_encode.rs"]
 mod fast_encode;
 #[path = "suite/fuzz.rs"]

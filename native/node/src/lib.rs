@@ -5,6 +5,7 @@
 //! napi-rs's per-call glue cost more than the detokenization.
 
 mod chat_args;
+mod choice;
 mod detokenizer;
 mod errors;
 mod model;
@@ -16,6 +17,7 @@ mod sequence_fast;
 
 pub use detokenizer::Detokenizer;
 pub use model::{EncodeChatTask, EncodeTask, Model, ModelInfo, PrefixCacheStats};
+pub use choice::choice_output_class;
 pub use sequence::sequence_class;
 
 #[global_allocator]

@@ -76,7 +76,19 @@ fn flatten(out: Vec<p::Delta>) -> Flat {
 /// One per choice: reasoning parser first, then the tool parser over the content.
 #[napi]
 pub struct OutputParser {
-    inner: p::OutputParser,
+    /// None once a ChoiceOutput took it over (see `take`).
+    inner: Option<p::OutputParser>,
+}
+
+fn moved() -> Error {
+    Error::new(Status::InvalidArg, "this OutputParser was handed to a ChoiceOutput")
+}
+
+impl OutputParser {
+    /// The parser itself, for a ChoiceOutput that owns it from now on.
+    pub(crate) fn take(&mut self) -> Option<p::OutputParser> {
+        self.inner.take()
+    }
 }
 
 #[napi]
@@ -102,27 +114,27 @@ impl OutputParser {
             };
         }
         let inner = p::OutputParser::new(tool_parser.as_deref(), reasoning_parser.as_deref(), &o).map_err(invalid)?;
-        Ok(OutputParser { inner })
+        Ok(OutputParser { inner: Some(inner) })
     }
 
     /// Text made final by this chunk: a string when it is only content, else a flat array.
     #[napi]
     pub fn push(&mut self, text: String) -> Result<Flat> {
-        let inner = &mut self.inner;
+        let inner = self.inner.as_mut().ok_or_else(moved)?;
         catch_unwind(AssertUnwindSafe(|| flatten(inner.push(&text)))).map_err(|_| internal())
     }
 
     /// End of the choice: flushes held text, applies the truncation rule.
     #[napi]
     pub fn finish(&mut self) -> Result<Flat> {
-        let inner = &mut self.inner;
+        let inner = self.inner.as_mut().ok_or_else(moved)?;
         catch_unwind(AssertUnwindSafe(|| flatten(inner.finish()))).map_err(|_| internal())
     }
 
     /// Tool calls started so far (finish_reason "tool_calls" when > 0).
     #[napi(getter)]
     pub fn tool_call_count(&self) -> u32 {
-        self.inner.tool_call_count()
+        self.inner.as_ref().map_or(0, |p| p.tool_call_count())
     }
 }
 

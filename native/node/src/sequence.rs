@@ -110,29 +110,8 @@ unsafe extern "C" fn construct(env: Env, info: sys::napi_callback_info) -> Value
         let Some(model) = raw::unwrap_napi_rs::<Model>(env, model, c"Sequence: the first argument must be a Model") else {
             return ptr::null_mut();
         };
-        let (Some(flags), Some(min_tokens)) = (raw::get_u32(env, flags), raw::get_u32(env, min_tokens)) else {
-            return raw::throw_type(env, c"Sequence: flags and minTokens must be numbers");
-        };
-        // Each is checked before the next is read: a refused one returns with its TypeError.
-        let Some(max_tokens) = raw::get_optional(env, max_tokens, c"Sequence: maxTokens must be a number or null", |env, v| raw::get_u32(env, v).map(Some)) else {
+        let Some(opts) = sequence_options(env, [flags, min_tokens, max_tokens, stop, stop_ids], "Sequence") else {
             return ptr::null_mut();
-        };
-        let Some(stop) = raw::get_optional(env, stop, c"Sequence: stop must be an array of strings or null", |env, v| raw::get_string_array(env, v)) else {
-            return ptr::null_mut();
-        };
-        let Some(stop_token_ids) = raw::get_optional(env, stop_ids, c"Sequence: stopTokenIds must be an array of numbers or null", |env, v| raw::get_u32_array(env, v)) else {
-            return ptr::null_mut();
-        };
-        let f = OutputFlags(flags);
-        let opts = SequenceOptions {
-            skip_special_tokens: f.skip_special_tokens(),
-            spaces_between_special_tokens: f.spaces_between_special_tokens(),
-            stop,
-            stop_token_ids,
-            include_stop_str_in_output: f.include_stop_str_in_output(),
-            min_tokens,
-            ignore_eos: f.ignore_eos(),
-            max_tokens,
         };
         let seq = Box::into_raw(Box::new(model.core().sequence(opts)));
         if !raw::ok(sys::napi_wrap(env, this, seq.cast(), Some(drop_sequence), ptr::null_mut(), ptr::null_mut())) {
@@ -144,6 +123,33 @@ unsafe extern "C" fn construct(env: Env, info: sys::napi_callback_info) -> Value
             return raw::throw(env, c"GenericFailure", "Sequence: napi_type_tag_object failed");
         }
         this
+    }
+}
+
+/// The positional sequence options `flags, minTokens, maxTokens | null, stop | null,
+/// stopTokenIds | null` (shared with ChoiceOutput's constructor); None with a TypeError
+/// pending when one is refused (each is checked before the next is read).
+pub(crate) unsafe fn sequence_options(env: Env, [flags, min_tokens, max_tokens, stop, stop_ids]: [Value; 5], class: &str) -> Option<SequenceOptions> {
+    unsafe {
+        let msg = |m: &str| std::ffi::CString::new(format!("{class}: {m}")).unwrap_or_default();
+        let (Some(flags), Some(min_tokens)) = (raw::get_u32(env, flags), raw::get_u32(env, min_tokens)) else {
+            raw::throw_type(env, &msg("flags and minTokens must be numbers"));
+            return None;
+        };
+        let max_tokens = raw::get_optional(env, max_tokens, &msg("maxTokens must be a number or null"), |env, v| raw::get_u32(env, v).map(Some))?;
+        let stop = raw::get_optional(env, stop, &msg("stop must be an array of strings or null"), |env, v| raw::get_string_array(env, v))?;
+        let stop_token_ids = raw::get_optional(env, stop_ids, &msg("stopTokenIds must be an array of numbers or null"), |env, v| raw::get_u32_array(env, v))?;
+        let f = OutputFlags(flags);
+        Some(SequenceOptions {
+            skip_special_tokens: f.skip_special_tokens(),
+            spaces_between_special_tokens: f.spaces_between_special_tokens(),
+            stop,
+            stop_token_ids,
+            include_stop_str_in_output: f.include_stop_str_in_output(),
+            min_tokens,
+            ignore_eos: f.ignore_eos(),
+            max_tokens,
+        })
     }
 }
 
