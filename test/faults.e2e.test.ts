@@ -225,3 +225,57 @@ test('a reader that stops reading is dropped after the stall limit, counted, and
   assert.match(received, /^HTTP\/1\.1 200 /);
   if (received.includes('stream_stalled')) assert.match(received, /event: error/);
 });
+
+// The fuzzer's "huge prompt" finding (issue 13 items 5, 8): ~130 KB of one emoji in a chat
+// message, or ~500 KB of text in a completions prompt array, got a 502 naming the worker's
+// URL and the engine id, and marked the worker down for everyone. Its cause was a prompt
+// past the engine's context reaching the engine (whose INVALID_ARGUMENT was a 502 and a
+// worker failure then); there is no transport limit under the body limit (a 120k-token
+// prompt, a ~360 KB gRPC message, is served). Here the engine does not report its context
+// (so Portico cannot refuse up front) and the breaker is on at its default: a legitimate
+// big prompt is served, each over-context one is a clean 400 with the numbers, and the
+// worker stays in rotation through more of them than the breaker's run length.
+test('huge prompts: one within the context is served; past the engine\'s context each is a 400 with the numbers, nothing leaked, and the worker stays in rotation', async () => {
+  const e = await engine(['--step-ms', '0', '--max-model-len', '32768', '--hide-context-length']);
+  const f = await front([e], ['--health-check-interval-secs', '3600', '--stream-precommit-peek-ms', '10000']);
+  const secrets = [`127.0.0.1:${e.port}`, 'grpc://', 'Generate('];
+
+  for (const stream of [false, true]) {
+    const ok = await chat(f, '🚀'.repeat(30_000), { stream, maxTokens: 4 });
+    assert.equal(ok.status, 200, `a 30k-token prompt within the context is served (stream ${stream})`);
+    const text = await readAll(ok);
+    if (stream) {
+      assert.ok(text.trimEnd().endsWith('data: [DONE]'), 'the stream ends with [DONE]');
+      assert.ok(!text.includes('"error"'), `no error event: ${text.slice(-300)}`);
+    } else {
+      assert.equal((JSON.parse(text) as { usage: { prompt_tokens: number } }).usage.prompt_tokens, 30_008);
+    }
+  }
+
+  for (let i = 0; i < 7; i++) {
+    const stream = i % 2 === 1;
+    const bad = i === 6
+      ? await fetch(`${f.url}/v1/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'm', max_tokens: 4, prompt: ['a', ' word'.repeat(100_000)] }),
+        signal: AbortSignal.timeout(60_000),
+      })
+      : await chat(f, '🚀'.repeat(40_000), { stream, maxTokens: 4 });
+    const text = await bad.text();
+    assert.equal(bad.status, 400, `request ${i} (stream ${stream}): ${text.slice(0, 300)}`);
+    const err = (JSON.parse(text) as { error: { code: string; message: string } }).error;
+    assert.equal(err.code, 'context_length_exceeded');
+    assert.match(err.message, /32768/);
+    assert.match(err.message, i === 6 ? /100000/ : /40008/);
+    for (const s of secrets) assert.ok(!text.includes(s), `request ${i}: the body leaks ${JSON.stringify(s)}: ${text}`);
+    assert.equal(await healthyWorkers(f), 1, `request ${i}: the worker stays in rotation`);
+  }
+
+  const h = await fetch(`${f.url}/health`);
+  assert.equal(h.status, 200);
+  await h.text();
+  const after = await chat(f, 'Say hello.');
+  assert.equal(after.status, 200, 'a normal request is served after them');
+  await after.text();
+});
