@@ -5,8 +5,8 @@ descriptor sets after sorting (files by name, fields by number, everything
 else by name), so only wire-relevant differences remain: packages, message
 and enum names, field numbers, types, labels, oneofs, services and rpcs.
 
-    pip download smg-grpc-proto --no-deps -d /tmp/smg && unzip the wheel
-    python3 test/interop/compare_protos.py /path/to/smg_grpc_proto/proto
+    python3 test/interop/compare_protos.py /path/to/site-packages/smg_grpc_proto/proto
+(test/interop/run.sh passes the proto folder of the smg-grpc-proto it installs in its venv)
 
 Exit status 0 = every file in proto/ matches its upstream twin.
 """

@@ -14,10 +14,15 @@ for attempt in 1 2 3; do
   [ "$attempt" = 3 ] && exit 1
   sleep 5
 done
+# The upstream .proto files compare_protos.py checks proto/ against: the ones the installed
+# smg-grpc-proto package ships (its wheel carries them beside the generated stubs).
+UPSTREAM_PROTO="$("$VENV/bin/python" -c 'import os, smg_grpc_proto; print(os.path.join(os.path.dirname(smg_grpc_proto.__file__), "proto"))')" || exit 1
 passed=0
 failed=0
 for script in compare_protos sglang_interop vllm_interop zmq_interop smg_gateway_interop; do
-  out=$(timeout 300 "$VENV/bin/python" "test/interop/$script.py" 2>&1)
+  args=()
+  [ "$script" = compare_protos ] && args=("$UPSTREAM_PROTO")
+  out=$(timeout 300 "$VENV/bin/python" "test/interop/$script.py" "${args[@]}" 2>&1)
   rc=$?
   echo "$out" | grep -E '^(PASS|FAIL)' | sed "s/^/[$script] /"
   p=$(echo "$out" | grep -c '^PASS')
