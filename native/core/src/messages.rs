@@ -5,7 +5,7 @@ use serde_json::{Map, Value};
 
 use crate::content_format::ContentFormat;
 use crate::error::{CoreError, Result};
-use crate::message_shape::check_message;
+use crate::message_shape::{check_message, kind};
 
 /// Parses a JSON array of message objects.
 pub fn parse_messages(bytes: &[u8]) -> Result<Vec<Value>> {
@@ -169,17 +169,6 @@ fn parse_arguments(call: &mut Value) {
         if let Ok(parsed @ Value::Object(_)) = serde_json::from_str::<Value>(s) {
             *args = parsed;
         }
-    }
-}
-
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 
