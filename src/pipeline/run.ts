@@ -7,11 +7,13 @@
 
 import { ApiError } from '../protocol/errors.js';
 import type { EngineEvent } from '../engine/types.js';
+import { isEngineEvents, type EngineEventHandler, type EngineEvents } from '../engine/generate-stream.js';
+import { pumpStream } from '../engine/grpc-h2.js';
 import type { Dispatch } from '../router/types.js';
 import type { Worker } from '../router/worker-pool.js';
 import { WorkerTurn } from './generate.js';
 import { LogprobBook } from './logprobs.js';
-import { ChoiceOutputs, settleEngine, type ParsedEvent } from './outputs.js';
+import { ChoiceOutputs, type ParsedEvent } from './outputs.js';
 import type { GenerationRequest } from './request.js';
 
 /** Returned (or resolved) by GenerationSink.event to end the generation early (the engine is aborted). */
@@ -45,7 +47,6 @@ export interface GenerationSink {
 
 class Running implements RunningGeneration {
   readonly logprobs: LogprobBook | null;
-  it: AsyncIterator<EngineEvent> | null = null;
   stopped = false;
 
   constructor(
@@ -68,11 +69,13 @@ class Running implements RunningGeneration {
     return this.dispatch.dpRank;
   }
 
+  /** Set by runGeneration once the engine stream is open. */
+  halt: (() => void) | null = null;
+
   stop(): void {
     if (this.stopped) return;
     this.stopped = true;
-    // The loop's pending read settles (done, or the cancel's rejection), and it leaves quietly.
-    void this.it?.return?.()?.then(undefined, () => undefined);
+    this.halt?.();
   }
 }
 
@@ -89,78 +92,189 @@ export async function runGeneration(req: GenerationRequest, sink: GenerationSink
   const turn = new WorkerTurn(model);
   const g = new Running(d, turn.start(d, req.engine), req.logprobs);
   sink.begin?.(g);
-  let it: AsyncIterator<EngineEvent>;
+  let events: EngineEvents;
   try {
-    it = g.it = d.worker.client.generate(req.engine, req.signal)[Symbol.asyncIterator]();
+    events = pushed(d.worker.client.generate(req.engine, req.signal));
   } catch (err) {
     throw turn.fail(err);
   }
-  if (g.stopped) return leave(it, turn, false);
-  const choices = new ChoiceOutputs(model, req.output);
-  const book = g.logprobs;
-  const out: ParsedEvent[] = [];
-  for (;;) {
-    let step: IteratorResult<EngineEvent>;
+  if (g.stopped) {
+    turn.end();
+    return;
+  }
+  return new Promise<void>((resolve, reject) => {
+    const run = new PushedRun(req, sink, g, turn, events, resolve, reject);
+    g.halt = () => run.stop();
+    events.pipe(run);
+  });
+}
+
+/**
+ * The loop's body, called by the engine stream for each message (in its data callback: no
+ * promise per message). A sink's promise holds the stream until it settles; events of one
+ * message that were not handed over yet wait with it.
+ */
+class PushedRun implements EngineEventHandler {
+  private readonly choices: ChoiceOutputs;
+  private readonly out: ParsedEvent[] = [];
+  private at = 0;
+  /** The sink's answer is pending (the stream is held). */
+  private waiting = false;
+  /** 'open' while the sink gets events; then the stream is read out ('drain', DRAIN_EVENTS at most) or gone. */
+  state: 'open' | 'drain' | 'gone' = 'open';
+  private drained = 0;
+
+  constructor(
+    private readonly req: GenerationRequest,
+    private readonly sink: GenerationSink,
+    private readonly g: Running,
+    private readonly turn: WorkerTurn,
+    private readonly events: EngineEvents,
+    private readonly resolve: () => void,
+    private readonly reject: (err: unknown) => void,
+  ) {
+    this.choices = new ChoiceOutputs(req.model, req.output);
+  }
+
+  event(ev: EngineEvent): void {
+    if (this.state === 'drain') {
+      // Read out in the background; an engine that does not stop where Portico did is aborted.
+      if (++this.drained >= DRAIN_EVENTS) this.leave(false);
+      return;
+    }
+    if (this.state !== 'open') return;
     try {
-      step = await it.next();
+      this.turn.observe(ev);
+      this.g.logprobs?.record(ev);
+      const one = this.choices.push(ev, this.out);
+      if (one) this.out.push(one);
+      this.deliver();
     } catch (err) {
-      // (The engine stream closed itself on its failure.) A stop() cancels the stream:
-      // its rejection is not the worker's failure.
-      if (g.stopped) return turn.end();
-      throw turn.fail(err);
+      this.failWith(err);
     }
-    if (step.done) {
-      turn.end();
-      if (g.stopped) return;
-      throw new ApiError(502, 'the engine ended the stream before every choice finished', { code: 'engine_error' });
+  }
+
+  end(): void {
+    this.turn.end();
+    if (this.state !== 'open') return;
+    this.state = 'gone';
+    this.reject(new ApiError(502, 'the engine ended the stream before every choice finished', { code: 'engine_error' }));
+  }
+
+  fail(err: unknown): void {
+    const state = this.state;
+    this.state = 'gone';
+    if (state === 'drain') {
+      this.turn.fail(err); // its outcome reaches no one; the pool still hears what it says of the worker
+      return;
     }
-    if (g.stopped) return leave(it, turn, false);
-    const ev = step.value;
-    turn.observe(ev);
-    let stop = false;
-    try {
-      book?.record(ev);
-      const one = choices.push(ev, out);
-      if (one) {
-        const r = sink.event(one);
-        if (r !== undefined) stop = (r instanceof Promise ? await r : r) === STOP;
-      } else if (out.length > 0) {
-        for (let i = 0; i < out.length && !stop; i++) {
-          const r = sink.event(out[i]!);
-          if (r !== undefined) stop = (r instanceof Promise ? await r : r) === STOP;
-        }
-        out.length = 0;
+    if (state !== 'open') {
+      this.turn.end();
+      return;
+    }
+    // A stop() cancels the stream: its failure is not the worker's.
+    if (this.g.stopped) {
+      this.turn.end();
+      this.resolve();
+      return;
+    }
+    this.reject(this.turn.fail(err));
+  }
+
+  /** Hand the queued events to the sink, in order, until one makes it wait. */
+  private deliver(): void {
+    const out = this.out;
+    while (this.at < out.length) {
+      const r = this.sink.event(out[this.at++]!);
+      if (r === undefined) continue;
+      if (r === STOP) return this.stop();
+      if (r instanceof Promise) {
+        this.waiting = true;
+        this.events.hold();
+        r.then(
+          (v) => {
+            this.waiting = false;
+            if (this.state !== 'open') return;
+            if (v === STOP) return this.stop();
+            try {
+              this.deliver();
+            } catch (err) {
+              return this.failWith(err);
+            }
+            if (!this.waiting && (this.state as PushedRun['state']) !== 'gone') this.events.release();
+          },
+          (err: unknown) => {
+            this.waiting = false;
+            this.failWith(err);
+          },
+        );
+        return;
       }
-    } catch (err) {
-      await leave(it, turn, false);
-      throw err;
     }
-    if (stop || g.stopped) return leave(it, turn, false);
+    out.length = 0;
+    this.at = 0;
     // Every choice is answered: leave the engine stream (read out, or aborted).
-    if (choices.remaining === 0) return leave(it, turn, choices.engineEndsItself);
+    if (this.choices.remaining === 0) {
+      this.resolve();
+      this.leave(this.choices.engineEndsItself);
+    }
+  }
+
+  /**
+   * Leave the open engine stream. When every choice is answered and the engine ends the
+   * request by itself right after (max_tokens, a stop token), read the rest of its stream in
+   * the background: aborting would cost an Abort rpc and a stream reset per request (the
+   * usual case for short max_tokens). Otherwise abort it. The worker's turn ends when the
+   * stream is over.
+   */
+  private leave(endsItself: boolean): void {
+    if (endsItself && this.state === 'open') {
+      this.state = 'drain';
+      return;
+    }
+    this.state = 'gone';
+    void this.events.return().then(
+      () => this.turn.end(),
+      () => this.turn.end(),
+    );
+  }
+
+  /** The sink or stop() ends the generation early. */
+  stop(): void {
+    if (this.state !== 'open') return;
+    this.leave(false);
+    this.resolve();
+  }
+
+  private failWith(err: unknown): void {
+    if (this.state !== 'open') return;
+    this.leave(false);
+    this.reject(err);
   }
 }
 
-/** Leave the open engine stream (see settleEngine); the worker's turn ends when it is over. */
-async function leave(it: AsyncIterator<EngineEvent>, turn: WorkerTurn, endsItself: boolean): Promise<void> {
-  const settled: AsyncIterator<EngineEvent> = {
-    next: async () => {
-      try {
-        const r = await it.next();
-        if (r.done) turn.end();
-        return r;
-      } catch (err) {
-        turn.fail(err);
-        throw err;
-      }
+/**
+ * Events an engine may still send after Portico ended every choice on a rule the engine
+ * applies too (its final message, or a few tokens if it saw the stop differently) before
+ * the request is aborted after all.
+ */
+const DRAIN_EVENTS = 4;
+
+/** The engine client's stream in push mode: its own, or its iterator read one message at a time. */
+function pushed(s: AsyncIterable<EngineEvent>): EngineEvents {
+  if (isEngineEvents(s)) return s;
+  const it = s[Symbol.asyncIterator]();
+  let holder: { hold(): void; release(): void } | undefined;
+  return {
+    [Symbol.asyncIterator]() {
+      return this;
     },
-    return: async () => {
-      try {
-        return (await it.return?.()) ?? { value: undefined, done: true };
-      } finally {
-        turn.end();
-      }
+    next: () => it.next(),
+    return: async () => (await it.return?.()) ?? { value: undefined, done: true },
+    pipe(h) {
+      holder = pumpStream(it, { message: (ev) => h.event(ev), end: () => h.end(), fail: (err) => h.fail(err) });
     },
+    hold: () => holder?.hold(),
+    release: () => holder?.release(),
   };
-  await settleEngine(settled, endsItself);
 }
