@@ -8,7 +8,8 @@ import { createServer } from 'node:net';
 import { once } from 'node:events';
 import { Code, ConnectError, type Interceptor } from '@connectrpc/connect';
 import { QWEN3, runPortico } from './helpers/portico.js';
-import { inferRequest, int32, kserveClient, outputText, RequestStream, startKserve, text } from './helpers/kserve.js';
+import { eventually } from './helpers/eventually.js';
+import { bool, inferRequest, int32, kserveClient, outputText, RequestStream, startKserve, text } from './helpers/kserve.js';
 
 const MOCK = ['--model-path', QWEN3, '--model-name', 'm', '--mock', 'echo', '--mock-workers', '1'];
 const bearer = (key: string): Interceptor => (next) => (req) => {
@@ -59,6 +60,25 @@ test('--shards 2: shard 0 serves the gRPC port that is printed', async (t) => {
     const res = await s.client.modelInfer(inferRequest('m', [text('text_input', 'Hi there'), int32('max_tokens', 2)]));
     assert.equal(outputText(res, 'text_output'), 'Hi there');
   }
+});
+
+test('--max-concurrent-requests (one count with HTTP) and --request-timeout-secs apply to gRPC inference', async (t) => {
+  const s = await startKserve(['--model-path', QWEN3, '--model-name', 'm', '--mock', 'sim', '--mock-workers', '1', '--max-concurrent-requests', '1', '--request-timeout-secs', '3']);
+  t.after(() => s.proc.stop());
+  const long = inferRequest('m', [text('text_input', 'tell me a long story'), int32('max_tokens', 30_000), bool('ignore_eos', true)]);
+  const first = s.client.modelInfer(long);
+  // The first request holds the one place: HTTP and gRPC requests are refused while it runs.
+  await eventually(async () => {
+    const m = await (await fetch(`${s.proc.url}/metrics`)).text();
+    return /portico_frontend_inflight_requests\{model="m"\} 1/.test(m);
+  }, 'the first request runs');
+  await assert.rejects(s.client.modelInfer(long), (err: unknown) => err instanceof ConnectError && err.code === Code.Unavailable && /limit of 1 concurrent requests/.test(err.rawMessage));
+  const http = await fetch(`${s.proc.url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', prompt: 'hi', max_tokens: 2 }) });
+  assert.equal(http.status, 503);
+  // 30,000 tokens take longer than the 3 s limit: the request ends DEADLINE_EXCEEDED.
+  await assert.rejects(first, (err: unknown) => err instanceof ConnectError && err.code === Code.DeadlineExceeded && /limit of 3 s/.test(err.rawMessage));
+  const ok = await s.client.modelInfer(inferRequest('m', [text('text_input', 'Hi there'), int32('max_tokens', 2)]));
+  assert.equal(ok.outputs.length, 2);
 });
 
 test('a --grpc-port in use is a startup error naming it', async (t) => {

@@ -63,6 +63,8 @@ export async function startFrontend(o: ServeOptions, workerUrls: string[], nativ
   const model = new ServedModel(name, native, pool, router, modelStats(metrics, name), { tool: o.toolCallParser ?? null, reasoning: o.reasoningParser ?? null }, o.maxPromptTokens);
   await model.adoptEngineContext();
   const lifecycle = { draining: false };
+  // One count of admitted generations for HTTP and gRPC (and every shard): the limit is per process.
+  const admitted = shard?.admitted ?? new SharedArrayBuffer(4);
   const ctx: AppContext = { models: new Map([[name, model]]), ignoreUnsupportedFields: ignoreUnsupportedFields(), lifecycle, metrics, control: shard?.control, shards: shard?.link };
   const http = await startHttpServer({
     host: o.host,
@@ -72,7 +74,7 @@ export async function startFrontend(o: ServeOptions, workerUrls: string[], nativ
     adminApiKey: o.adminApiKey,
     metricsApiKey: o.metricsApiKey,
     maxConcurrentRequests: o.maxConcurrentRequests,
-    admitted: shard?.admitted,
+    admitted,
     exclusivePort: !shard,
     metrics,
     logRequests: o.logRequests,
@@ -84,7 +86,14 @@ export async function startFrontend(o: ServeOptions, workerUrls: string[], nativ
   let grpc: KserveServer | null = null;
   if (o.grpcPort !== undefined && (shard?.link.id ?? 0) === 0) {
     try {
-      grpc = await startKserveServer({ host: o.host, port: o.grpcPort, ctx, apiKey: o.apiKey, maxMessageBytes: o.maxBodyBytes });
+      grpc = await startKserveServer({
+        host: o.host,
+        port: o.grpcPort,
+        ctx,
+        apiKey: o.apiKey,
+        maxMessageBytes: o.maxBodyBytes,
+        limits: { maxConcurrentRequests: o.maxConcurrentRequests ?? 0, admitted, requestTimeoutMs: (o.requestTimeoutSecs ?? 0) * 1000 },
+      });
     } catch (err) {
       http.close();
       router.close();

@@ -9,7 +9,7 @@ import { connectNodeAdapter } from '@connectrpc/connect-node';
 import type { ConnectRouter } from '@connectrpc/connect';
 import type { AppContext } from '../api/context.js';
 import { GRPCInferenceService } from '../gen/kserve/grpc_service_pb.js';
-import { kserveService } from './service.js';
+import { kserveService, type InferLimits } from './service.js';
 import { apiKeyInterceptor } from './auth.js';
 
 export interface KserveServerOptions {
@@ -20,6 +20,7 @@ export interface KserveServerOptions {
   apiKey?: string;
   /** Largest request message accepted, in bytes (as --max-body-bytes bounds HTTP bodies). */
   maxMessageBytes?: number;
+  limits?: InferLimits;
 }
 
 export interface KserveServer {
@@ -30,7 +31,7 @@ export interface KserveServer {
 
 export async function startKserveServer(o: KserveServerOptions): Promise<KserveServer> {
   const handler = connectNodeAdapter({
-    routes: (router: ConnectRouter) => router.service(GRPCInferenceService, kserveService(o.ctx, { version: packageVersion() })),
+    routes: (router: ConnectRouter) => router.service(GRPCInferenceService, kserveService(o.ctx, { version: packageVersion(), limits: o.limits })),
     grpc: true,
     grpcWeb: false,
     connect: false,

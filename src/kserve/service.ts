@@ -27,9 +27,23 @@ const STREAM_PATH = `/${SERVICE}/ModelStreamInfer`;
 export interface ServiceInfo {
   /** ServerMetadata's version (package.json's). */
   version: string;
+  limits?: InferLimits;
 }
 
+/** The HTTP server's limits, applied to every inference request (unary, or one on a stream). */
+export interface InferLimits {
+  /** --max-concurrent-requests (0: none), counted in `admitted` with HTTP's generations. */
+  maxConcurrentRequests: number;
+  /** One Int32 shared with the HTTP server(s) of the process. */
+  admitted: SharedArrayBuffer;
+  /** --request-timeout-secs in ms (0: none): then DEADLINE_EXCEEDED and the engine request is aborted. */
+  requestTimeoutMs: number;
+}
+
+const NO_LIMITS: InferLimits = { maxConcurrentRequests: 0, admitted: new SharedArrayBuffer(4), requestTimeoutMs: 0 };
+
 export function kserveService(ctx: AppContext, info: ServiceInfo): Partial<ServiceImpl<typeof GRPCInferenceService>> {
+  const limits = new Limits(info.limits ?? NO_LIMITS);
   const ready = (m: ServedModel) => !ctx.lifecycle.draining && m.pool.workers.some((w) => w.healthy);
   return {
     serverLive: () => ({ live: true }),
@@ -46,8 +60,8 @@ export function kserveService(ctx: AppContext, info: ServiceInfo): Partial<Servi
         const m = modelOf(ctx, req.name, req.version);
         return { config: modelConfig(m.name, m.info.contextLength) };
       }),
-    modelInfer: (req, hctx) => modelInfer(ctx, req, hctx),
-    modelStreamInfer: (reqs, hctx) => modelStreamInfer(ctx, reqs, hctx),
+    modelInfer: (req, hctx) => modelInfer(ctx, limits, req, hctx),
+    modelStreamInfer: (reqs, hctx) => modelStreamInfer(ctx, limits, reqs, hctx),
   };
 }
 
@@ -72,11 +86,11 @@ function toConnectError(err: unknown): ConnectError {
   return new ConnectError(e.message, grpcCodeOf(e));
 }
 
-async function modelInfer(ctx: AppContext, req: ModelInferRequest, hctx: HandlerContext): Promise<ModelInferResponse> {
+async function modelInfer(ctx: AppContext, limits: Limits, req: ModelInferRequest, hctx: HandlerContext): Promise<ModelInferResponse> {
   let out: ModelInferResponse | null = null;
-  await observed(ctx, INFER_PATH, req, hctx.signal, async (model, r) => {
+  await observed(ctx, limits, INFER_PATH, req, hctx.signal, async (model, r, signal) => {
     if (r.stream) throw ApiError.badRequest('input `stream` is true: streamed responses need ModelStreamInfer', 'stream');
-    await runInfer({ model, req: r, engineRequestId: engineId(), cancellation: hctx.signal, decoupled: false, arrived: performance.now() }, (res) => (out = res));
+    await runInfer({ model, req: r, engineRequestId: engineId(), cancellation: signal, decoupled: false, arrived: performance.now() }, (res) => (out = res));
   }).catch((err: unknown) => {
     throw toConnectError(err);
   });
@@ -89,7 +103,7 @@ async function modelInfer(ctx: AppContext, req: ModelInferRequest, hctx: Handler
  * request and every request has answered. Closing or cancelling the stream aborts the
  * engine requests still running (they share the call's signal).
  */
-async function* modelStreamInfer(ctx: AppContext, reqs: AsyncIterable<ModelInferRequest>, hctx: HandlerContext): AsyncGenerator<ModelStreamInferResponse> {
+async function* modelStreamInfer(ctx: AppContext, limits: Limits, reqs: AsyncIterable<ModelInferRequest>, hctx: HandlerContext): AsyncGenerator<ModelStreamInferResponse> {
   const queue = new ResponseQueue<ModelStreamInferResponse>();
   let running = 0;
   let reading = true;
@@ -98,8 +112,8 @@ async function* modelStreamInfer(ctx: AppContext, reqs: AsyncIterable<ModelInfer
   };
   const one = async (req: ModelInferRequest) => {
     try {
-      await observed(ctx, STREAM_PATH, req, hctx.signal, (model, r) =>
-        runInfer({ model, req: r, engineRequestId: engineId(), cancellation: hctx.signal, decoupled: true, arrived: performance.now() }, (res) => queue.push(create(ModelStreamInferResponseSchema, { inferResponse: res }))),
+      await observed(ctx, limits, STREAM_PATH, req, hctx.signal, (model, r, signal) =>
+        runInfer({ model, req: r, engineRequestId: engineId(), cancellation: signal, decoupled: true, arrived: performance.now() }, (res) => queue.push(create(ModelStreamInferResponseSchema, { inferResponse: res }))),
       );
     } catch (err) {
       if (hctx.signal.aborted) return; // nobody is reading the stream any more
@@ -144,30 +158,70 @@ function engineId(): string {
  * HTTP-equivalent code: 200, the ApiError's status, 499 when the client went away),
  * request duration and disconnects; failures are logged as HTTP's are.
  */
-async function observed(ctx: AppContext, endpoint: string, req: ModelInferRequest, signal: Cancellation, fn: (model: ServedModel, r: ReturnType<typeof readInferRequest>) => Promise<void>): Promise<void> {
+async function observed(
+  ctx: AppContext,
+  limits: Limits,
+  endpoint: string,
+  req: ModelInferRequest,
+  callSignal: AbortSignal,
+  fn: (model: ServedModel, r: ReturnType<typeof readInferRequest>, signal: Cancellation) => Promise<void>,
+): Promise<void> {
   const t0 = performance.now();
   let model: ServedModel | null = null;
   let stream = false;
   let status = 200;
+  let admitted = false;
+  let deadline: AbortSignal | null = null;
   try {
     if (ctx.lifecycle.draining) throw new ApiError(503, 'the server is shutting down', { code: 'shutting_down' });
     model = modelOf(ctx, req.modelName, req.modelVersion);
     model.stats.inflight.inc();
     const r = readInferRequest(req);
     stream = r.stream;
-    await fn(model, r);
+    admitted = limits.admit();
+    deadline = limits.requestTimeoutMs > 0 ? AbortSignal.timeout(limits.requestTimeoutMs) : null;
+    await fn(model, r, deadline ? AbortSignal.any([callSignal, deadline]) : callSignal);
   } catch (err) {
-    const e = ApiError.from(err);
-    status = signal.aborted ? 499 : e.status;
+    let e = ApiError.from(err);
+    if (deadline?.aborted && !callSignal.aborted) e = new ApiError(504, `the request did not finish within the server's limit of ${limits.requestTimeoutMs / 1000} s`, { code: 'request_timeout' });
+    status = callSignal.aborted ? 499 : e.status;
     if (status >= 500) log.error('kserve request failed', { endpoint, id: req.id, status, error: e.message, detail: e.detail });
     else log.debug('kserve request rejected', { endpoint, id: req.id, status, error: e.message });
-    throw signal.aborted ? new ConnectError('the request was cancelled', Code.Canceled) : e;
+    throw callSignal.aborted ? new ConnectError('the request was cancelled', Code.Canceled) : e;
   } finally {
+    if (admitted) limits.release();
     ctx.metrics.requests.labels(model?.name ?? '', endpoint, stream ? 'stream' : 'unary', String(status)).inc();
     if (model) {
       model.stats.inflight.dec();
       model.stats.duration.observe((performance.now() - t0) / 1000);
       if (status === 499) model.stats.disconnected.inc();
     }
+  }
+}
+
+/** --max-concurrent-requests over the process-wide count HTTP's generations use too. */
+class Limits {
+  private readonly count: Int32Array;
+  readonly requestTimeoutMs: number;
+  private readonly max: number;
+
+  constructor(l: InferLimits) {
+    this.count = new Int32Array(l.admitted);
+    this.max = l.maxConcurrentRequests;
+    this.requestTimeoutMs = l.requestTimeoutMs;
+  }
+
+  /** Take a place (false: no limit, nothing taken); a full house is UNAVAILABLE, as HTTP's 503. */
+  admit(): boolean {
+    if (this.max <= 0) return false;
+    if (Atomics.add(this.count, 0, 1) >= this.max) {
+      Atomics.sub(this.count, 0, 1);
+      throw new ApiError(503, `the server is at its limit of ${this.max} concurrent requests; retry shortly`, { code: 'too_many_requests' });
+    }
+    return true;
+  }
+
+  release(): void {
+    Atomics.sub(this.count, 0, 1);
   }
 }
