@@ -289,6 +289,19 @@ test('requests are counted in the frontend metrics with the rpc as the endpoint 
   assert.match(body, /portico_frontend_inflight_requests\{model="m"\} 0/);
 });
 
+test('a request the engine ends itself is not aborted on the engine (no Abort rpc, no reset)', async () => {
+  const before = { ...echo.stats };
+  for (let i = 0; i < 10; i++) await s.client.modelInfer(inferRequest(MODEL, [text('text_input', PROMPT), int32('max_tokens', 2)]));
+  const input = new RequestStream();
+  for (let i = 0; i < 5; i++) input.push(inferRequest(MODEL, [text('text_input', PROMPT), int32('max_tokens', 2), bool('stream', true)], { id: `e${i}` }));
+  input.end();
+  for await (const _ of s.client.modelStreamInfer(input));
+  await eventually(() => echo.stats.active === 0, 'every engine stream ended');
+  assert.equal(echo.stats.generates - before.generates, 15);
+  assert.equal(echo.stats.abortRpcs - before.abortRpcs, 0, 'no Abort rpc');
+  assert.equal(echo.stats.aborts - before.aborts, 0, 'no engine request aborted');
+});
+
 const LONG = (more: Parameters<typeof bool>[] = [], id = '') => inferRequest(MODEL, [text('text_input', 'tell me a long story'), int32('max_tokens', 30_000), bool('ignore_eos', true), ...more.map((a) => bool(...a))], { id });
 
 test('a cancelled ModelInfer aborts its engine request', async () => {

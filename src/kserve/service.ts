@@ -15,6 +15,7 @@ import type { ServedModel } from '../pipeline/served-model.js';
 import { log } from '../log.js';
 import { GRPCInferenceService, ModelInferResponseSchema, ModelStreamInferResponseSchema, type ModelInferRequest, type ModelInferResponse, type ModelStreamInferResponse } from '../gen/kserve/grpc_service_pb.js';
 import type { Cancellation } from '../engine/types.js';
+import { RequestCancellation } from '../http/request-cancellation.js';
 import { readInferRequest } from './request.js';
 import { runInfer } from './infer.js';
 import { modelConfig, modelMetadata, MODEL_VERSION } from './metadata.js';
@@ -171,7 +172,15 @@ async function observed(
   let stream = false;
   let status = 200;
   let admitted = false;
-  let deadline: AbortSignal | null = null;
+  // The request's own cancellation, fired by the call's signal only while the request runs:
+  // Connect aborts a call's signal when the call completes too, which would abort an engine
+  // stream that is ending by itself (decodeOutputs reads its last message in the background).
+  const cancel = new RequestCancellation();
+  const onAbort = () => cancel.abort();
+  callSignal.addEventListener('abort', onAbort);
+  if (callSignal.aborted) cancel.abort();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let timedOut = false;
   try {
     if (ctx.lifecycle.draining) throw new ApiError(503, 'the server is shutting down', { code: 'shutting_down' });
     model = modelOf(ctx, req.modelName, req.modelVersion);
@@ -179,16 +188,23 @@ async function observed(
     const r = readInferRequest(req);
     stream = r.stream;
     admitted = limits.admit();
-    deadline = limits.requestTimeoutMs > 0 ? AbortSignal.timeout(limits.requestTimeoutMs) : null;
-    await fn(model, r, deadline ? AbortSignal.any([callSignal, deadline]) : callSignal);
+    if (limits.requestTimeoutMs > 0) {
+      timer = setTimeout(() => {
+        timedOut = true;
+        cancel.abort();
+      }, limits.requestTimeoutMs);
+    }
+    await fn(model, r, cancel);
   } catch (err) {
     let e = ApiError.from(err);
-    if (deadline?.aborted && !callSignal.aborted) e = new ApiError(504, `the request did not finish within the server's limit of ${limits.requestTimeoutMs / 1000} s`, { code: 'request_timeout' });
+    if (timedOut && !callSignal.aborted) e = new ApiError(504, `the request did not finish within the server's limit of ${limits.requestTimeoutMs / 1000} s`, { code: 'request_timeout' });
     status = callSignal.aborted ? 499 : e.status;
     if (status >= 500) log.error('kserve request failed', { endpoint, id: req.id, status, error: e.message, detail: e.detail });
     else log.debug('kserve request rejected', { endpoint, id: req.id, status, error: e.message });
     throw callSignal.aborted ? new ConnectError('the request was cancelled', Code.Canceled) : e;
   } finally {
+    callSignal.removeEventListener('abort', onAbort);
+    clearTimeout(timer);
     if (admitted) limits.release();
     ctx.metrics.requests.labels(model?.name ?? '', endpoint, stream ? 'stream' : 'unary', String(status)).inc();
     if (model) {
