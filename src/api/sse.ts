@@ -35,6 +35,11 @@ export interface StreamSettings {
   keepAliveMs: number;
   /** A reader that takes no data for this long is dropped (ms; 0: never). */
   stallMs: number;
+  /**
+   * The peek was configured (the flag, or PORTICO_/DYN_HTTP_PRE_COMMIT_ERROR_PEEK_MS), not
+   * defaulted: custom chat processors' streams peek only then (spec 002), native ones always.
+   */
+  peekConfigured?: boolean;
 }
 
 export const DEFAULT_STREAM_SETTINGS: StreamSettings = { peekMs: 1000, keepAliveMs: 10_000, stallMs: 60_000 };
@@ -47,17 +52,26 @@ export function configureStreams(s: Partial<StreamSettings>): void {
     peekMs: s.peekMs ?? DEFAULT_STREAM_SETTINGS.peekMs,
     keepAliveMs: s.keepAliveMs ?? DEFAULT_STREAM_SETTINGS.keepAliveMs,
     stallMs: s.stallMs ?? DEFAULT_STREAM_SETTINGS.stallMs,
+    peekConfigured: s.peekMs !== undefined && s.peekMs > 0,
   };
+}
+
+/** Whether a pre-commit peek was configured (see StreamSettings.peekConfigured). */
+export function precommitPeekConfigured(): boolean {
+  return settings.peekConfigured === true;
 }
 
 const PEEK_TIMEOUT = Symbol('peek timeout');
 const STALLED = Symbol('stalled');
 
-export async function streamEvents<E>(ex: Exchange, events: AsyncIterable<E>, fmt: StreamFormat<E>): Promise<void> {
+/** `peekMs`: this stream's pre-commit peek, when not the configured one. */
+export async function streamEvents<E>(ex: Exchange, events: AsyncIterable<E>, fmt: StreamFormat<E>, peekMs = settings.peekMs): Promise<void> {
   const it = events[Symbol.asyncIterator]();
   const pending = it.next();
+  // Settles unobserved while the head is written (no peek): not an unhandled rejection.
+  pending.catch(() => undefined);
   // Before the commit a failure rejects here and becomes the response's status.
-  const peeked = settings.peekMs > 0 ? await within(pending, settings.peekMs, PEEK_TIMEOUT) : PEEK_TIMEOUT;
+  const peeked = peekMs > 0 ? await within(pending, peekMs, PEEK_TIMEOUT) : PEEK_TIMEOUT;
   ex.startEventStream();
   const head = fmt.start();
   if (head) await ex.writeEvent(head);
