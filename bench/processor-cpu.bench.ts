@@ -35,7 +35,7 @@ const servers = [
 const messages = [{ role: 'user', content: 'Hello there, how are you today?' }];
 const workloads = [
   { name: 'unary, 1 token', script: postScript({ model: 'm', messages, max_tokens: 1 }) },
-  { name: 'stream, 32 tokens', script: postScript({ model: 'm', messages, max_tokens: 32, stream: true }) },
+  { name: 'stream, prompt echoed to EOS', script: postScript({ model: 'm', messages, max_tokens: 32, stream: true }) },
 ];
 console.log(`${rounds} rounds, wrk -t1 -c${connections} -d${seconds}s after a 2 s warm-up; load: ${uptime()}`);
 console.log('| workload | round | path | req/s | p50 | p99 | frontend CPU / req |\n|---|---|---|---:|---:|---:|---:|');

@@ -83,7 +83,7 @@ describe('argument parsing', () => {
 describe('an installed package registers a name', () => {
   let server: Proc;
   before(async () => {
-    server = await startPortico([...serveArgs, '--mock', 'echo', '--mock-workers', '1', '--chat-processor', 'example-passthrough', '--chat-processor-config', '{"max_tokens_limit": 6}'], {}, project);
+    server = await startPortico([...serveArgs, '--mock', 'echo', '--mock-workers', '1', '--chat-processor', 'example-passthrough', '--chat-processor-config', '{"max_tokens_limit": 1000}'], {}, project);
   });
   after(async () => {
     await server?.stop();
@@ -95,7 +95,7 @@ describe('an installed package registers a name', () => {
     assert.ok(r.choices[0]!.message.content!.length > 0);
     assert.equal(r.choices[0]!.finish_reason, 'length');
     assert.ok(r.usage!.prompt_tokens > 0);
-    await assert.rejects(openai.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hi' }], max_tokens: 50 }), (e: any) => e.status === 400 && /above this server's limit of 6/.test(e.message));
+    await assert.rejects(openai.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hi' }], max_tokens: 5000 }), (e: any) => e.status === 400 && /above this server's limit of 1000/.test(e.message));
     const resp = await openai.responses.create({ model: 'm', input: 'hello there', max_output_tokens: 4 });
     assert.ok(resp.output_text.length > 0);
     const anthropic = new Anthropic({ baseURL: server.url, apiKey: 'x', maxRetries: 0 });
@@ -107,9 +107,12 @@ describe('an installed package registers a name', () => {
   test('it answers what the native path answers (same template, same echo engine)', async () => {
     const native = await startPortico([...serveArgs, '--mock', 'echo', '--mock-workers', '1']);
     try {
-      const body = JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'the same words' }], max_tokens: 6 });
+      // The echo engine sends the prompt back, EOS (<|im_end|>) included: both stop there.
+      const body = JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'the same words' }], max_tokens: 200 });
       const ask = async (url: string) => ((await (await fetch(`${url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body })).json()) as any).choices[0].message.content;
-      assert.equal(await ask(server.url), await ask(native.url));
+      const [mine, theirs] = [await ask(server.url), await ask(native.url)];
+      assert.equal(mine, theirs);
+      assert.match(mine, /the same words$/);
     } finally {
       await native.stop();
     }

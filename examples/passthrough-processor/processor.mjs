@@ -41,16 +41,23 @@ export function provider(config, options) {
         });
 
         const detok = tok.detokenizer(true);
+        const eos = new Set(tok.eosTokenIds);
         yield chunk({ role: 'assistant', content: '' });
         let usage = null;
         for await (const out of stream) {
-          const text = detok.push(out.tokenIds);
+          // The model's EOS ends the answer (its text hidden), whether or not the engine stops there.
+          const cut = out.tokenIds.findIndex((t) => eos.has(t));
+          const ids = cut < 0 ? out.tokenIds : out.tokenIds.slice(0, cut);
+          const text = detok.push(ids);
           if (text) yield chunk({ content: text });
-          usage = { prompt_tokens: out.promptTokens, completion_tokens: out.completionTokens, total_tokens: out.promptTokens + out.completionTokens };
-          if (out.finishReason !== null) {
+          const completion = out.completionTokens - (out.tokenIds.length - ids.length) + (cut < 0 ? 0 : 1);
+          usage = { prompt_tokens: out.promptTokens, completion_tokens: completion, total_tokens: out.promptTokens + completion };
+          const finish = cut >= 0 ? 'stop' : out.finishReason;
+          if (finish !== null) {
             const rest = detok.finish();
             if (rest) yield chunk({ content: rest });
-            yield chunk({}, out.finishReason === 'abort' ? 'stop' : out.finishReason);
+            yield chunk({}, finish === 'abort' ? 'stop' : finish);
+            break; // leaving the loop ends the worker's request
           }
         }
         if (usage) yield { id, object: 'chat.completion.chunk', created, model: request.model, choices: [], usage };

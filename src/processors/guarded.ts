@@ -10,7 +10,8 @@ import type { ProcessorContext } from './request-context.js';
 
 function mapped(err: unknown, ctx: ProcessorContext): ApiError {
   const e = processorFailure(err);
-  if (!(err instanceof ApiError)) log.warn('chat processor raised', { request_id: ctx.id, status: e.status, error: e.message, detail: e.detail });
+  // (A request whose client went away fails by design: nothing to log.)
+  if (!(err instanceof ApiError) && !ctx.ex.cancellation.aborted) log.warn('chat processor raised', { request_id: ctx.id, status: e.status, error: e.message, detail: e.detail });
   return e;
 }
 
