@@ -201,6 +201,17 @@ describe('errors the processor raises', () => {
     await stillServing();
   });
 
+  test('a chunk that is not a chunk is a 500 (unary) or an error event (stream), and logged', async () => {
+    const unary = await chat(server.url, 'malformed');
+    assert.equal(unary.status, 500);
+    assert.equal(JSON.parse(unary.body).error.message, 'Internal Server Error');
+    const streamed = await chat(server.url, 'malformed', true);
+    assert.equal(streamed.status, 200);
+    assert.match(streamed.body, /event: error\ndata: .*Internal Server Error/);
+    assert.match(server.output(), /malformed chunk: a string/);
+    await stillServing();
+  });
+
   test('an error after a stream started is its final error event', async () => {
     const r = await chat(server.url, 'raise:late', true);
     assert.equal(r.status, 200);

@@ -23,6 +23,11 @@ function malformed(why: string): ApiError {
   return new ApiError(500, 'Internal Server Error', { type: 'internal_error', detail: `the chat processor yielded a malformed chunk: ${why}` });
 }
 
+/** A chunk that is not an object with a `choices` array. */
+export function malformedChunk(c: unknown): ApiError {
+  return malformed(c === null ? 'null' : Array.isArray(c) ? 'an array' : typeof c !== 'object' ? `a ${typeof c}` : '`choices` is not an array');
+}
+
 export class ChunkReader {
   /** The last usage a chunk reported, if any. */
   usage: ChunkUsage | null = null;
@@ -32,7 +37,7 @@ export class ChunkReader {
   private readonly calls = new Set<string>();
 
   events(chunk: ChatCompletionChunk): ChunkEvent[] {
-    if (!chunk || typeof chunk !== 'object') throw malformed(`expected an object, got ${chunk === null ? 'null' : typeof chunk}`);
+    if (!chunk || typeof chunk !== 'object' || Array.isArray(chunk)) throw malformedChunk(chunk);
     if (this.id === null && typeof chunk.id === 'string') this.id = chunk.id;
     if (this.created === null && typeof chunk.created === 'number') this.created = chunk.created;
     const u = chunk.usage;

@@ -11,7 +11,7 @@ import { ApiError } from '../protocol/errors.js';
 import type { Exchange } from '../api/exchange.js';
 import { precommitPeekConfigured, streamEvents } from '../api/sse.js';
 import type { ChatCompletionChunk, ChatCompletionRequest, ChatEngine } from './contract.js';
-import { ChunkReader } from './chunk-events.js';
+import { ChunkReader, malformedChunk } from './chunk-events.js';
 import { guardedChunks } from './guarded.js';
 import { ProcessorContext } from './request-context.js';
 
@@ -54,7 +54,8 @@ async function streamChat(ex: Exchange, ctx: ProcessorContext, chunks: AsyncIter
 
 /** The chunk with the fields a client expects filled in where the processor left them out. */
 function filled(c: ChatCompletionChunk, id: string, created: number, model: string): ChatCompletionChunk {
-  if (c && typeof c === 'object' && c.id !== undefined && c.object !== undefined && c.created !== undefined && c.model !== undefined) return c;
+  if (!c || typeof c !== 'object' || Array.isArray(c) || !Array.isArray(c.choices ?? [])) throw malformedChunk(c);
+  if (c.id !== undefined && c.object !== undefined && c.created !== undefined && c.model !== undefined) return c;
   return { id, object: 'chat.completion.chunk', created, model, ...c };
 }
 
