@@ -18,6 +18,7 @@ import { modelName, type Running, type ServeOptions } from './options.js';
 import { installLeanAsyncBind } from '../runtime/lean-async-bind.js';
 import { configureStreams } from '../api/sse.js';
 import { startKserveServer, type KserveServer } from '../kserve/server.js';
+import { startProcessors } from '../processors/start.js';
 
 /** Seconds (a flag) to ms; undefined stays undefined (the default applies). */
 function secs(s: number | undefined): number | undefined {
@@ -47,6 +48,12 @@ export interface Frontend extends Running {
   readonly ctx: AppContext;
 }
 
+/** The serve options a chat processor's provider sees: the keys left out. */
+function withoutSecrets(o: ServeOptions): Record<string, unknown> {
+  const { apiKey: _a, adminApiKey: _b, metricsApiKey: _c, ...rest } = o;
+  return rest;
+}
+
 /** One HTTP frontend on this thread: model, workers, router, routes, uWS app. */
 export async function startFrontend(o: ServeOptions, workerUrls: string[], native: Model, shard?: ShardContext): Promise<Frontend> {
   installLeanAsyncBind(); // before the engine clients open their first http2 stream
@@ -65,7 +72,9 @@ export async function startFrontend(o: ServeOptions, workerUrls: string[], nativ
   const lifecycle = { draining: false };
   // One count of admitted generations for HTTP and gRPC (and every shard): the limit is per process.
   const admitted = shard?.admitted ?? new SharedArrayBuffer(4);
-  const ctx: AppContext = { models: new Map([[name, model]]), ignoreUnsupportedFields: ignoreUnsupportedFields(), lifecycle, metrics, control: shard?.control, shards: shard?.link };
+  const models = new Map([[name, model]]);
+  const processors = await startProcessors({ name: o.chatProcessor, config: o.chatProcessorConfig }, models, new Map([[name, o.modelPath]]), withoutSecrets(o));
+  const ctx: AppContext = { models, ignoreUnsupportedFields: ignoreUnsupportedFields(), lifecycle, metrics, control: shard?.control, shards: shard?.link, chatProcessors: processors?.slots };
   const http = await startHttpServer({
     host: o.host,
     port: o.httpPort,
@@ -109,6 +118,7 @@ export async function startFrontend(o: ServeOptions, workerUrls: string[], nativ
       lifecycle.draining = true;
       const grace = (o.shutdownTimeoutSecs ?? 30) * 1000;
       await Promise.all([http.drain(grace), grpc?.close(grace)]);
+      processors?.close();
       router.close();
       pool.close();
     },

@@ -37,6 +37,12 @@ export interface ServeOptions {
   shards?: number;
   /** Fault handling: first-response deadline, health polling, breaker, stream peek / keep-alive / stall limit. */
   faults?: FaultOptions;
+  /** --chat-processor: 'portico' (or unset) for the native path, else a custom processor's name or module path. */
+  chatProcessor?: string;
+  /** --chat-processor-config, parsed: the provider's `config`. */
+  chatProcessorConfig?: Record<string, unknown>;
+  /** --chat-template FILE: a Jinja file, or a tokenizer_config-style JSON file, replacing the folder's template. */
+  chatTemplate?: string;
   /** Log settings, handed to shard threads (the main thread is configured by the CLI). */
   log?: { level: Level; format: 'json' | 'text' };
 }

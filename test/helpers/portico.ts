@@ -26,8 +26,8 @@ export interface Proc {
 }
 
 /** Start `portico <args>` and resolve when it prints `listening on ...:PORT`. */
-export async function startPortico(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Proc> {
-  const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...TEST_ENV, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+export async function startPortico(args: string[], env: NodeJS.ProcessEnv = {}, cwd?: string): Promise<Proc> {
+  const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...TEST_ENV, ...env }, stdio: ['ignore', 'pipe', 'pipe'], cwd });
   let out = '';
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`portico did not start in time:\n${out}`)), 30_000);
@@ -61,8 +61,8 @@ export async function startPortico(args: string[], env: NodeJS.ProcessEnv = {}):
 }
 
 /** Run `portico <args>` to completion. */
-export async function runPortico(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...TEST_ENV, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+export async function runPortico(args: string[], env: NodeJS.ProcessEnv = {}, cwd?: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...TEST_ENV, ...env }, stdio: ['ignore', 'pipe', 'pipe'], cwd });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
