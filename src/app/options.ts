@@ -5,12 +5,37 @@ import { basename, resolve } from 'node:path';
 import type { RouterOptions } from '../router/options.js';
 import type { Level } from '../log.js';
 
+/** One served model: its folder, its name, the workers assigned to it by name, its own parsers and limits. */
+export interface ModelSpec {
+  name: string;
+  /** Hugging Face layout folder (tokenizer, template, config.json, generation_config.json). */
+  path: string;
+  /** Worker URLs assigned to this model (--worker NAME=URL, a config `worker` list, or by GetModelInfo). */
+  workers: string[];
+  /** Per-model output parsers (the config form); unset: the top-level --tool-call-parser / --reasoning-parser. */
+  toolCallParser?: string;
+  reasoningParser?: string;
+  /** Per-model --max-prompt-tokens; unset: the top-level one. */
+  maxPromptTokens?: number;
+}
+
+/** A LoRA adapter served as model `name` on the workers of model `base` (--lora NAME=PATH@BASE). */
+export interface LoraSpec {
+  name: string;
+  /** The adapter folder as the workers read it. */
+  path: string;
+  base: string;
+}
+
 export interface ServeOptions {
-  modelPath: string;
-  modelName?: string;
+  /** The served models, in serving order (at least one). */
+  models: ModelSpec[];
   host: string;
   httpPort: number;
+  /** Bare worker URLs not yet assigned to a model (serve() assigns them by GetModelInfo). */
   workers: string[];
+  /** LoRA adapters loaded at startup. */
+  loras?: LoraSpec[];
   mock?: 'echo' | 'sim';
   mockWorkers: number;
   maxBodyBytes?: number;
@@ -55,7 +80,7 @@ export interface Running {
   close(): Promise<void>;
 }
 
-/** The name the model is served under: --model-name, or the model directory's name. */
-export function modelName(o: ServeOptions): string {
-  return o.modelName ?? basename(resolve(o.modelPath));
+/** The name a model folder is served under when none is given: the folder's name. */
+export function defaultModelName(path: string): string {
+  return basename(resolve(path));
 }

@@ -10,6 +10,7 @@ import { BENCH_INTRO, BENCH_OPTIONS, BENCH_USAGE } from './bench-options.js';
 import { formatSummary, runBench } from './bench.js';
 import { serve } from '../app/serve.js';
 import { runMockEngine } from './mock-engine.js';
+import { modelFlags } from './model-flags.js';
 import type { RouterMode, RouterOptions } from '../router/options.js';
 import type { QueuePolicy } from '../router/queue.js';
 
@@ -41,11 +42,9 @@ async function serveCommand(args: string[]): Promise<void> {
   }
   configureLog({ level: v['log-level'] as Level, format: v['log-format'] as 'json' | 'text' });
   const running = await serve({
-    modelPath: v['model-path'] as string,
-    modelName: v['model-name'] as string | undefined,
+    ...modelFlags(v),
     host: v.host as string,
     httpPort: v['http-port'] as number,
-    workers: v.worker as string[],
     mock: v.mock as 'echo' | 'sim' | undefined,
     mockWorkers: v['mock-workers'] as number,
     maxBodyBytes: v['max-body-bytes'] as number,

@@ -20,13 +20,17 @@ import {
   GetModelInfoRequestSchema,
   GetServerInfoRequestSchema,
   HealthCheckRequestSchema,
+  ListLoadedLoRAAdaptersRequestSchema,
+  LoadLoRAAdapterRequestSchema,
   SamplingParamsSchema,
+  UnloadLoRAAdapterRequestSchema,
   SglangScheduler,
   type GenerateRequest,
   type SamplingParams,
 } from '../gen/sglang_scheduler_pb.js';
 import { sglangEmbed } from './embed.js';
-import type { EmbedParams, EmbedResult } from './types.js';
+import type { AdapterRef, EmbedParams, EmbedResult } from './types.js';
+import { EngineError } from './errors.js';
 import { generateStream, type WireResponse } from './generate-stream.js';
 import { decodeGenerateResponse, SGLANG_RESPONSE } from './generate-response-wire.js';
 import { encodeSglangGenerate, SGLANG_JSON_OBJECT_SCHEMA } from './sglang-generate-wire.js';
@@ -107,9 +111,30 @@ export class SglangEngineClient implements EngineClient {
     return sglangEmbed(this.rpc, this.url, p, signal);
   }
 
+  async loadAdapter(a: AdapterRef): Promise<void> {
+    const r = await this.conn.unary(`LoadLoRAAdapter(${a.name})`, (o) => this.rpc.loadLoRAAdapter(create(LoadLoRAAdapterRequestSchema, { loraName: a.name, loraPath: a.path, loraId: a.id }), o));
+    if (!r.success) throw refused(this.url, 'LoadLoRAAdapter', r.message);
+  }
+
+  async unloadAdapter(a: Pick<AdapterRef, 'id' | 'name'>): Promise<void> {
+    const r = await this.conn.unary(`UnloadLoRAAdapter(${a.name})`, (o) => this.rpc.unloadLoRAAdapter(create(UnloadLoRAAdapterRequestSchema, { loraName: a.name, loraId: a.id }), o));
+    if (!r.success) throw refused(this.url, 'UnloadLoRAAdapter', r.message);
+  }
+
+  async listAdapters(): Promise<AdapterRef[]> {
+    const r = await this.conn.unary('ListLoadedLoRAAdapters', (o) => this.rpc.listLoadedLoRAAdapters(create(ListLoadedLoRAAdaptersRequestSchema), o));
+    return r.loadedAdapters.map((x) => ({ id: x.loraId, name: x.loraName, path: x.loraPath }));
+  }
+
   close(): void {
     this.conn.close();
   }
+}
+
+/** An engine's success=false answer: the request's fault, in the engine's words. */
+function refused(url: string, rpc: string, message: string): EngineError {
+  const words = message || `${rpc} refused`;
+  return new EngineError('invalid_argument', words, url, { engineMessage: words });
 }
 
 export function createSglangClient(url: string, opts?: SglangClientOptions): EngineClient {

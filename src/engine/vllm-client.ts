@@ -37,6 +37,7 @@ import { decodeGenerateResponse, VLLM_RESPONSE } from './generate-response-wire.
 import { mapStream, type ServerStream } from './grpc-h2.js';
 import { EngineConnection, rankLoadOf, type EngineClientOptions } from './grpc-connection.js';
 import type {
+  AdapterRef,
   Cancellation,
   EngineClient,
   EngineEvent,
@@ -127,6 +128,20 @@ export class VllmEngineClient implements EngineClient {
     return vllmEmbed(this.rpc, this.url, p, signal);
   }
 
+  // vLLM's engine protocol has no LoRA rpcs and no adapter field on GenerateRequest
+  // (proto/vllm_engine.proto): adapters cannot be loaded or selected through it.
+  loadAdapter(): Promise<void> {
+    return Promise.reject(noLora(this.url));
+  }
+
+  unloadAdapter(): Promise<void> {
+    return Promise.reject(noLora(this.url));
+  }
+
+  listAdapters(): Promise<AdapterRef[]> {
+    return Promise.resolve([]);
+  }
+
   close(): void {
     this.conn.close();
   }
@@ -202,4 +217,9 @@ function vllmConstraint(c: GenerateParams['constraint']): SamplingParams['constr
 
 export function createVllmClient(url: string, opts?: VllmClientOptions): EngineClient {
   return new VllmEngineClient(url, opts);
+}
+
+function noLora(url: string): EngineError {
+  const words = "vLLM's engine protocol has no LoRA adapter rpcs (LoRA adapters need SGLang scheduler workers, grpc://)";
+  return new EngineError('unimplemented', words, url, { engineMessage: words });
 }

@@ -18,7 +18,10 @@ import {
   GetLoadsResponseSchema,
   GetModelInfoResponseSchema,
   GetServerInfoResponseSchema,
+  ListLoadedLoRAAdaptersResponseSchema,
+  LoadLoRAAdapterResponseSchema,
   SglangScheduler,
+  UnloadLoRAAdapterResponseSchema,
   type GenerateRequest,
   type GenerateResponse,
 } from '../gen/sglang_scheduler_pb.js';
@@ -36,7 +39,8 @@ export function sglangRoutes(m: MockContext) {
     if (!id) throw new ConnectError('request_id is required', Code.InvalidArgument);
     if (!req.tokenized) throw new ConnectError('tokenized input is required', Code.InvalidArgument);
     const sp = req.samplingParams;
-    m.received.record({ requestId: id, protocol: 'sglang', json: () => toJson(GenerateRequestSchema, req, { useProtoFieldName: true }) as Record<string, unknown> });
+    m.adapters.check(req.loraId);
+    m.received.record({ requestId: id, protocol: 'sglang', loraId: req.loraId, json: () => toJson(GenerateRequestSchema, req, { useProtoFieldName: true }) as Record<string, unknown> });
     const top = req.returnLogprob ? Math.max(0, req.topLogprobsNum) : -1;
     const logprobs = (ids: number[]) => (top >= 0 ? mockOutputLogprobs(ids, top, core.o.vocabSize) : undefined);
     // Prompt logprobs from logprob_start_len, on each choice's first chunk.
@@ -115,6 +119,15 @@ export function sglangRoutes(m: MockContext) {
         }
         stats.aborts++;
         return create(AbortResponseSchema, { success: true });
+      },
+      async loadLoRAAdapter(req) {
+        return create(LoadLoRAAdapterResponseSchema, m.adapters.load({ id: req.loraId, name: req.loraName, path: req.loraPath, pinned: req.pinned }));
+      },
+      async unloadLoRAAdapter(req) {
+        return create(UnloadLoRAAdapterResponseSchema, m.adapters.unload(req.loraName, req.loraId));
+      },
+      async listLoadedLoRAAdapters() {
+        return create(ListLoadedLoRAAdaptersResponseSchema, { loadedAdapters: m.adapters.list().map((a) => ({ loraId: a.id, loraName: a.name, loraPath: a.path, pinned: a.pinned })) });
       },
       async getModelInfo() {
         return create(GetModelInfoResponseSchema, { ...modelInfoFields(m), weightVersion: 'default' });

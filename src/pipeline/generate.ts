@@ -59,17 +59,19 @@ export function generate(
   route: RouteHints = {},
 ): Generation {
   model.stats.inputTokens.observe(promptIds.length);
+  // Unset fields take the model's defaults (engine GetModelInfo, then generation_config.json).
+  const d = model.info.samplingDefaults;
   const params: GenerateParams = {
     requestId,
     inputIds: promptIds,
     maxNewTokens: sampling.maxTokens,
-    temperature: sampling.temperature,
-    topP: sampling.topP,
-    topK: sampling.topK,
-    minP: sampling.minP,
+    temperature: sampling.temperature ?? d.temperature,
+    topP: sampling.topP ?? d.topP,
+    topK: sampling.topK ?? d.topK,
+    minP: sampling.minP ?? d.minP,
     frequencyPenalty: sampling.frequencyPenalty,
     presencePenalty: sampling.presencePenalty,
-    repetitionPenalty: sampling.repetitionPenalty,
+    repetitionPenalty: sampling.repetitionPenalty ?? d.repetitionPenalty,
     stopTokenIds: sampling.stopTokenIds,
     ignoreEos: sampling.ignoreEos,
     minNewTokens: sampling.minTokens,
@@ -81,9 +83,11 @@ export function generate(
     topLogprobs: sampling.topLogprobs,
     promptLogprobs: sampling.promptLogprobs,
     dataParallelRank: route.dpRank,
+    // A LoRA adapter: the engine applies it, and its KV blocks live in a namespace of their own.
+    loraId: model.adapter?.id,
     stream: true,
   };
-  return new RoutedGeneration(model, promptIds, params, signal, route);
+  return new RoutedGeneration(model, promptIds, params, signal, model.adapter ? { ...route, lora: model.adapter.id } : route);
 }
 
 /**
