@@ -33,7 +33,7 @@ import type { AdapterRef, EmbedParams, EmbedResult } from './types.js';
 import { EngineError } from './errors.js';
 import { generateStream, type WireResponse } from './generate-stream.js';
 import { decodeGenerateResponse, SGLANG_RESPONSE } from './generate-response-wire.js';
-import { encodeSglangGenerate, SGLANG_JSON_OBJECT_SCHEMA } from './sglang-generate-wire.js';
+import { encodeSglangGenerate, SGLANG_JSON_OBJECT_SCHEMA, SGLANG_SEED_KEY } from './sglang-generate-wire.js';
 import { EngineConnection, rankLoadOf, type EngineClientOptions } from './grpc-connection.js';
 import type {
   Cancellation,
@@ -166,6 +166,8 @@ export function buildGenerateRequest(p: GenerateParams): GenerateRequest {
     n: Math.max(1, p.n ?? 1),
     constraint: sglangConstraint(p.constraint),
     logitBias: p.logitBias ? Object.fromEntries(Array.from(p.logitBias, ([id, b]) => [String(id), b])) : {},
+    // No seed field on this protocol: custom_params.seed, as a decimal string (exact to 64 bits).
+    customParams: p.seed === undefined ? undefined : { [SGLANG_SEED_KEY]: String(p.seed) },
   });
   return create(GenerateRequestSchema, {
     requestId: p.requestId,

@@ -25,10 +25,11 @@ export interface GenerateParams {
   stopTokenIds?: number[];
   ignoreEos?: boolean;
   /**
-   * Sampling seed. Not every engine protocol carries one (the SGLang
-   * scheduler protocol does not); clients that cannot send it drop it.
+   * Sampling seed, a 64-bit integer. vLLM's protocol carries an int32 (a wider seed is
+   * refused); SGLang's has no seed field, so it travels in SamplingParams.custom_params
+   * as `seed`, a decimal string (a Struct number is a double).
    */
-  seed?: number;
+  seed?: bigint;
   /** Parallel choices; events carry their `index`. Default 1. */
   n?: number;
   /**

@@ -29,6 +29,14 @@ import { mockInputLogprobs, mockOutputLogprobs } from './logprobs.js';
 import { fastRoutes, modelInfoFields, rankLoads, serveGenerate, sharedHandlers } from './service-common.js';
 import type { CoreOutput } from './sim-core.js';
 import type { MockContext } from './mock-context.js';
+import { SGLANG_SEED_KEY } from '../engine/sglang-generate-wire.js';
+
+/** custom_params.seed (Portico's carrier of the seed on this protocol: a decimal int64), folded to the simulator's 32 bits. */
+function customSeed(v: unknown): number | undefined {
+  if (v === undefined) return undefined;
+  if (typeof v !== 'string' || !/^-?\d{1,19}$/.test(v)) throw new ConnectError(`custom_params.seed must be a decimal 64-bit integer string, got ${JSON.stringify(v)}`, Code.InvalidArgument);
+  return Number(BigInt.asIntN(32, BigInt(v)));
+}
 
 export function sglangRoutes(m: MockContext) {
   const { core, stats } = m;
@@ -61,6 +69,7 @@ export function sglangRoutes(m: MockContext) {
       stopTokenIds: sp?.stopTokenIds ?? [],
       ignoreEos: sp?.ignoreEos ?? false,
       dpRank: req.dataParallelRank,
+      seed: customSeed(sp?.customParams?.[SGLANG_SEED_KEY]),
     }, ctx, emit);
 
     function* emit(batch: CoreOutput[]): Generator<GenerateResponse> {
