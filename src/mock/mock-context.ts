@@ -33,6 +33,8 @@ export class MockContext {
   reportsContextLength = true;
   /** The last Generate requests received, for tests that prove delivery. */
   readonly received = new ReceivedLog();
+  /** GetModelInfo default_sampling_params_json (as an engine started with sampling defaults reports them; '' = none). */
+  defaultSamplingParamsJson = '';
   /** Loaded LoRA adapters (SGLang protocol). */
   readonly adapters = new MockAdapters();
   /** Set when faults are enabled (mock/faults.ts): reads a prompt's text to find its trigger. */
