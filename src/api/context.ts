@@ -13,7 +13,8 @@ export interface Lifecycle {
 }
 
 export interface AppContext {
-  readonly models: ReadonlyMap<string, ServedModel>;
+  /** Served models by name: the base models in serving order, then LoRA adapters (added and removed at run time). */
+  readonly models: Map<string, ServedModel>;
   readonly ignoreUnsupportedFields: boolean;
   readonly lifecycle: Lifecycle;
   readonly metrics: FrontendMetrics;
@@ -36,6 +37,11 @@ export interface ShardLink {
   readonly id: number;
   /** Every shard's metric values (this one's included), for /metrics. */
   collectMetrics(): Promise<FamilySnapshot[][]>;
+}
+
+/** The base models (not LoRA adapters, which share their base's workers), in serving order. */
+export function baseModels(ctx: AppContext): ServedModel[] {
+  return [...ctx.models.values()].filter((m) => !m.adapter);
 }
 
 export function modelFor(ctx: AppContext, name: string): ServedModel {

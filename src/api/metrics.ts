@@ -5,7 +5,7 @@
 
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { mergeSnapshots, renderFamilies } from '../metrics/snapshot.js';
-import type { AppContext } from './context.js';
+import { baseModels, type AppContext } from './context.js';
 import type { Exchange } from './exchange.js';
 
 const CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
@@ -20,7 +20,7 @@ export function scrapeGauges(ctx: AppContext): () => void {
     m.heapUsed.labels().set(process.memoryUsage().heapUsed);
     m.loopLag.labels().set(lag.percentile(99) / 1e9);
     lag.reset();
-    for (const model of ctx.models.values()) {
+    for (const model of baseModels(ctx)) {
       for (const w of model.pool.workers) {
         const id = String(w.id);
         m.workerInflight.labels(model.name, id).set(w.inflight);

@@ -6,7 +6,8 @@ import { chatCompletions } from './chat.js';
 import { completions } from './completions.js';
 import { embeddings } from './embeddings.js';
 import { health, live } from './health.js';
-import { listModels } from './models.js';
+import { getModel, listModels } from './models.js';
+import { loadLoraAdapter, unloadLoraAdapter } from './lora.js';
 import { metrics } from './metrics.js';
 import { responses } from './responses.js';
 import { countTokens, messages } from './messages.js';
@@ -28,6 +29,9 @@ export function routes(ctx: AppContext): Route[] {
     { method: 'post', path: '/parse/function_call', handler: parseFunctionCall(ctx) },
     { method: 'post', path: '/parse/reasoning', handler: parseReasoning(ctx) },
     { method: 'get', path: '/v1/models', handler: listModels(ctx) },
+    { method: 'get', path: '/v1/models/:id', handler: getModel(ctx) },
+    { method: 'post', path: '/v1/load_lora_adapter', handler: loadLoraAdapter(ctx), admin: true },
+    { method: 'post', path: '/v1/unload_lora_adapter', handler: unloadLoraAdapter(ctx), admin: true },
     { method: 'get', path: '/admin/workers', handler: listWorkers(ctx), admin: true },
     { method: 'post', path: '/admin/workers', handler: addWorker(ctx), admin: true },
     { method: 'delete', path: '/admin/workers/:id', handler: removeWorker(ctx), admin: true },

@@ -4,9 +4,6 @@
 // the Jinja template itself.
 
 import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
-import { Model } from '../native/core.js';
-import type { ServeOptions } from './options.js';
 
 /** The JSON text of the `chat_template` value FILE holds. */
 export function chatTemplateOverride(file: string): string {
@@ -26,9 +23,4 @@ export function chatTemplateOverride(file: string): string {
   const t = v && typeof v === 'object' && !Array.isArray(v) ? (v as { chat_template?: unknown }).chat_template : undefined;
   if (typeof t !== 'string' && !Array.isArray(t)) throw new Error(`--chat-template ${file}: expected a JSON object with a "chat_template" string or list of named templates`);
   return JSON.stringify(t);
-}
-
-/** The model folder, loaded natively, with --chat-template applied when given. */
-export function loadModel(o: Pick<ServeOptions, 'modelPath' | 'chatTemplate'>): Model {
-  return Model.load(resolve(o.modelPath), o.chatTemplate ? chatTemplateOverride(o.chatTemplate) : null);
 }

@@ -1,40 +1,48 @@
-// A running `portico serve`, assembled: load the model natively, connect its workers
-// (or start mock engines on loopback), and serve HTTP — on this thread (--shards 1), or
-// on several worker threads sharing the port (src/shards, whose threads each build their
-// frontend with ./frontend.ts).
+// A running `portico serve`, assembled: load every model natively, assign the bare
+// workers to their models, connect the workers (or start mock engines on loopback), and
+// serve HTTP — on this thread (--shards 1), or on several worker threads sharing the
+// port (src/shards, whose threads each build their frontend with ./frontend.ts).
 
-import { loadModel } from './chat-template.js';
 import { checkParserNames } from './parsers.js';
-import { startFrontend } from './frontend.js';
+import { startFrontend, type Frontend } from './frontend.js';
+import { loadModels } from './natives.js';
 import { startMocks } from './mocks.js';
+import { assignWorkers } from './assign-workers.js';
+import { loadStartupAdapters } from './adapters.js';
 import type { Running, ServeOptions } from './options.js';
 import { serveSharded } from '../shards/supervisor.js';
 import { probePort } from '../http/port-guard.js';
 
 export async function serve(o: ServeOptions): Promise<Running> {
   checkParserNames(o.toolCallParser, o.reasoningParser);
-  if (o.workers.length === 0 && !o.mock) {
+  for (const m of o.models) checkParserNames(m.toolCallParser, m.reasoningParser, `model \`${m.name}\`: `);
+  if (o.workers.length === 0 && !o.mock && o.models.every((m) => m.workers.length === 0)) {
     throw new Error('no workers: pass --worker grpc://HOST:PORT (repeatable) or --mock echo|sim');
   }
   // A taken port is an error, before anything else starts (src/http/port-guard.ts).
   if (o.httpPort !== 0) await probePort(o.host, o.httpPort);
-  if ((o.shards ?? 1) > 1) return serveSharded(o);
-  const native = loadModel(o);
-  const mocks = await startMocks(o, native);
-  let fe;
+  const models = o.models.map((m) => ({ ...m, workers: [...m.workers] }));
+  await assignWorkers(models, o.workers);
+  const assigned: ServeOptions = { ...o, models, workers: [] };
+  if ((o.shards ?? 1) > 1) return serveSharded(assigned);
+  const natives = loadModels(assigned);
+  const mocks = await startMocks(assigned, natives);
+  let fe: Frontend | undefined;
   try {
-    fe = await startFrontend(o, [...o.workers, ...mocks.urls], native);
+    fe = await startFrontend({ ...assigned, models: mocks.models, mock: undefined }, natives);
+    await loadStartupAdapters(fe.ctx, o.loras ?? []);
   } catch (err) {
+    await fe?.close();
     await mocks.close();
     throw err;
   }
+  const running = fe;
   return {
-    port: fe.port,
-    grpcPort: fe.grpcPort,
+    port: running.port,
+    grpcPort: running.grpcPort,
     async close() {
-      await fe.close();
+      await running.close();
       await mocks.close();
     },
   };
 }
-

@@ -11,6 +11,7 @@ import { formatSummary, runBench } from './bench.js';
 import { serve } from '../app/serve.js';
 import { runMockEngine } from './mock-engine.js';
 import { precommitPeekMs, readProcessorOptions } from './processor-options.js';
+import { modelFlags } from './model-flags.js';
 import type { RouterMode, RouterOptions } from '../router/options.js';
 import type { QueuePolicy } from '../router/queue.js';
 
@@ -45,12 +46,10 @@ async function serveCommand(args: string[]): Promise<void> {
   const running = await serve({
     ...processor,
     chatTemplate: v['chat-template'] as string | undefined,
-    modelPath: v['model-path'] as string,
-    modelName: v['model-name'] as string | undefined,
+    ...modelFlags(v),
     host: v.host as string,
     httpPort: v['http-port'] as number,
     grpcPort: v['grpc-port'] as number,
-    workers: v.worker as string[],
     mock: v.mock as 'echo' | 'sim' | undefined,
     mockWorkers: v['mock-workers'] as number,
     maxBodyBytes: v['max-body-bytes'] as number,

@@ -3,12 +3,15 @@
 import type { OptionSpec } from './options.js';
 
 export const SERVE_OPTIONS: readonly OptionSpec[] = [
-  { name: 'model-path', kind: 'string', group: 'Model', meta: 'DIR', required: true, help: 'A local Hugging Face layout folder: tokenizer.json and tokenizer_config.json (chat template), and config.json / generation_config.json when present.' },
-  { name: 'chat-template', kind: 'string', group: 'Model', meta: 'FILE', help: "A chat template that replaces (or supplies) the model folder's: a Jinja file, or a tokenizer_config-style JSON file (its \"chat_template\"). Rendered by the same native engine." },
-  { name: 'model-name', kind: 'string', group: 'Model', meta: 'NAME', help: 'The name clients send as "model". Default: the folder\'s name.' },
-  { name: 'worker', kind: 'list', group: 'Workers (at least one of --worker or --mock)', meta: 'URL', help: 'An engine worker: grpc://HOST:PORT (SGLang scheduler protocol) or vllm+grpc://HOST:PORT (vLLM engine protocol). Repeat the flag, or give a comma-separated list.' },
+  { name: 'model-path', kind: 'string', group: 'Model', meta: 'DIR', help: 'One model: a local Hugging Face layout folder: tokenizer.json and tokenizer_config.json (chat template), and config.json / generation_config.json when present. (Several models: --model or a config-file `models` array.)' },
+  { name: 'model-name', kind: 'string', group: 'Model', meta: 'NAME', help: 'The name clients send as "model" for --model-path. Default: the folder\'s name.' },
+  { name: 'chat-template', kind: 'string', group: 'Model', meta: 'FILE', help: "A chat template that replaces (or supplies) the model folder's: a Jinja file, or a tokenizer_config-style JSON file (its \"chat_template\"). Rendered by the same native engine. With several models it applies to each one without its own `chat-template` (config form)." },
+  { name: 'model', kind: 'list', group: 'Model', meta: 'NAME=DIR', help: 'Serve the model folder DIR as NAME; repeat for several models (not with --model-path). Each has its own tokenizer, template, limits and workers.' },
+  { name: 'models', kind: 'objects', group: 'Model', meta: 'JSON', help: 'Several models as a JSON array (normally the `models` array of --config): {"name", "model-path", "worker": [URL...], "tool-call-parser", "reasoning-parser", "max-prompt-tokens", "chat-template"} each; the parser and template keys default to the top-level flags.' },
+  { name: 'lora', kind: 'list', group: 'Model', meta: 'NAME=PATH@BASE', help: 'Load the LoRA adapter at PATH (a folder the workers can read) on every worker of model BASE and serve it as model NAME (SGLang workers). Also POST /v1/load_lora_adapter at run time.' },
+  { name: 'worker', kind: 'list', group: 'Workers (at least one of --worker or --mock)', meta: '[NAME=]URL', help: 'An engine worker: grpc://HOST:PORT (SGLang scheduler protocol) or vllm+grpc://HOST:PORT (vLLM engine protocol). NAME=URL assigns it to model NAME; a bare URL joins the model whose name its GetModelInfo reports (with one model, that model). Repeat the flag, or give a comma-separated list.' },
   { name: 'mock', kind: 'string', group: 'Workers (at least one of --worker or --mock)', meta: 'echo|sim', choices: ['echo', 'sim'], help: "Start in-process mock engines reached over real gRPC on loopback: 'echo' streams the prompt's tokens back, 'sim' simulates an engine (scheduler, KV cache, timing)." },
-  { name: 'mock-workers', kind: 'int', group: 'Workers (at least one of --worker or --mock)', min: 1, default: 2, help: 'How many mock engines to start with --mock.' },
+  { name: 'mock-workers', kind: 'int', group: 'Workers (at least one of --worker or --mock)', min: 1, default: 2, help: 'How many mock engines to start per model with --mock.' },
   { name: 'router-mode', kind: 'string', group: 'Routing', choices: ['round-robin', 'random', 'least-loaded', 'power-of-two', 'kv', 'direct'], default: 'round-robin', help: "How a worker is chosen: 'kv' weighs each worker's cached prefix (from its KV events) against its load; 'direct' only serves requests that name a worker (nvext.backend_instance_id or x-dynamo-worker-instance-id)." },
   { name: 'router-block-size', kind: 'int', group: 'Routing', min: 1, default: 16, help: 'KV block size in tokens, as the engines use it (kv mode hashes the prompt in blocks of this size).' },
   { name: 'router-temperature', kind: 'number', group: 'Routing', default: 0, help: 'kv mode: 0 picks the lowest cost; above 0 samples workers by softmax over their costs.' },
@@ -57,8 +60,8 @@ export const SERVE_OPTIONS: readonly OptionSpec[] = [
   { name: 'chat-processor-config', kind: 'string', group: 'Chat processing', meta: 'JSON', help: "A JSON object handed to the custom processor's provider as its config." },
 ];
 
-export const SERVE_USAGE = 'Usage: portico serve --model-path DIR [options]';
-export const SERVE_INTRO = `Serve the OpenAI-compatible and Anthropic HTTP APIs for one model, tokenizing natively
+export const SERVE_USAGE = 'Usage: portico serve (--model-path DIR | --model NAME=DIR ...) [options]';
+export const SERVE_INTRO = `Serve the OpenAI-compatible and Anthropic HTTP APIs for one or several models, tokenizing natively
 and generating on engine workers reached over gRPC.
 
 Request handling also reads PORTICO_IGNORE_UNSUPPORTED_FIELDS=1 (drop unsupported request

@@ -12,7 +12,7 @@ import type { Dispatch, RouteHints } from '../router/types.js';
 import { EngineError } from '../engine/errors.js';
 import type { Cancellation, EngineEvent, GenerateParams } from '../engine/types.js';
 import type { ServedModel } from './served-model.js';
-import { engineParams } from './request.js';
+import { engineParams, routeFor } from './request.js';
 
 export type { RouteHints } from '../router/types.js';
 
@@ -60,8 +60,8 @@ export function generate(
   route: RouteHints = {},
 ): Generation {
   model.stats.inputTokens.observe(promptIds.length);
-  const params = engineParams(requestId, promptIds, sampling, route);
-  return new RoutedGeneration(model, promptIds, params, signal, route);
+  const params = engineParams(model, requestId, promptIds, sampling, route);
+  return new RoutedGeneration(model, promptIds, params, signal, routeFor(model, route));
 }
 
 /**

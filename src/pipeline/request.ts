@@ -36,19 +36,24 @@ export interface GenerationRequest {
   readonly logprobs: boolean;
 }
 
-/** The engine's parameters for a prompt and the request's sampling options (the final budget in maxTokens). */
-export function engineParams(requestId: string, promptIds: Uint32Array, s: SamplingOptions, route: RouteHints): GenerateParams {
+/**
+ * The engine's parameters for a prompt and the request's sampling options (the final budget
+ * in maxTokens). Unset sampling fields take the model's defaults (engine GetModelInfo, then
+ * generation_config.json: sampling-defaults.ts); a LoRA adapter's requests carry its id.
+ */
+export function engineParams(model: ServedModel, requestId: string, promptIds: Uint32Array, s: SamplingOptions, route: RouteHints): GenerateParams {
+  const d = model.info.samplingDefaults;
   return {
     requestId,
     inputIds: promptIds,
     maxNewTokens: s.maxTokens,
-    temperature: s.temperature,
-    topP: s.topP,
-    topK: s.topK,
-    minP: s.minP,
+    temperature: s.temperature ?? d.temperature,
+    topP: s.topP ?? d.topP,
+    topK: s.topK ?? d.topK,
+    minP: s.minP ?? d.minP,
     frequencyPenalty: s.frequencyPenalty,
     presencePenalty: s.presencePenalty,
-    repetitionPenalty: s.repetitionPenalty,
+    repetitionPenalty: s.repetitionPenalty ?? d.repetitionPenalty,
     stopTokenIds: s.stopTokenIds,
     ignoreEos: s.ignoreEos,
     minNewTokens: s.minTokens,
@@ -60,8 +65,15 @@ export function engineParams(requestId: string, promptIds: Uint32Array, s: Sampl
     topLogprobs: s.topLogprobs,
     promptLogprobs: s.promptLogprobs,
     dataParallelRank: route.dpRank,
+    // A LoRA adapter: the engine applies it (GenerateRequest.lora_id).
+    loraId: model.adapter?.id,
     stream: true,
   };
+}
+
+/** The routing hints of a request for `model`: a LoRA adapter's KV blocks live in a namespace of their own. */
+export function routeFor(model: ServedModel, route: RouteHints): RouteHints {
+  return model.adapter ? { ...route, lora: model.adapter.id } : route;
 }
 
 /** The output rules a request's sampling options imply, with its final token budget. */
@@ -90,7 +102,7 @@ export function generationRequest(i: GenerationInput): GenerationRequest {
   return {
     model: i.model,
     promptIds: i.promptIds,
-    engine: engineParams(i.requestId, i.promptIds, s, i.route),
+    engine: engineParams(i.model, i.requestId, i.promptIds, s, i.route),
     output: {
       ...outputRules(s, i.maxTokens),
       n: s.n,
@@ -99,7 +111,7 @@ export function generationRequest(i: GenerationInput): GenerationRequest {
       arrived: i.arrived,
       parsing: i.parsing ?? null,
     },
-    route: i.route,
+    route: routeFor(i.model, i.route),
     signal: i.signal,
     logprobs: s.logprobs === true,
   };

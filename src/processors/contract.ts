@@ -85,7 +85,7 @@ export interface PreprocessedRequest {
   topP?: number;
   topK?: number;
   minP?: number;
-  seed?: number;
+  seed?: number | bigint;
   frequencyPenalty?: number;
   presencePenalty?: number;
   repetitionPenalty?: number;

@@ -33,7 +33,7 @@ async function* routedOutputs(model: ServedModel, req: PreprocessedRequest, cont
       topP: req.topP,
       topK: req.topK,
       minP: req.minP,
-      seed: req.seed,
+      seed: seedOf(req.seed),
       frequencyPenalty: req.frequencyPenalty,
       presencePenalty: req.presencePenalty,
       repetitionPenalty: req.repetitionPenalty,
@@ -71,4 +71,11 @@ function promptIds(model: ServedModel, req: PreprocessedRequest): Uint32Array {
     if (!Number.isInteger(id) || id < 0 || id >= vocab) throw new InvalidArgument(`token id ${String(id)} is outside the vocabulary (size ${vocab})`);
   }
   return t instanceof Uint32Array ? t : Uint32Array.from(t);
+}
+
+/** A processor's numeric seed as the engine's 64-bit value (an integer a double holds exactly). */
+function seedOf(seed: number | bigint | undefined): bigint | undefined {
+  if (seed === undefined || typeof seed === 'bigint') return seed;
+  if (!Number.isSafeInteger(seed)) throw ApiError.badRequest(`\`seed\` must be an integer, got ${seed}`, 'seed');
+  return BigInt(seed);
 }

@@ -5,9 +5,10 @@
 // values). The router's load table is a SharedArrayBuffer from the main thread.
 
 import { parentPort, workerData } from 'node:worker_threads';
-import { loadModel } from '../app/chat-template.js';
 import { configureLog, log } from '../log.js';
 import { startFrontend, type Frontend } from '../app/frontend.js';
+import { loadModels } from '../app/natives.js';
+import { loadStartupAdapters } from '../app/adapters.js';
 import { applyChange } from '../api/control.js';
 import type { ControlPlane } from '../api/control-change.js';
 import type { ShardLink } from '../api/context.js';
@@ -48,7 +49,9 @@ process.on('uncaughtException', (err) => {
 
 let fe: Frontend;
 try {
-  fe = await startFrontend(o, o.workers, loadModel(o), { link, control, models: data.models, admitted: data.admitted });
+  fe = await startFrontend(o, loadModels(o), { link, control, models: data.models, admitted: data.admitted });
+  // Each shard registers the startup adapters itself (the engines load each once: src/api/adapters.ts).
+  await loadStartupAdapters(fe.ctx, o.loras ?? []);
 } catch (err) {
   post({ t: 'failed', error: (err as Error).message });
   port.close();

@@ -86,9 +86,10 @@ export async function serveSharded(o: ServeOptions): Promise<Running> {
   const count = o.shards!;
   const mocks = await startMocks(o);
   const maxWorkers = o.router?.maxWorkers ?? DEFAULT_ROUTER_OPTIONS.maxWorkers;
-  const models = [{ load: new LoadTable(maxWorkers).buffer, queueDepth: new SharedArrayBuffer(4), sessions: SharedSessionAffinity.buffer() }];
+  // Per model, in serving order: the router state every shard shares.
+  const models = o.models.map(() => ({ load: new LoadTable(maxWorkers).buffer, queueDepth: new SharedArrayBuffer(4), sessions: SharedSessionAffinity.buffer() }));
   const admitted = new SharedArrayBuffer(4);
-  const base: ServeOptions = { ...o, workers: [...o.workers, ...mocks.urls], mock: undefined, mockWorkers: 0, shards: 1 };
+  const base: ServeOptions = { ...o, models: mocks.models, workers: [], mock: undefined, mockWorkers: 0, shards: 1 };
   const shards: Shard[] = [];
   let closing: Promise<void> | null = null;
   let controlChain: Promise<void> = Promise.resolve();
