@@ -61,8 +61,9 @@ export const SERVE_OPTIONS: readonly OptionSpec[] = [
 ];
 
 export const SERVE_USAGE = 'Usage: portico serve (--model-path DIR | --model NAME=DIR ...) [options]';
-export const SERVE_INTRO = `Serve the OpenAI-compatible and Anthropic HTTP APIs for one or several models, tokenizing natively
-and generating on engine workers reached over gRPC.
+export const SERVE_INTRO = `Serve the OpenAI-compatible and Anthropic HTTP APIs, and the KServe v2 gRPC inference
+protocol (--grpc-port), for one or several models, tokenizing natively and generating on
+engine workers reached over gRPC.
 
 Request handling also reads PORTICO_IGNORE_UNSUPPORTED_FIELDS=1 (drop unsupported request
 fields instead of a 400; Dynamo's DYN_IGNORE_OPENAI_FE_UNSUPPORTED_FIELDS works too) and

@@ -114,7 +114,7 @@ async function* modelStreamInfer(ctx: AppContext, limits: Limits, reqs: AsyncIte
   const one = async (req: ModelInferRequest) => {
     try {
       await observed(ctx, limits, STREAM_PATH, req, hctx.signal, (model, r, signal) =>
-        runInfer({ model, req: r, engineRequestId: engineId(), cancellation: signal, decoupled: true, arrived: performance.now() }, (res) => queue.push(create(ModelStreamInferResponseSchema, { inferResponse: res }))),
+        runInfer({ model, req: r, engineRequestId: engineId(), cancellation: signal, decoupled: true, arrived: performance.now() }, (res) => queue.push(streamResponse(res))),
       );
     } catch (err) {
       if (hctx.signal.aborted) return; // nobody is reading the stream any more
@@ -144,6 +144,12 @@ async function* modelStreamInfer(ctx: AppContext, limits: Limits, reqs: AsyncIte
     }
   })();
   yield* queue;
+}
+
+function streamResponse(res: ModelInferResponse): ModelStreamInferResponse {
+  const m = create(ModelStreamInferResponseSchema);
+  m.inferResponse = res;
+  return m;
 }
 
 let engineSeq = 0;
