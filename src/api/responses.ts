@@ -11,8 +11,9 @@ import type { ServedModel } from '../pipeline/served-model.js';
 import { chatProcessorOf, modelFor, type AppContext } from './context.js';
 import { serveResponses } from '../processors/serve-responses.js';
 import type { Exchange } from './exchange.js';
-import { streamEvents } from './sse.js';
-import { endChatTurn, startChatTurn, type ChatTurn } from './chat-turn.js';
+import { streamGeneration, type StreamFormat } from './sse.js';
+import { endChatTurn, startChatTurn, type ChatTurn, type ChatTurnRun } from './chat-turn.js';
+import { runGeneration } from '../pipeline/run.js';
 
 export function responses(ctx: AppContext) {
   return async (ex: Exchange): Promise<void> => {
@@ -31,10 +32,9 @@ export function responses(ctx: AppContext) {
     const processor = chatProcessorOf(ctx, model);
     if (processor) return serveResponses(processor.current(), ex, model, req, turn);
     const run = await startChatTurn(model, ex, arrived, turn);
-    const outputs = run.decoded;
     const hex = randomUUID().replaceAll('-', '');
     const state: ResponseState = { id: `resp_${hex}`, hex, createdAt: Math.floor(Date.now() / 1000), req };
-    const reply = req.stream ? await streamResponse(ex, model, state, outputs) : await unaryResponse(ex, model, state, outputs);
+    const reply = req.stream ? await streamResponse(ex, model, state, run) : await unaryResponse(ex, model, state, run);
     endChatTurn(model, ex, turn, run, reply);
   };
 }
@@ -64,26 +64,28 @@ function replyText(o: ResponseOutput): string {
 }
 
 /** Answers with one response object; returns its text. */
-async function unaryResponse(ex: Exchange, model: ServedModel, s: ResponseState, outputs: AsyncIterable<ParsedEvent>): Promise<string> {
+async function unaryResponse(ex: Exchange, model: ServedModel, s: ResponseState, run: ChatTurnRun): Promise<string> {
   const o = new ResponseOutput(s.hex, null);
   let finish = 'stop';
-  for await (const ev of outputs) {
-    if (ev.kind === 'finish') finish = ev.reason;
-    else if (ev.kind === 'end') {
-      o.finish(finish === 'length');
-      const u = ev.usage;
-      ex.sendJson(200, JSON.stringify(responseObject(s, o.output, finish, responsesUsage(u.promptTokens, u.completionTokens, u.cachedTokens, reasoningTokens(model, o)))));
-    } else addEvent(o, ev);
-  }
+  await runGeneration(run.request, {
+    event(ev) {
+      if (ev.kind === 'finish') finish = ev.reason;
+      else if (ev.kind === 'end') {
+        o.finish(finish === 'length');
+        const u = ev.usage;
+        ex.sendJson(200, JSON.stringify(responseObject(s, o.output, finish, responsesUsage(u.promptTokens, u.completionTokens, u.cachedTokens, reasoningTokens(model, o)))));
+      } else addEvent(o, ev);
+    },
+  });
   return replyText(o);
 }
 
 /** Streams the response events; returns the text. */
-async function streamResponse(ex: Exchange, model: ServedModel, s: ResponseState, outputs: AsyncIterable<ParsedEvent>): Promise<string> {
+async function streamResponse(ex: Exchange, model: ServedModel, s: ResponseState, run: ChatTurnRun): Promise<string> {
   const w = new ResponsesStreamWriter(s);
   const o = new ResponseOutput(s.hex, w);
   let finish = 'stop';
-  await streamEvents(ex, outputs, {
+  const fmt: StreamFormat<ParsedEvent> = {
     start: () => w.start(),
     event(ev) {
       if (ev.kind === 'finish') {
@@ -99,6 +101,7 @@ async function streamResponse(ex: Exchange, model: ServedModel, s: ResponseState
     },
     error: (err) => w.error(err),
     done: '',
-  });
+  };
+  await streamGeneration(ex, fmt, (sink) => runGeneration(run.request, sink));
   return replyText(o);
 }
