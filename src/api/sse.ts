@@ -68,9 +68,15 @@ const STALLED = Symbol('stalled');
  * Answer with an event stream of the events `run` hands to its sink (one generation, or
  * several merged). Every error this stream's client sees is written here: before the commit
  * a failure rejects (the HTTP layer writes it as the response's status); after it, it is
- * the stream's error event. `peekMs`: this stream's pre-commit window, when not the configured one.
+ * the stream's error event.
  */
-export async function streamGeneration<E>(ex: Exchange, fmt: StreamFormat<E>, run: (sink: EventSink<E>) => Promise<void>, begin?: (g: RunningGeneration) => void, peekMs = settings.peekMs): Promise<void> {
+export async function streamGeneration<E>(
+  ex: Exchange,
+  fmt: StreamFormat<E>,
+  run: (sink: EventSink<E>) => Promise<void>,
+  begin?: (g: RunningGeneration) => void,
+  peekMs = settings.peekMs,
+): Promise<void> {
   const sink = new SseSink(ex, fmt);
   sink.begin = begin;
   sink.arm(peekMs);
@@ -123,6 +129,7 @@ class SseSink<E> implements EventSink<E> {
     private readonly fmt: StreamFormat<E>,
   ) {}
 
+  /** `peekMs`: this stream's pre-commit peek (the configured one unless the caller says). */
   arm(peekMs: number): void {
     if (peekMs <= 0) {
       void this.commit(undefined);
@@ -203,8 +210,11 @@ class SseSink<E> implements EventSink<E> {
   }
 }
 
-/** An event stream of `events` (an iterator's events through the same sink); `peekMs` as streamGeneration's. */
-export async function streamEvents<E>(ex: Exchange, events: AsyncIterable<E>, fmt: StreamFormat<E>, peekMs?: number): Promise<void> {
+/**
+ * An event stream of `events` (an iterator's events through the same sink); `peekMs`: this
+ * stream's pre-commit peek, when not the configured one.
+ */
+export async function streamEvents<E>(ex: Exchange, events: AsyncIterable<E>, fmt: StreamFormat<E>, peekMs = settings.peekMs): Promise<void> {
   await streamGeneration(ex, fmt, async (sink) => {
     const it = events[Symbol.asyncIterator]();
     for (let r = await it.next(); !r.done; r = await it.next()) {

@@ -17,8 +17,8 @@ import { FrontendMetrics, modelStats } from '../metrics/frontend.js';
 import { modelName, type Running, type ServeOptions } from './options.js';
 import { installLeanAsyncBind } from '../runtime/lean-async-bind.js';
 import { configureStreams } from '../api/sse.js';
-import { startProcessors } from '../processors/start.js';
 import { startKserveServer, type KserveServer } from '../kserve/server.js';
+import { startProcessors } from '../processors/start.js';
 
 /** Seconds (a flag) to ms; undefined stays undefined (the default applies). */
 function secs(s: number | undefined): number | undefined {
