@@ -23,7 +23,6 @@ const messages = [
 let dir: string;
 before(() => {
   dir = mkdtempSync(join(tmpdir(), 'portico-template-'));
-  writeFileSync(join(dir, 'tokenizer_config.json'), JSON.stringify({ chat_template: readFileSync(JINJA, 'utf8') }));
   writeFileSync(join(dir, 'named.json'), JSON.stringify({ chat_template: [{ name: 'default', template: readFileSync(JINJA, 'utf8') }, { name: 'tool_use', template: 'TOOLS{{ tools | length }}' }] }));
   writeFileSync(join(dir, 'bad.json'), '{"no_template": 1}');
   writeFileSync(join(dir, 'broken.jinja'), '{% for m in messages %}');
@@ -51,30 +50,25 @@ describe('the gpt-oss folder without a template', () => {
   });
 });
 
-for (const [what, file] of [
-  ['a Jinja file', JINJA],
-  ['a tokenizer_config-style JSON file', 'tokenizer_config.json'],
-] as const) {
-  describe(`--chat-template with ${what}`, () => {
-    let server: Proc;
-    before(async () => (server = await startPortico(args(['--chat-template', file === JINJA ? file : join(dir, file)]))));
-    after(async () => server?.stop());
+describe('--chat-template with a Jinja file', () => {
+  let server: Proc;
+  before(async () => (server = await startPortico(args(['--chat-template', JINJA]))));
+  after(async () => server?.stop());
 
-    test('supplies the template: the prompt is rendered with it', async () => {
-      assert.equal(await answer(server), RENDERED);
-    });
-
-    test('/tokenize renders it too', async () => {
-      const r = await fetch(`${server.url}/tokenize`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'oss', messages }) });
-      assert.equal(r.status, 200);
-      const ids = ((await r.json()) as { tokens: number[] }).tokens;
-      const d = await fetch(`${server.url}/detokenize`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'oss', tokens: ids }) });
-      assert.equal(((await d.json()) as { prompt: string }).prompt, RENDERED);
-    });
+  test('supplies the template: the prompt is rendered with it', async () => {
+    assert.equal(await answer(server), RENDERED);
   });
-}
 
-describe('--chat-template with named templates', () => {
+  test('/tokenize renders it too', async () => {
+    const r = await fetch(`${server.url}/tokenize`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'oss', messages }) });
+    assert.equal(r.status, 200);
+    const ids = ((await r.json()) as { tokens: number[] }).tokens;
+    const d = await fetch(`${server.url}/detokenize`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'oss', tokens: ids }) });
+    assert.equal(((await d.json()) as { prompt: string }).prompt, RENDERED);
+  });
+});
+
+describe('--chat-template with a tokenizer_config-style JSON file (named templates)', () => {
   let server: Proc;
   before(async () => (server = await startPortico(args(['--chat-template', join(dir, 'named.json')]))));
   after(async () => server?.stop());
@@ -95,13 +89,11 @@ test('--chat-template overrides a folder that has its own template (Qwen3)', asy
 });
 
 test('a file that cannot be used is a startup error naming it', async () => {
-  const missing = await runPortico(args(['--chat-template', join(dir, 'missing.jinja')]));
+  const [missing, bad, broken] = await Promise.all(['missing.jinja', 'bad.json', 'broken.jinja'].map((f) => runPortico(args(['--chat-template', join(dir, f)]))));
   assert.notEqual(missing.code, 0);
   assert.match(missing.stderr, /cannot read --chat-template .*missing\.jinja/);
-  const bad = await runPortico(args(['--chat-template', join(dir, 'bad.json')]));
   assert.notEqual(bad.code, 0);
   assert.match(bad.stderr, /expected a JSON object with a "chat_template"/);
-  const broken = await runPortico(args(['--chat-template', join(dir, 'broken.jinja')]));
   assert.notEqual(broken.code, 0);
   assert.match(broken.stderr, /template/i);
 });

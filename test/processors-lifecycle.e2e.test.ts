@@ -60,18 +60,6 @@ describe('argument parsing', () => {
     }
   });
 
-  test("'portico' names the native path", async () => {
-    const server = await startPortico([...serveArgs, '--mock', 'echo', '--mock-workers', '1', '--chat-processor', 'portico']);
-    try {
-      const r = await fetch(`${server.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'card' }], max_tokens: 64 }) });
-      assert.equal(r.status, 200);
-      // The echo engine answers with the rendered prompt: Qwen3's template, not a processor.
-      assert.match(((await r.json()) as any).choices[0].message.content, /user\s*card/);
-    } finally {
-      await server.stop();
-    }
-  });
-
   test('the help lists the flags', async () => {
     const r = await runPortico(['serve', '--help']);
     assert.match(r.stdout, /--chat-processor NAME/);
@@ -82,11 +70,17 @@ describe('argument parsing', () => {
 
 describe('an installed package registers a name', () => {
   let server: Proc;
+  /** `--chat-processor portico`: the native path. */
+  let native: Proc;
   before(async () => {
-    server = await startPortico([...serveArgs, '--mock', 'echo', '--mock-workers', '1', '--chat-processor', 'example-passthrough', '--chat-processor-config', '{"max_tokens_limit": 1000}'], {}, project);
+    [server, native] = await Promise.all([
+      startPortico([...serveArgs, '--mock', 'echo', '--mock-workers', '1', '--chat-processor', 'example-passthrough', '--chat-processor-config', '{"max_tokens_limit": 1000}'], {}, project),
+      startPortico([...serveArgs, '--mock', 'echo', '--mock-workers', '1', '--chat-processor', 'portico']),
+    ]);
   });
   after(async () => {
     await server?.stop();
+    await native?.stop();
   });
 
   test('the example processor serves chat, Responses and Messages, with its config', async () => {
@@ -104,17 +98,14 @@ describe('an installed package registers a name', () => {
     assert.ok((m.content[0] as { text: string }).text.length > 0);
   });
 
-  test('it answers what the native path answers (same template, same echo engine)', async () => {
-    const native = await startPortico([...serveArgs, '--mock', 'echo', '--mock-workers', '1']);
-    try {
+  test("it answers what the native path ('portico') answers: same template, same echo engine", async () => {
+    {
       // The echo engine sends the prompt back, EOS (<|im_end|>) included: both stop there.
       const body = JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'the same words' }], max_tokens: 200 });
       const ask = async (url: string) => ((await (await fetch(`${url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body })).json()) as any).choices[0].message.content;
       const [mine, theirs] = [await ask(server.url), await ask(native.url)];
       assert.equal(mine, theirs);
       assert.match(mine, /the same words$/);
-    } finally {
-      await native.stop();
     }
   });
 });
