@@ -12,6 +12,8 @@ import { modelFor, type AppContext } from './context.js';
 import type { Exchange } from './exchange.js';
 import { streamEvents } from './sse.js';
 import { endChatTurn, startChatTurn, type ChatTurn } from './chat-turn.js';
+import { conversationPrompt } from '../protocol/responses-chain.js';
+import { chainItems, persist, tenantOf } from './responses-state.js';
 
 export function responses(ctx: AppContext) {
   return async (ex: Exchange): Promise<void> => {
@@ -19,9 +21,10 @@ export function responses(ctx: AppContext) {
     const req = readResponsesRequest(ex.body, ctx.ignoreUnsupportedFields, (h) => ex.header(h));
     const model = modelFor(ctx, req.model);
     ex.describe(model, req.stream);
+    const tenant = tenantOf(ctx, ex);
     const turn: ChatTurn = {
       endpoint: '/v1/responses',
-      prompt: req.prompt,
+      prompt: req.previousResponseId === null ? req.prompt : conversationPrompt(req, await chainItems(ctx, tenant, req)),
       nvext: req.nvext,
       maxTokens: req.maxOutputTokens,
       sampling: { temperature: req.temperature, topP: req.topP, constraint: req.constraint },
@@ -30,11 +33,15 @@ export function responses(ctx: AppContext) {
     const run = await startChatTurn(model, ex, arrived, turn);
     const outputs = run.decoded;
     const hex = randomUUID().replaceAll('-', '');
-    const state: ResponseState = { id: `resp_${hex}`, hex, createdAt: Math.floor(Date.now() / 1000), req };
-    const reply = req.stream ? await streamResponse(ex, model, state, outputs) : await unaryResponse(ex, model, state, outputs);
+    const state: ResponseState = { id: `resp_${hex}`, hex, createdAt: Math.floor(Date.now() / 1000), req, store: req.store && !!ctx.responseStore };
+    // Stored (durably) before the client sees it complete: the JSON body, or response.completed.
+    const save: Save = (response) => persist(ctx, tenant, req, response);
+    const reply = req.stream ? await streamResponse(ex, model, state, outputs, save) : await unaryResponse(ex, model, state, outputs, save);
     endChatTurn(model, ex, turn, run, reply);
   };
 }
+
+type Save = (response: ReturnType<typeof responseObject>) => Promise<void>;
 
 /** One parsed output event into the output items; returns the stream events ('' when not streaming). */
 function addEvent(o: ResponseOutput, ev: ParsedEvent): string {
@@ -61,7 +68,7 @@ function replyText(o: ResponseOutput): string {
 }
 
 /** Answers with one response object; returns its text. */
-async function unaryResponse(ex: Exchange, model: ServedModel, s: ResponseState, outputs: AsyncIterable<ParsedEvent>): Promise<string> {
+async function unaryResponse(ex: Exchange, model: ServedModel, s: ResponseState, outputs: AsyncIterable<ParsedEvent>, save: Save): Promise<string> {
   const o = new ResponseOutput(s.hex, null);
   let finish = 'stop';
   for await (const ev of outputs) {
@@ -69,18 +76,27 @@ async function unaryResponse(ex: Exchange, model: ServedModel, s: ResponseState,
     else if (ev.kind === 'end') {
       o.finish(finish === 'length');
       const u = ev.usage;
-      ex.sendJson(200, JSON.stringify(responseObject(s, o.output, finish, responsesUsage(u.promptTokens, u.completionTokens, u.cachedTokens, reasoningTokens(model, o)))));
+      const response = responseObject(s, o.output, finish, responsesUsage(u.promptTokens, u.completionTokens, u.cachedTokens, reasoningTokens(model, o)));
+      await save(response);
+      ex.sendJson(200, JSON.stringify(response));
     } else addEvent(o, ev);
   }
   return replyText(o);
 }
 
 /** Streams the response events; returns the text. */
-async function streamResponse(ex: Exchange, model: ServedModel, s: ResponseState, outputs: AsyncIterable<ParsedEvent>): Promise<string> {
+async function streamResponse(ex: Exchange, model: ServedModel, s: ResponseState, outputs: AsyncIterable<ParsedEvent>, save: Save): Promise<string> {
   const w = new ResponsesStreamWriter(s);
   const o = new ResponseOutput(s.hex, w);
   let finish = 'stop';
-  await streamEvents(ex, outputs, {
+  let closing = '';
+  // The last items close and the response is stored before the end event is written.
+  const stored = savedBeforeEnd(outputs, async (ev) => {
+    const u = ev.usage;
+    closing = o.finish(finish === 'length');
+    await save(responseObject(s, o.output, finish, responsesUsage(u.promptTokens, u.completionTokens, u.cachedTokens, reasoningTokens(model, o))));
+  });
+  await streamEvents(ex, stored, {
     start: () => w.start(),
     event(ev) {
       if (ev.kind === 'finish') {
@@ -89,7 +105,6 @@ async function streamResponse(ex: Exchange, model: ServedModel, s: ResponseState
       }
       if (ev.kind === 'end') {
         const u = ev.usage;
-        const closing = o.finish(finish === 'length');
         return closing + w.end(finish, responsesUsage(u.promptTokens, u.completionTokens, u.cachedTokens, reasoningTokens(model, o)), o.output);
       }
       return addEvent(o, ev);
@@ -98,4 +113,12 @@ async function streamResponse(ex: Exchange, model: ServedModel, s: ResponseState
     done: '',
   });
   return replyText(o);
+}
+
+/** `events`, with `atEnd` awaited when the end event arrives and before it is passed on. */
+async function* savedBeforeEnd(events: AsyncIterable<ParsedEvent>, atEnd: (ev: Extract<ParsedEvent, { kind: 'end' }>) => Promise<void>): AsyncIterableIterator<ParsedEvent> {
+  for await (const ev of events) {
+    if (ev.kind === 'end') await atEnd(ev);
+    yield ev;
+  }
 }

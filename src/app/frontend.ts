@@ -17,6 +17,7 @@ import { FrontendMetrics, modelStats } from '../metrics/frontend.js';
 import { modelName, type Running, type ServeOptions } from './options.js';
 import { installLeanAsyncBind } from '../runtime/lean-async-bind.js';
 import { configureStreams } from '../api/sse.js';
+import { openStore, DEFAULT_STORE_URL } from '../store/open.js';
 
 /** Seconds (a flag) to ms; undefined stays undefined (the default applies). */
 function secs(s: number | undefined): number | undefined {
@@ -62,7 +63,10 @@ export async function startFrontend(o: ServeOptions, workerUrls: string[], nativ
   const model = new ServedModel(name, native, pool, router, modelStats(metrics, name), { tool: o.toolCallParser ?? null, reasoning: o.reasoningParser ?? null }, o.maxPromptTokens);
   await model.adoptEngineContext();
   const lifecycle = { draining: false };
-  const ctx: AppContext = { models: new Map([[name, model]]), ignoreUnsupportedFields: ignoreUnsupportedFields(), lifecycle, metrics, control: shard?.control, shards: shard?.link };
+  const rs = o.responsesStore ?? { url: DEFAULT_STORE_URL, ttlSecs: 30 * 24 * 3600, maxRows: 0 };
+  const responseStore = await openStore(rs.url, { ttlMs: rs.ttlSecs * 1000, maxRows: rs.maxRows });
+  const tenantPerKey = o.apiKey !== undefined && o.apiKey.length > 0;
+  const ctx: AppContext = { models: new Map([[name, model]]), ignoreUnsupportedFields: ignoreUnsupportedFields(), lifecycle, metrics, control: shard?.control, shards: shard?.link, responseStore, tenantPerKey };
   const http = await startHttpServer({
     host: o.host,
     port: o.httpPort,
@@ -87,6 +91,7 @@ export async function startFrontend(o: ServeOptions, workerUrls: string[], nativ
       await http.drain((o.shutdownTimeoutSecs ?? 30) * 1000);
       router.close();
       pool.close();
+      await responseStore?.close();
     },
   };
 }

@@ -17,7 +17,8 @@ export interface ServeOptions {
   /** Prompt tokens accepted while the context length is unknown (default DEFAULT_MAX_PROMPT_TOKENS). */
   maxPromptTokens?: number;
   maxConcurrentRequests?: number;
-  apiKey?: string;
+  /** The accepted API keys (each a tenant of the Responses store). */
+  apiKey?: string | readonly string[];
   /** Guards /admin/workers and /busy_threshold (unset: loopback clients only). */
   adminApiKey?: string;
   /** Guards /metrics (unset: public). */
@@ -35,6 +36,8 @@ export interface ServeOptions {
   shards?: number;
   /** Fault handling: first-response deadline, health polling, breaker, stream peek / keep-alive / stall limit. */
   faults?: FaultOptions;
+  /** The Responses store (default: sqlite:portico-responses.db, 30-day TTL). */
+  responsesStore?: { url: string; ttlSecs: number; maxRows: number };
   /** Log settings, handed to shard threads (the main thread is configured by the CLI). */
   log?: { level: Level; format: 'json' | 'text' };
 }

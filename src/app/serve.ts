@@ -10,13 +10,23 @@ import { startFrontend } from './frontend.js';
 import { startMocks } from './mocks.js';
 import type { Running, ServeOptions } from './options.js';
 import { serveSharded } from '../shards/supervisor.js';
+import { DEFAULT_STORE_URL, parseStoreUrl } from '../store/open.js';
 import { probePort } from '../http/port-guard.js';
+
+/** A bad --responses-store is a startup error; a memory store would be one per shard thread. */
+function checkStoreUrl(o: ServeOptions): void {
+  const u = parseStoreUrl(o.responsesStore?.url ?? DEFAULT_STORE_URL);
+  if (u.kind === 'sqlite' && u.path === ':memory:' && (o.shards ?? 1) > 1) {
+    throw new Error('--responses-store sqlite::memory: holds responses in one thread: use a file (sqlite:PATH) or postgres:// with --shards above 1');
+  }
+}
 
 export async function serve(o: ServeOptions): Promise<Running> {
   checkParserNames(o.toolCallParser, o.reasoningParser);
   if (o.workers.length === 0 && !o.mock) {
     throw new Error('no workers: pass --worker grpc://HOST:PORT (repeatable) or --mock echo|sim');
   }
+  checkStoreUrl(o);
   // A taken port is an error, before anything else starts (src/http/port-guard.ts).
   if (o.httpPort !== 0) await probePort(o.host, o.httpPort);
   if ((o.shards ?? 1) > 1) return serveSharded(o);
