@@ -8,11 +8,11 @@ import { ApiError } from './errors.js';
 import type { Json } from './json.js';
 
 /**
- * reasoning.encrypted_content: reasoning items carry their text in `encrypted_content` too
- * (an opaque token that only Portico reads back), so a client that keeps no server state
- * (store: false) can send the reasoning back in the next request's input.
+ * None yet: Portico's reasoning items carry their text in `content` (a client that keeps
+ * no server state sends them back as they are), so reasoning.encrypted_content has nothing
+ * to add; the others need hosted tools, images or Responses logprobs.
  */
-export const HONOURED_INCLUDE = ['reasoning.encrypted_content'] as const;
+export const HONOURED_INCLUDE: readonly string[] = [];
 
 const OPENAI_INCLUDE = new Set([
   'file_search_call.results',
@@ -22,6 +22,7 @@ const OPENAI_INCLUDE = new Set([
   'computer_call_output.output.image_url',
   'code_interpreter_call.outputs',
   'message.output_text.logprobs',
+  'reasoning.encrypted_content',
   ...HONOURED_INCLUDE,
 ]);
 
@@ -31,10 +32,10 @@ export function readInclude(v: Json | undefined, ignoreUnsupported: boolean, par
   const out: string[] = [];
   for (const x of v) {
     if (typeof x !== 'string') throw ApiError.badRequest(`\`${param}\` must be an array of strings`, param);
-    if ((HONOURED_INCLUDE as readonly string[]).includes(x)) {
+    if (HONOURED_INCLUDE.includes(x)) {
       if (!out.includes(x)) out.push(x);
     } else if (OPENAI_INCLUDE.has(x)) {
-      if (!ignoreUnsupported) throw ApiError.badRequest(`\`${param}\` value ${JSON.stringify(x)} is not supported by Portico (supported: ${HONOURED_INCLUDE.join(', ')})`, param, 'unsupported_parameter');
+      if (!ignoreUnsupported) throw ApiError.badRequest(`\`${param}\` value ${JSON.stringify(x)} is not supported by Portico${HONOURED_INCLUDE.length > 0 ? ` (supported: ${HONOURED_INCLUDE.join(', ')})` : ' (it honours no include values)'}`, param, 'unsupported_parameter');
     } else {
       throw ApiError.badRequest(`\`${param}\` value ${JSON.stringify(x)} is not one of ${[...OPENAI_INCLUDE].join(', ')}`, param, 'invalid_value');
     }

@@ -5,7 +5,7 @@
 
 import pg from 'pg';
 import { MIGRATIONS } from './migrations/index.js';
-import { INSERT, SELECT_ONE, DELETE_ONE, SELECT_CHAIN, PRUNE_EXPIRED, PRUNE_OVERFLOW, params, fromRow, chainOf, StoreClock, PruneSchedule, type Row } from './sql.js';
+import { INSERT, SELECT_ONE, DELETE_ONE, SELECT_CHAIN, PRUNE_EXPIRED, PRUNE_OVERFLOW, params, fromRow, chainOf, StoreClock, PruneSchedule, ttlCutoff, type Row } from './sql.js';
 import type { Chain, ResponseStore, StorePolicy, StoredResponse } from './types.js';
 import { log } from '../log.js';
 
@@ -35,11 +35,12 @@ export async function migratePostgres(pool: pg.Pool): Promise<void> {
 
 export class PostgresStore implements ResponseStore {
   readonly kind = 'postgres';
-  private readonly clock = new StoreClock();
+  private readonly clock: StoreClock;
   private readonly schedule: PruneSchedule;
 
   private constructor(private readonly pool: pg.Pool, private readonly policy: StorePolicy) {
     this.schedule = new PruneSchedule(policy.maxRows, policy.ttlMs);
+    this.clock = new StoreClock(policy.now);
   }
 
   /** Connects, checks the server answers and applies pending migrations. */
@@ -57,7 +58,7 @@ export class PostgresStore implements ResponseStore {
   }
 
   private cutoff(): number {
-    return this.policy.ttlMs > 0 ? Date.now() - this.policy.ttlMs : 0;
+    return ttlCutoff(this.policy);
   }
 
   async put(r: StoredResponse): Promise<void> {

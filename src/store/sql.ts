@@ -2,7 +2,7 @@
 // SQLite backend renames them). Every read filters by tenant and by the TTL cutoff, so an
 // expired row is gone for clients even before the pruner deletes it.
 
-import { MAX_CHAIN, type Chain, type StoredResponse } from './types.js';
+import { MAX_CHAIN, type Chain, type StorePolicy, type StoredResponse } from './types.js';
 
 export const COLUMNS = 'id, tenant, model, previous_id, stored_at, input, response';
 
@@ -68,10 +68,16 @@ export function chainOf(rows: Row[], model: string): Chain {
  */
 export class StoreClock {
   private last = 0;
+  constructor(private readonly wall: () => number = Date.now) {}
   now(): number {
-    this.last = Math.max(Date.now(), this.last + 1);
+    this.last = Math.max(this.wall(), this.last + 1);
     return this.last;
   }
+}
+
+/** The oldest stored_at a read still sees (0: no TTL). */
+export function ttlCutoff(p: StorePolicy): number {
+  return p.ttlMs > 0 ? (p.now ?? Date.now)() - p.ttlMs : 0;
 }
 
 /**

@@ -11,7 +11,7 @@
 
 import Database from 'better-sqlite3';
 import { MIGRATIONS } from './migrations/index.js';
-import { INSERT, SELECT_ONE, DELETE_ONE, SELECT_CHAIN, PRUNE_EXPIRED, PRUNE_OVERFLOW, params, fromRow, chainOf, StoreClock, PruneSchedule, type Row } from './sql.js';
+import { INSERT, SELECT_ONE, DELETE_ONE, SELECT_CHAIN, PRUNE_EXPIRED, PRUNE_OVERFLOW, params, fromRow, chainOf, StoreClock, PruneSchedule, ttlCutoff, type Row } from './sql.js';
 import type { Chain, ResponseStore, StorePolicy, StoredResponse } from './types.js';
 
 /** $1..$n as SQLite's named parameters @p1..@pn (better-sqlite3 binds those from an object). */
@@ -42,7 +42,7 @@ export function migrateSqlite(db: Database.Database): void {
 export class SqliteStore implements ResponseStore {
   readonly kind = 'sqlite';
   private readonly db: Database.Database;
-  private readonly clock = new StoreClock();
+  private readonly clock: StoreClock;
   private readonly schedule: PruneSchedule;
   private readonly stmt;
 
@@ -53,6 +53,7 @@ export class SqliteStore implements ResponseStore {
     this.db.pragma('synchronous = FULL');
     migrateSqlite(this.db);
     this.schedule = new PruneSchedule(policy.maxRows, policy.ttlMs);
+    this.clock = new StoreClock(policy.now);
     this.stmt = {
       insert: this.db.prepare(named(INSERT)),
       one: this.db.prepare(named(SELECT_ONE)),
@@ -64,7 +65,7 @@ export class SqliteStore implements ResponseStore {
   }
 
   private cutoff(): number {
-    return this.policy.ttlMs > 0 ? Date.now() - this.policy.ttlMs : 0;
+    return ttlCutoff(this.policy);
   }
 
   async put(r: StoredResponse): Promise<void> {

@@ -28,6 +28,8 @@ export type Chain =
 export interface StorePolicy {
   ttlMs: number;
   maxRows: number;
+  /** The clock (ms since the epoch); Date.now unless a test moves time. */
+  now?: () => number;
 }
 
 export interface ResponseStore {
