@@ -4,6 +4,7 @@
 
 import { resolve } from 'node:path';
 import { SqliteStore } from './sqlite.js';
+import { SqliteThreadStore } from './sqlite-thread.js';
 import { PostgresStore } from './postgres.js';
 import type { ResponseStore, StorePolicy } from './types.js';
 
@@ -28,6 +29,7 @@ export function parseStoreUrl(url: string): { kind: 'off' } | { kind: 'sqlite'; 
 export async function openStore(url: string, policy: StorePolicy): Promise<ResponseStore | null> {
   const u = parseStoreUrl(url);
   if (u.kind === 'off') return null;
-  if (u.kind === 'sqlite') return new SqliteStore(u.path, policy);
+  // A file's durable put waits for an fsync: on its own thread (sqlite-thread.ts).
+  if (u.kind === 'sqlite') return u.path === ':memory:' ? new SqliteStore(u.path, policy) : SqliteThreadStore.open(u.path, policy);
   return PostgresStore.open(u.url, policy);
 }

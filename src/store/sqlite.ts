@@ -4,10 +4,9 @@
 // processes (or shard threads) may share one file; busy_timeout makes a writer wait for
 // another's lock instead of failing.
 //
-// better-sqlite3 is synchronous: a put runs on the event loop (one indexed insert and a
-// WAL fsync, see bench/RESULTS.md "Responses store"). That is the library's design (its
-// benchmarks beat the async node-sqlite3 on every workload) and keeps one statement per
-// request simple; a deployment that wants the fsync off the event loop uses postgres://.
+// better-sqlite3 is synchronous (its design: it beats the async node-sqlite3 on every
+// workload it measures): this class runs on the thread that calls it. `serve` runs it on
+// a store thread for a file (sqlite-thread.ts), since a durable put waits for an fsync.
 
 import Database from 'better-sqlite3';
 import { MIGRATIONS } from './migrations/index.js';
