@@ -10,8 +10,9 @@ import { ResponseOutput } from '../protocol/responses-output.js';
 import type { ServedModel } from '../pipeline/served-model.js';
 import { modelFor, type AppContext } from './context.js';
 import type { Exchange } from './exchange.js';
-import { streamEvents } from './sse.js';
-import { endChatTurn, startChatTurn, type ChatTurn } from './chat-turn.js';
+import { streamGeneration, type StreamFormat } from './sse.js';
+import { endChatTurn, startChatTurn, type ChatTurn, type ChatTurnRun } from './chat-turn.js';
+import { runGeneration, type GenerationSink } from '../pipeline/run.js';
 import { conversationPrompt } from '../protocol/responses-chain.js';
 import { chainItems, persist, tenantOf } from './responses-state.js';
 
@@ -31,12 +32,11 @@ export function responses(ctx: AppContext) {
       toolChoice: req.toolMode,
     };
     const run = await startChatTurn(model, ex, arrived, turn);
-    const outputs = run.decoded;
     const hex = randomUUID().replaceAll('-', '');
     const state: ResponseState = { id: `resp_${hex}`, hex, createdAt: Math.floor(Date.now() / 1000), req, store: req.store && !!ctx.responseStore };
     // Stored (durably) before the client sees it complete: the JSON body, or response.completed.
     const save: Save = (response) => persist(ctx, tenant, req, response);
-    const reply = req.stream ? await streamResponse(ex, model, state, outputs, save) : await unaryResponse(ex, model, state, outputs, save);
+    const reply = req.stream ? await streamResponse(ex, model, state, run, save) : await unaryResponse(ex, model, state, run, save);
     endChatTurn(model, ex, turn, run, reply);
   };
 }
@@ -68,35 +68,36 @@ function replyText(o: ResponseOutput): string {
 }
 
 /** Answers with one response object; returns its text. */
-async function unaryResponse(ex: Exchange, model: ServedModel, s: ResponseState, outputs: AsyncIterable<ParsedEvent>, save: Save): Promise<string> {
+async function unaryResponse(ex: Exchange, model: ServedModel, s: ResponseState, run: ChatTurnRun, save: Save): Promise<string> {
   const o = new ResponseOutput(s.hex, null);
   let finish = 'stop';
-  for await (const ev of outputs) {
-    if (ev.kind === 'finish') finish = ev.reason;
-    else if (ev.kind === 'end') {
-      o.finish(finish === 'length');
-      const u = ev.usage;
-      const response = responseObject(s, o.output, finish, responsesUsage(u.promptTokens, u.completionTokens, u.cachedTokens, reasoningTokens(model, o)));
-      await save(response);
-      ex.sendJson(200, JSON.stringify(response));
-    } else addEvent(o, ev);
-  }
+  await runGeneration(run.request, {
+    event(ev) {
+      if (ev.kind === 'finish') finish = ev.reason;
+      else if (ev.kind === 'end') {
+        o.finish(finish === 'length');
+        const u = ev.usage;
+        const response = responseObject(s, o.output, finish, responsesUsage(u.promptTokens, u.completionTokens, u.cachedTokens, reasoningTokens(model, o)));
+        return save(response).then(() => ex.sendJson(200, JSON.stringify(response)));
+      } else addEvent(o, ev);
+    },
+  });
   return replyText(o);
 }
 
 /** Streams the response events; returns the text. */
-async function streamResponse(ex: Exchange, model: ServedModel, s: ResponseState, outputs: AsyncIterable<ParsedEvent>, save: Save): Promise<string> {
+async function streamResponse(ex: Exchange, model: ServedModel, s: ResponseState, run: ChatTurnRun, save: Save): Promise<string> {
   const w = new ResponsesStreamWriter(s);
   const o = new ResponseOutput(s.hex, w);
   let finish = 'stop';
   let closing = '';
   // The last items close and the response is stored before the end event is written.
-  const stored = savedBeforeEnd(outputs, async (ev) => {
+  const atEnd = (ev: Extract<ParsedEvent, { kind: 'end' }>): Promise<void> => {
     const u = ev.usage;
     closing = o.finish(finish === 'length');
-    await save(responseObject(s, o.output, finish, responsesUsage(u.promptTokens, u.completionTokens, u.cachedTokens, reasoningTokens(model, o))));
-  });
-  await streamEvents(ex, stored, {
+    return save(responseObject(s, o.output, finish, responsesUsage(u.promptTokens, u.completionTokens, u.cachedTokens, reasoningTokens(model, o))));
+  };
+  const fmt: StreamFormat<ParsedEvent> = {
     start: () => w.start(),
     event(ev) {
       if (ev.kind === 'finish') {
@@ -111,14 +112,15 @@ async function streamResponse(ex: Exchange, model: ServedModel, s: ResponseState
     },
     error: (err) => w.error(err),
     done: '',
-  });
+  };
+  await streamGeneration(ex, fmt, (sink) => runGeneration(run.request, savedBeforeEnd(sink, atEnd)));
   return replyText(o);
 }
 
-/** `events`, with `atEnd` awaited when the end event arrives and before it is passed on. */
-async function* savedBeforeEnd(events: AsyncIterable<ParsedEvent>, atEnd: (ev: Extract<ParsedEvent, { kind: 'end' }>) => Promise<void>): AsyncIterableIterator<ParsedEvent> {
-  for await (const ev of events) {
-    if (ev.kind === 'end') await atEnd(ev);
-    yield ev;
-  }
+/** `sink`, with `atEnd` awaited when the end event arrives and before it is passed on (the generation waits). */
+function savedBeforeEnd(sink: GenerationSink, atEnd: (ev: Extract<ParsedEvent, { kind: 'end' }>) => Promise<void>): GenerationSink {
+  return {
+    begin: sink.begin,
+    event: (ev) => (ev.kind === 'end' ? atEnd(ev).then(() => sink.event(ev)) : sink.event(ev)),
+  };
 }

@@ -18,6 +18,7 @@ import { modelName, type Running, type ServeOptions } from './options.js';
 import { installLeanAsyncBind } from '../runtime/lean-async-bind.js';
 import { configureStreams } from '../api/sse.js';
 import { openStore, DEFAULT_STORE_URL } from '../store/open.js';
+import { startKserveServer, type KserveServer } from '../kserve/server.js';
 
 /** Seconds (a flag) to ms; undefined stays undefined (the default applies). */
 function secs(s: number | undefined): number | undefined {
@@ -66,6 +67,8 @@ export async function startFrontend(o: ServeOptions, workerUrls: string[], nativ
   const rs = o.responsesStore ?? { url: DEFAULT_STORE_URL, ttlSecs: 30 * 24 * 3600, maxRows: 0 };
   const responseStore = await openStore(rs.url, { ttlMs: rs.ttlSecs * 1000, maxRows: rs.maxRows });
   const tenantPerKey = o.apiKey !== undefined && o.apiKey.length > 0;
+  // One count of admitted generations for HTTP and gRPC (and every shard): the limit is per process.
+  const admitted = shard?.admitted ?? new SharedArrayBuffer(4);
   const ctx: AppContext = { models: new Map([[name, model]]), ignoreUnsupportedFields: ignoreUnsupportedFields(), lifecycle, metrics, control: shard?.control, shards: shard?.link, responseStore, tenantPerKey };
   const http = await startHttpServer({
     host: o.host,
@@ -75,7 +78,7 @@ export async function startFrontend(o: ServeOptions, workerUrls: string[], nativ
     adminApiKey: o.adminApiKey,
     metricsApiKey: o.metricsApiKey,
     maxConcurrentRequests: o.maxConcurrentRequests,
-    admitted: shard?.admitted,
+    admitted,
     exclusivePort: !shard,
     metrics,
     logRequests: o.logRequests,
@@ -83,12 +86,33 @@ export async function startFrontend(o: ServeOptions, workerUrls: string[], nativ
     requestTimeoutMs: (o.requestTimeoutSecs ?? 0) * 1000,
     routes: routes(ctx),
   });
+  // The KServe gRPC face: one server per process, on this thread or on shard 0's.
+  let grpc: KserveServer | null = null;
+  if (o.grpcPort !== undefined && (shard?.link.id ?? 0) === 0) {
+    try {
+      grpc = await startKserveServer({
+        host: o.host,
+        port: o.grpcPort,
+        ctx,
+        apiKey: o.apiKey,
+        maxMessageBytes: o.maxBodyBytes,
+        limits: { maxConcurrentRequests: o.maxConcurrentRequests ?? 0, admitted, requestTimeoutMs: (o.requestTimeoutSecs ?? 0) * 1000 },
+      });
+    } catch (err) {
+      http.close();
+      router.close();
+      pool.close();
+      throw err;
+    }
+  }
   return {
     port: http.port,
+    grpcPort: grpc?.port,
     ctx,
     async close() {
       lifecycle.draining = true;
-      await http.drain((o.shutdownTimeoutSecs ?? 30) * 1000);
+      const grace = (o.shutdownTimeoutSecs ?? 30) * 1000;
+      await Promise.all([http.drain(grace), grpc?.close(grace)]);
       router.close();
       pool.close();
       await responseStore?.close();

@@ -10,6 +10,8 @@ export interface ServeOptions {
   modelName?: string;
   host: string;
   httpPort: number;
+  /** KServe v2 gRPC port (src/kserve); 0 picks a free port; undefined: no gRPC server. */
+  grpcPort?: number;
   workers: string[];
   mock?: 'echo' | 'sim';
   mockWorkers: number;
@@ -54,6 +56,8 @@ export interface FaultOptions {
 
 export interface Running {
   port: number;
+  /** The KServe gRPC server's port, when one runs. */
+  grpcPort?: number;
   /** Graceful stop: health turns 503, in-flight work drains (bounded), then everything closes. */
   close(): Promise<void>;
 }

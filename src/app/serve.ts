@@ -41,6 +41,7 @@ export async function serve(o: ServeOptions): Promise<Running> {
   }
   return {
     port: fe.port,
+    grpcPort: fe.grpcPort,
     async close() {
       await fe.close();
       await mocks.close();

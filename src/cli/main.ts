@@ -45,6 +45,7 @@ async function serveCommand(args: string[]): Promise<void> {
     modelName: v['model-name'] as string | undefined,
     host: v.host as string,
     httpPort: v['http-port'] as number,
+    grpcPort: v['grpc-port'] as number,
     workers: v.worker as string[],
     mock: v.mock as 'echo' | 'sim' | undefined,
     mockWorkers: v['mock-workers'] as number,
@@ -76,6 +77,7 @@ async function serveCommand(args: string[]): Promise<void> {
     log: { level: v['log-level'] as Level, format: v['log-format'] as 'json' | 'text' },
   });
   log.info(`portico listening on http://${v.host as string}:${running.port}`, { port: running.port });
+  if (running.grpcPort !== undefined) log.info(`portico KServe gRPC listening on ${v.host as string}:${running.grpcPort} (inference.GRPCInferenceService)`, { grpc_port: running.grpcPort });
   let stopping = false;
   const stop = () => {
     if (stopping) return;

