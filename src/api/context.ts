@@ -6,6 +6,7 @@ import type { FrontendMetrics } from '../metrics/frontend.js';
 import type { FamilySnapshot } from '../metrics/snapshot.js';
 import type { ControlPlane } from './control-change.js';
 import type { ProcessorSlot } from '../processors/lifecycle.js';
+import type { ResponseStore } from '../store/types.js';
 
 export interface Lifecycle {
   /** Set on SIGTERM/SIGINT: health answers 503 shutting_down while in-flight work drains. */
@@ -24,6 +25,10 @@ export interface AppContext {
   readonly shards?: ShardLink;
   /** Models served by a custom chat processor (--chat-processor), by name. */
   readonly chatProcessors?: ReadonlyMap<string, ProcessorSlot>;
+  /** The Responses store (--responses-store); absent or null: nothing is stored. */
+  readonly responseStore?: ResponseStore | null;
+  /** --api-key is set: each key is a tenant of the store (else one tenant, ''). */
+  readonly tenantPerKey?: boolean;
 }
 
 /** The processor serving `model`'s chat, Responses and Anthropic requests, if one does. */

@@ -19,6 +19,8 @@ export interface Exchange {
   header(name: string): string;
   /** The i-th `:name` parameter of the route path, or '' when absent. */
   param(i: number): string;
+  /** The query string, without '?' ('' when none). */
+  readonly query?: string;
   /** The request id returned on every response (x-request-id or a generated one): echoed and logged, never sent to an engine. */
   readonly requestId: string;
   /**

@@ -13,7 +13,9 @@ import { serveResponses } from '../processors/serve-responses.js';
 import type { Exchange } from './exchange.js';
 import { streamGeneration, type StreamFormat } from './sse.js';
 import { endChatTurn, startChatTurn, type ChatTurn, type ChatTurnRun } from './chat-turn.js';
-import { runGeneration } from '../pipeline/run.js';
+import { runGeneration, type GenerationSink } from '../pipeline/run.js';
+import { conversationPrompt } from '../protocol/responses-chain.js';
+import { chainItems, persist, tenantOf } from './responses-state.js';
 
 export function responses(ctx: AppContext) {
   return async (ex: Exchange): Promise<void> => {
@@ -21,9 +23,10 @@ export function responses(ctx: AppContext) {
     const req = readResponsesRequest(ex.body, ctx.ignoreUnsupportedFields, (h) => ex.header(h));
     const model = modelFor(ctx, req.model);
     ex.describe(model, req.stream);
+    const tenant = tenantOf(ctx, ex);
     const turn: ChatTurn = {
       endpoint: '/v1/responses',
-      prompt: req.prompt,
+      prompt: req.previousResponseId === null ? req.prompt : conversationPrompt(req, await chainItems(ctx, tenant, req)),
       nvext: req.nvext,
       maxTokens: req.maxOutputTokens,
       sampling: { temperature: req.temperature, topP: req.topP, constraint: req.constraint },
@@ -33,11 +36,15 @@ export function responses(ctx: AppContext) {
     if (processor) return serveResponses(processor.current(), ex, model, req, turn);
     const run = await startChatTurn(model, ex, arrived, turn);
     const hex = randomUUID().replaceAll('-', '');
-    const state: ResponseState = { id: `resp_${hex}`, hex, createdAt: Math.floor(Date.now() / 1000), req };
-    const reply = req.stream ? await streamResponse(ex, model, state, run) : await unaryResponse(ex, model, state, run);
+    const state: ResponseState = { id: `resp_${hex}`, hex, createdAt: Math.floor(Date.now() / 1000), req, store: req.store && !!ctx.responseStore };
+    // Stored (durably) before the client sees it complete: the JSON body, or response.completed.
+    const save: Save = (response) => persist(ctx, tenant, req, response);
+    const reply = req.stream ? await streamResponse(ex, model, state, run, save) : await unaryResponse(ex, model, state, run, save);
     endChatTurn(model, ex, turn, run, reply);
   };
 }
+
+type Save = (response: ReturnType<typeof responseObject>) => Promise<void>;
 
 /** One parsed output event into the output items; returns the stream events ('' when not streaming). */
 function addEvent(o: ResponseOutput, ev: ParsedEvent): string {
@@ -64,7 +71,7 @@ function replyText(o: ResponseOutput): string {
 }
 
 /** Answers with one response object; returns its text. */
-async function unaryResponse(ex: Exchange, model: ServedModel, s: ResponseState, run: ChatTurnRun): Promise<string> {
+async function unaryResponse(ex: Exchange, model: ServedModel, s: ResponseState, run: ChatTurnRun, save: Save): Promise<string> {
   const o = new ResponseOutput(s.hex, null);
   let finish = 'stop';
   await runGeneration(run.request, {
@@ -73,7 +80,8 @@ async function unaryResponse(ex: Exchange, model: ServedModel, s: ResponseState,
       else if (ev.kind === 'end') {
         o.finish(finish === 'length');
         const u = ev.usage;
-        ex.sendJson(200, JSON.stringify(responseObject(s, o.output, finish, responsesUsage(u.promptTokens, u.completionTokens, u.cachedTokens, reasoningTokens(model, o)))));
+        const response = responseObject(s, o.output, finish, responsesUsage(u.promptTokens, u.completionTokens, u.cachedTokens, reasoningTokens(model, o)));
+        return save(response).then(() => ex.sendJson(200, JSON.stringify(response)));
       } else addEvent(o, ev);
     },
   });
@@ -81,10 +89,17 @@ async function unaryResponse(ex: Exchange, model: ServedModel, s: ResponseState,
 }
 
 /** Streams the response events; returns the text. */
-async function streamResponse(ex: Exchange, model: ServedModel, s: ResponseState, run: ChatTurnRun): Promise<string> {
+async function streamResponse(ex: Exchange, model: ServedModel, s: ResponseState, run: ChatTurnRun, save: Save): Promise<string> {
   const w = new ResponsesStreamWriter(s);
   const o = new ResponseOutput(s.hex, w);
   let finish = 'stop';
+  let closing = '';
+  // The last items close and the response is stored before the end event is written.
+  const atEnd = (ev: Extract<ParsedEvent, { kind: 'end' }>): Promise<void> => {
+    const u = ev.usage;
+    closing = o.finish(finish === 'length');
+    return save(responseObject(s, o.output, finish, responsesUsage(u.promptTokens, u.completionTokens, u.cachedTokens, reasoningTokens(model, o))));
+  };
   const fmt: StreamFormat<ParsedEvent> = {
     start: () => w.start(),
     event(ev) {
@@ -94,7 +109,6 @@ async function streamResponse(ex: Exchange, model: ServedModel, s: ResponseState
       }
       if (ev.kind === 'end') {
         const u = ev.usage;
-        const closing = o.finish(finish === 'length');
         return closing + w.end(finish, responsesUsage(u.promptTokens, u.completionTokens, u.cachedTokens, reasoningTokens(model, o)), o.output);
       }
       return addEvent(o, ev);
@@ -102,6 +116,14 @@ async function streamResponse(ex: Exchange, model: ServedModel, s: ResponseState
     error: (err) => w.error(err),
     done: '',
   };
-  await streamGeneration(ex, fmt, (sink) => runGeneration(run.request, sink));
+  await streamGeneration(ex, fmt, (sink) => runGeneration(run.request, savedBeforeEnd(sink, atEnd)));
   return replyText(o);
+}
+
+/** `sink`, with `atEnd` awaited when the end event arrives and before it is passed on (the generation waits). */
+function savedBeforeEnd(sink: GenerationSink, atEnd: (ev: Extract<ParsedEvent, { kind: 'end' }>) => Promise<void>): GenerationSink {
+  return {
+    begin: sink.begin,
+    event: (ev) => (ev.kind === 'end' ? atEnd(ev).then(() => sink.event(ev)) : sink.event(ev)),
+  };
 }

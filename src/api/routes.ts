@@ -10,6 +10,7 @@ import { getModel, listModels } from './models.js';
 import { loadLoraAdapter, unloadLoraAdapter } from './lora.js';
 import { metrics } from './metrics.js';
 import { responses } from './responses.js';
+import { deleteResponse, listInputItems, retrieveResponse } from './responses-retrieve.js';
 import { countTokens, messages } from './messages.js';
 import { parseFunctionCall, parseReasoning } from './parse.js';
 import { detokenize, tokenize } from './tokenize.js';
@@ -21,6 +22,9 @@ export function routes(ctx: AppContext): Route[] {
     { method: 'post', path: '/v1/chat/completions', handler: chatCompletions(ctx), generation: true },
     { method: 'post', path: '/v1/completions', handler: completions(ctx), generation: true },
     { method: 'post', path: '/v1/responses', handler: responses(ctx), generation: true },
+    { method: 'get', path: '/v1/responses/:id', handler: retrieveResponse(ctx) },
+    { method: 'delete', path: '/v1/responses/:id', handler: deleteResponse(ctx) },
+    { method: 'get', path: '/v1/responses/:id/input_items', handler: listInputItems(ctx) },
     { method: 'post', path: '/v1/embeddings', handler: embeddings(ctx), generation: true },
     { method: 'post', path: '/v1/messages', handler: messages(ctx), errors: 'anthropic', generation: true },
     { method: 'post', path: '/v1/messages/count_tokens', handler: countTokens(ctx), errors: 'anthropic' },

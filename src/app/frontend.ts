@@ -17,6 +17,7 @@ import { FrontendMetrics, modelStats } from '../metrics/frontend.js';
 import type { Running, ServeOptions } from './options.js';
 import { installLeanAsyncBind } from '../runtime/lean-async-bind.js';
 import { configureStreams } from '../api/sse.js';
+import { openStore, DEFAULT_STORE_URL } from '../store/open.js';
 import { startKserveServer, type KserveServer } from '../kserve/server.js';
 import { startProcessors } from '../processors/start.js';
 
@@ -93,11 +94,14 @@ export async function startFrontend(o: ServeOptions, natives: ReadonlyMap<string
     throw err;
   }
   const lifecycle = { draining: false };
+  const rs = o.responsesStore ?? { url: DEFAULT_STORE_URL, ttlSecs: 30 * 24 * 3600, maxRows: 0 };
+  const responseStore = await openStore(rs.url, { ttlMs: rs.ttlSecs * 1000, maxRows: rs.maxRows });
+  const tenantPerKey = o.apiKey !== undefined && o.apiKey.length > 0;
   // One count of admitted generations for HTTP and gRPC (and every shard): the limit is per process.
   const admitted = shard?.admitted ?? new SharedArrayBuffer(4);
   const paths = new Map(o.models.map((m) => [m.name, m.path]));
   const processors = await startProcessors({ name: o.chatProcessor, config: o.chatProcessorConfig }, models, paths, withoutSecrets(o));
-  const ctx: AppContext = { models, ignoreUnsupportedFields: ignoreUnsupportedFields(), lifecycle, metrics, control: shard?.control, shards: shard?.link, chatProcessors: processors?.slots };
+  const ctx: AppContext = { models, ignoreUnsupportedFields: ignoreUnsupportedFields(), lifecycle, metrics, control: shard?.control, shards: shard?.link, chatProcessors: processors?.slots, responseStore, tenantPerKey };
   const http = await startHttpServer({
     host: o.host,
     port: o.httpPort,
@@ -145,6 +149,7 @@ export async function startFrontend(o: ServeOptions, natives: ReadonlyMap<string
       processors?.close();
       for (const r of routers) r.close();
       for (const p of pools) p.close();
+      await responseStore?.close();
     },
   };
 }

@@ -46,7 +46,8 @@ export interface ServeOptions {
   /** Prompt tokens accepted while the context length is unknown (default DEFAULT_MAX_PROMPT_TOKENS). */
   maxPromptTokens?: number;
   maxConcurrentRequests?: number;
-  apiKey?: string;
+  /** The accepted API keys (each a tenant of the Responses store). */
+  apiKey?: string | readonly string[];
   /** Guards /admin/workers and /busy_threshold (unset: loopback clients only). */
   adminApiKey?: string;
   /** Guards /metrics (unset: public). */
@@ -70,6 +71,8 @@ export interface ServeOptions {
   chatProcessorConfig?: Record<string, unknown>;
   /** --chat-template FILE: a Jinja file, or a tokenizer_config-style JSON file, replacing every model's folder template (unless the model has its own). */
   chatTemplate?: string;
+  /** The Responses store (default: sqlite:portico-responses.db, 30-day TTL). */
+  responsesStore?: { url: string; ttlSecs: number; maxRows: number };
   /** Log settings, handed to shard threads (the main thread is configured by the CLI). */
   log?: { level: Level; format: 'json' | 'text' };
 }

@@ -11,7 +11,16 @@ import { assignWorkers } from './assign-workers.js';
 import { loadStartupAdapters } from './adapters.js';
 import type { Running, ServeOptions } from './options.js';
 import { serveSharded } from '../shards/supervisor.js';
+import { DEFAULT_STORE_URL, parseStoreUrl } from '../store/open.js';
 import { probePort } from '../http/port-guard.js';
+
+/** A bad --responses-store is a startup error; a memory store would be one per shard thread. */
+function checkStoreUrl(o: ServeOptions): void {
+  const u = parseStoreUrl(o.responsesStore?.url ?? DEFAULT_STORE_URL);
+  if (u.kind === 'sqlite' && u.path === ':memory:' && (o.shards ?? 1) > 1) {
+    throw new Error('--responses-store sqlite::memory: holds responses in one thread: use a file (sqlite:PATH) or postgres:// with --shards above 1');
+  }
+}
 
 export async function serve(o: ServeOptions): Promise<Running> {
   checkParserNames(o.toolCallParser, o.reasoningParser);
@@ -19,6 +28,7 @@ export async function serve(o: ServeOptions): Promise<Running> {
   if (o.workers.length === 0 && !o.mock && o.models.every((m) => m.workers.length === 0)) {
     throw new Error('no workers: pass --worker grpc://HOST:PORT (repeatable) or --mock echo|sim');
   }
+  checkStoreUrl(o);
   // A taken port is an error, before anything else starts (src/http/port-guard.ts).
   if (o.httpPort !== 0) await probePort(o.host, o.httpPort);
   const models = o.models.map((m) => ({ ...m, workers: [...m.workers] }));

@@ -55,7 +55,7 @@ async function serveCommand(args: string[]): Promise<void> {
     maxBodyBytes: v['max-body-bytes'] as number,
     maxPromptTokens: v['max-prompt-tokens'] as number,
     maxConcurrentRequests: v['max-concurrent-requests'] as number,
-    apiKey: v['api-key'] as string | undefined,
+    apiKey: (v['api-key'] as string[]).length > 0 ? (v['api-key'] as string[]) : undefined,
     adminApiKey: v['admin-api-key'] as string | undefined,
     metricsApiKey: v['metrics-api-key'] as string | undefined,
     shutdownTimeoutSecs: v['shutdown-timeout-secs'] as number,
@@ -76,6 +76,7 @@ async function serveCommand(args: string[]): Promise<void> {
       stallTimeoutSecs: v['stream-stall-timeout-secs'] as number,
     },
     shards: (v.shards as number | undefined) ?? availableParallelism(),
+    responsesStore: { url: v['responses-store'] as string, ttlSecs: v['responses-store-ttl-secs'] as number, maxRows: v['responses-store-max-rows'] as number },
     log: { level: v['log-level'] as Level, format: v['log-format'] as 'json' | 'text' },
   });
   log.info(`portico listening on http://${v.host as string}:${running.port}`, { port: running.port });

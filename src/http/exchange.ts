@@ -103,6 +103,8 @@ export class UwsExchange implements Exchange {
 
   /** Path parameters, captured while the uWS request was still valid. */
   params: string[] = [];
+  /** The query string (without '?'), captured with them. */
+  query = '';
 
   param(i: number): string {
     return this.params[i] ?? '';

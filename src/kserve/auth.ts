@@ -7,10 +7,10 @@ import { Code, ConnectError, type Interceptor } from '@connectrpc/connect';
 
 const PUBLIC = new Set(['ServerLive', 'ServerReady', 'ModelReady']);
 
-export function apiKeyInterceptor(apiKey: string): Interceptor {
-  const key = Buffer.from(apiKey);
+export function apiKeyInterceptor(apiKey: string | readonly string[]): Interceptor {
+  const keys = (typeof apiKey === 'string' ? [apiKey] : apiKey).map((k) => Buffer.from(k));
   return (next) => async (req) => {
-    if (!PUBLIC.has(req.method.name) && !authorized(req.header.get('authorization'), key)) {
+    if (!PUBLIC.has(req.method.name) && !keys.some((key) => authorized(req.header.get('authorization'), key))) {
       throw new ConnectError('Incorrect or missing API key: send it as the metadata "authorization: Bearer <key>"', Code.Unauthenticated);
     }
     return next(req);

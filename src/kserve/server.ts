@@ -17,7 +17,8 @@ export interface KserveServerOptions {
   /** 0 picks a free port. */
   port: number;
   ctx: AppContext;
-  apiKey?: string;
+  /** The accepted key, or keys (--api-key is repeatable). */
+  apiKey?: string | readonly string[];
   /** Largest request message accepted, in bytes (as --max-body-bytes bounds HTTP bodies). */
   maxMessageBytes?: number;
   limits?: InferLimits;
@@ -36,7 +37,7 @@ export async function startKserveServer(o: KserveServerOptions): Promise<KserveS
     grpcWeb: false,
     connect: false,
     readMaxBytes: o.maxMessageBytes,
-    interceptors: o.apiKey ? [apiKeyInterceptor(o.apiKey)] : [],
+    interceptors: o.apiKey && o.apiKey.length > 0 ? [apiKeyInterceptor(o.apiKey)] : [],
   });
   const server = http2.createServer(handler);
   const sessions = new Set<http2.ServerHttp2Session>();
