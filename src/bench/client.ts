@@ -177,7 +177,8 @@ export class Client {
         finish('timeout', `no complete answer in ${timeoutMs} ms`);
         req.destroy();
       }, timeoutMs);
-      req.on('error', (err: NodeJS.ErrnoException) => finish(t.status === null ? 'connect' : 'stream', `${err.code ?? ''} ${err.message}`.trim()));
+      // HPE_*: llhttp could not parse the answer (not HTTP at all, e.g. a gRPC port).
+      req.on('error', (err: NodeJS.ErrnoException) => finish(err.code?.startsWith('HPE_') ? 'protocol' : t.status === null ? 'connect' : 'stream', `${err.code ?? ''} ${err.message}`.trim()));
       req.end(payload);
     });
   }

@@ -23,6 +23,8 @@ export interface PhaseResult {
   records: RequestRecord[];
   /** From the phase's start to the end of its last request. */
   durationS: number;
+  /** CPU seconds this process spent in the phase (user + system): the load generator's own cost. */
+  clientCpuS: number;
 }
 
 export interface Phase {
@@ -39,6 +41,7 @@ function pathOf(endpoint: Endpoint): string {
 }
 
 export async function runPhase(client: Client, target: Target, workload: Workload, phase: Phase, onRecord: (r: RequestRecord) => void): Promise<PhaseResult> {
+  const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   const deadline = phase.durationS === null ? Infinity : t0 + phase.durationS * 1000;
   const records: RequestRecord[] = [];
@@ -88,5 +91,6 @@ export async function runPhase(client: Client, target: Target, workload: Workloa
     await Promise.all(inflight);
   }
   const end = records.reduce((m, r) => Math.max(m, r.startMs + r.e2eMs), 0);
-  return { records, durationS: (records.length ? end : performance.now() - t0) / 1000 };
+  const cpu = process.cpuUsage(cpu0);
+  return { records, durationS: (records.length ? end : performance.now() - t0) / 1000, clientCpuS: (cpu.user + cpu.system) / 1e6 };
 }

@@ -50,6 +50,8 @@ export interface Measures {
   itlPerGapMs: Stats | null;
   e2eMs: Stats | null;
   goodput?: Goodput;
+  /** The load generator's own CPU (this process, user + system) in the phase, and per request. */
+  client: { cpuS: number; cpuUsPerRequest: number };
 }
 
 export interface Histograms {
@@ -75,7 +77,7 @@ function meets(r: RequestRecord, slo: Slo): boolean {
   return true;
 }
 
-export function measure(records: readonly RequestRecord[], durationS: number, slo: Slo | undefined): { measures: Measures; histograms: Histograms } {
+export function measure(records: readonly RequestRecord[], durationS: number, slo: Slo | undefined, clientCpuS = 0): { measures: Measures; histograms: Histograms } {
   const h = { ttft: new LatencyHistogram(), ttfo: new LatencyHistogram(), tpot: new LatencyHistogram(), itlGap: new LatencyHistogram(), e2e: new LatencyHistogram() };
   const errors: Record<string, number> = {};
   let ok = 0;
@@ -128,6 +130,7 @@ export function measure(records: readonly RequestRecord[], durationS: number, sl
     itlPerGapMs: h.itlGap.stats(),
     e2eMs: h.e2e.stats(),
     ...(slo ? { goodput: { slo, good, fraction: round(records.length ? good / records.length : 0, 4), requestsPerS: round(good / d, 3) } } : {}),
+    client: { cpuS: round(clientCpuS, 3), cpuUsPerRequest: round(records.length ? (clientCpuS * 1e6) / records.length : 0, 1) },
   };
   return { measures, histograms: h };
 }

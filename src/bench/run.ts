@@ -55,7 +55,7 @@ export async function runBench(config: BenchConfig, progressOut: NodeJS.WriteStr
       progress?.begin(name, limits.requests, limits.durationS);
       const phase = await runPhase(client, target, workload, { load, requests: limits.requests, durationS: limits.durationS, firstSession: limits.warmup, seed: seed++ }, countTokens);
       progress?.stop();
-      const { measures, histograms } = measure(phase.records, phase.durationS, Object.keys(config.slo).length ? config.slo : undefined);
+      const { measures, histograms } = measure(phase.records, phase.durationS, Object.keys(config.slo).length ? config.slo : undefined, phase.clientCpuS);
       result.cells.push({ cell, load, measures, histograms, records: phase.records });
     } finally {
       progress?.stop();

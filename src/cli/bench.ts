@@ -84,6 +84,7 @@ export function formatMeasures(m: Measures): string {
     row('TPOT = ITL/request', m.tpotMs) +
     row('ITL per gap', m.itlPerGapMs) +
     row('end to end', m.e2eMs) +
+    `client CPU   ${m.client.cpuS} s (${m.client.cpuUsPerRequest} µs per request)\n` +
     (m.firstError ? `first error  ${m.firstError}\n` : '')
   );
 }
