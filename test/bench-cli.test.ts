@@ -124,6 +124,7 @@ test('a concurrency sweep writes one result per cell; an open-loop rate sweep wi
   assert.equal(rs.filter((x) => x.cell?.concurrency === 3).length, 6);
   const html = readFileSync(join(out, 'report.html'), 'utf8');
   assert.match(html, /Throughput vs concurrency/);
+  assert.match(html, /sweep of concurrency \(closed loop\): 1, 3/);
 
   const open = await runPortico(['bench', '--url', server.url, '--tokenizer', QWEN3, '--sweep', 'rate:20,40', '--max-concurrency', '2', '--duration', '0.5', '--input-tokens', '16', '--output-tokens', '2', '--endpoint', 'completions', '--json']);
   assert.equal(open.code, 0, open.stderr + open.stdout);

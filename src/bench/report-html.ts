@@ -35,7 +35,12 @@ function totals(m: Measures): string {
 
 export function reportHtml(res: BenchResult): string {
   const c = res.config;
-  const load = c.load.kind === 'closed' ? `closed loop, concurrency ${c.load.concurrency}` : `open loop, ${c.load.rate} req/s (at most ${c.load.maxConcurrency} in flight)`;
+  const cap = (n: number) => (n >= Number.MAX_SAFE_INTEGER ? 'no cap' : `at most ${n} in flight`);
+  const load = c.sweep
+    ? `sweep of ${c.sweep.param === 'concurrency' ? 'concurrency (closed loop)' : `rate (open loop, req/s, ${cap(c.load.kind === 'open' ? c.load.maxConcurrency : Number.MAX_SAFE_INTEGER)})`}: ${c.sweep.values.join(', ')}`
+    : c.load.kind === 'closed'
+      ? `closed loop, concurrency ${c.load.concurrency}`
+      : `open loop, ${c.load.rate} req/s (${cap(c.load.maxConcurrency)})`;
   const workload = c.workload.dataset
     ? `dataset ${esc(c.workload.dataset)}`
     : `synthetic: ${c.workload.inputTokens} input tokens (${c.workload.sharedPrefix} shared over ${c.workload.prefixes} prefixes), ${c.workload.outputTokens} output tokens, ${c.workload.turns} turn(s) per session`;
