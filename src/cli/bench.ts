@@ -1,185 +1,101 @@
-// `portico bench`: an LLM load generator. Closed loop (fixed concurrency) or open loop
-// (Poisson arrivals), streaming or not, with synthetic prompts of a chosen length and an
-// optional shared prefix; reports throughput and latency percentiles.
+// `portico bench` on the command line: checks the options into a BenchConfig, runs it
+// (src/bench/), prints the figures. Exit code 1 when any counted request failed.
 
-import { mulberry32 } from '../mock/token-policy.js';
+import { UsageError, type OptionValue } from './options.js';
+import { ConfigError, parseSlo, parseSweep, type BenchConfig, type Load } from '../bench/config.js';
+import type { Stats } from '../bench/histogram.js';
+import type { Measures } from '../bench/measures.js';
+import { firstModel, runBench } from '../bench/run.js';
+import { summaryJson, type BenchResult } from '../bench/result.js';
 
-export interface BenchOptions {
-  url: string;
-  model?: string;
-  endpoint: 'chat' | 'completions';
-  apiKey?: string;
-  concurrency: number;
-  requests: number;
-  rate: number;
-  isl: number;
-  osl: number;
-  sharedPrefix: number;
-  prefixes: number;
-  stream: boolean;
-  seed: number;
+function alias(v: Record<string, OptionValue>, name: string, short: string, dflt: number): number {
+  const a = v[name] as number | undefined;
+  const b = v[short] as number | undefined;
+  if (a !== undefined && b !== undefined && a !== b) throw new UsageError(`--${name} ${a} and its alias --${short} ${b} disagree; give one`);
+  return a ?? b ?? dflt;
 }
 
-interface Sample {
-  ok: boolean;
-  e2e: number;
-  ttft: number | null;
-  itls: number[];
-  outputTokens: number;
-  promptTokens: number;
-  cachedTokens: number;
-  error?: string;
-}
-
-export interface BenchSummary {
-  requests: number;
-  failed: number;
-  durationS: number;
-  requestsPerS: number;
-  outputTokensPerS: number;
-  promptTokens: number;
-  cachedTokens: number;
-  ttftMs: Percentiles | null;
-  itlMs: Percentiles | null;
-  e2eMs: Percentiles;
-  firstError?: string;
-}
-
-export interface Percentiles {
-  p50: number;
-  p90: number;
-  p99: number;
-  mean: number;
-}
-
-function percentiles(xs: number[]): Percentiles {
-  const s = [...xs].sort((a, b) => a - b);
-  const at = (q: number) => s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? NaN;
-  const round = (v: number) => Math.round(v * 1000) / 1000;
-  return { p50: round(at(0.5)), p90: round(at(0.9)), p99: round(at(0.99)), mean: round(s.reduce((a, b) => a + b, 0) / (s.length || 1)) };
-}
-
-const WORDS = 'time person year way day thing man world life hand part child eye woman place work week case point government company number group problem fact river light stone music cloud garden paper window engine market story'.split(' ');
-
-function words(rand: () => number, n: number): string {
-  const out: string[] = [];
-  for (let i = 0; i < n; i++) out.push(WORDS[Math.floor(rand() * WORDS.length)]);
-  return out.join(' ');
-}
-
-async function defaultModel(o: BenchOptions, headers: Record<string, string>): Promise<string> {
-  const res = await fetch(`${o.url}/v1/models`, { headers });
-  if (!res.ok) throw new Error(`GET /v1/models answered ${res.status}`);
-  const body = (await res.json()) as { data: { id: string }[] };
-  if (!body.data.length) throw new Error('the server lists no models');
-  return body.data[0].id;
-}
-
-async function one(o: BenchOptions, model: string, headers: Record<string, string>, prefix: string, text: string): Promise<Sample> {
-  const path = o.endpoint === 'chat' ? '/v1/chat/completions' : '/v1/completions';
-  const common = { model, max_tokens: o.osl, ignore_eos: true, stream: o.stream, ...(o.stream ? { stream_options: { include_usage: true } } : {}) };
-  const body =
-    o.endpoint === 'chat'
-      ? { ...common, messages: [...(prefix ? [{ role: 'system', content: prefix }] : []), { role: 'user', content: text }] }
-      : { ...common, prompt: prefix ? `${prefix}\n${text}` : text };
-  const t0 = performance.now();
-  let ttft: number | null = null;
-  const itls: number[] = [];
+export async function benchConfig(v: Record<string, OptionValue>, isTty: boolean): Promise<BenchConfig> {
+  const concurrency = v.concurrency as number | undefined;
+  const rate = v.rate as number | undefined;
+  const maxConcurrency = v['max-concurrency'] as number | undefined;
+  if (concurrency !== undefined && rate !== undefined) throw new UsageError('give --concurrency (closed loop) or --rate (open loop), not both; an open loop takes --max-concurrency as its cap');
+  if (maxConcurrency !== undefined && rate === undefined && !String(v.sweep ?? '').startsWith('rate:')) throw new UsageError('--max-concurrency caps an open loop: use it with --rate (or --sweep rate:...)');
+  if (v.stream && v['no-stream']) throw new UsageError('--stream and --no-stream contradict each other');
+  let sweep;
+  let slo = {};
   try {
-    const res = await fetch(`${o.url}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
-    if (!res.ok) return { ok: false, e2e: performance.now() - t0, ttft, itls, outputTokens: 0, promptTokens: 0, cachedTokens: 0, error: `${res.status} ${(await res.text()).slice(0, 200)}` };
-    if (!o.stream) {
-      const j = (await res.json()) as { usage: { prompt_tokens: number; completion_tokens: number; prompt_tokens_details?: { cached_tokens: number } } };
-      return { ok: true, e2e: performance.now() - t0, ttft, itls, outputTokens: j.usage.completion_tokens, promptTokens: j.usage.prompt_tokens, cachedTokens: j.usage.prompt_tokens_details?.cached_tokens ?? 0 };
-    }
-    let last = 0;
-    let usage = { prompt_tokens: 0, completion_tokens: 0, prompt_tokens_details: { cached_tokens: 0 } };
-    const decoder = new TextDecoder();
-    let buf = '';
-    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-      const now = performance.now();
-      buf += decoder.decode(chunk, { stream: true });
-      let i: number;
-      while ((i = buf.indexOf('\n\n')) >= 0) {
-        const ev = buf.slice(0, i);
-        buf = buf.slice(i + 2);
-        if (!ev.startsWith('data: {')) continue;
-        const j = JSON.parse(ev.slice(6)) as { choices: { delta?: { content?: string }; text?: string }[]; usage?: typeof usage };
-        if (j.usage) usage = { ...usage, ...j.usage };
-        const c = j.choices[0];
-        if (c && (c.delta?.content || c.text)) {
-          if (ttft === null) ttft = now - t0;
-          else itls.push(now - last);
-          last = now;
-        }
-      }
-    }
-    return { ok: true, e2e: performance.now() - t0, ttft, itls, outputTokens: usage.completion_tokens, promptTokens: usage.prompt_tokens, cachedTokens: usage.prompt_tokens_details?.cached_tokens ?? 0 };
+    sweep = v.sweep !== undefined ? parseSweep(v.sweep as string) : undefined;
+    slo = v.slo !== undefined ? parseSlo(v.slo as string) : {};
   } catch (err) {
-    return { ok: false, e2e: performance.now() - t0, ttft, itls, outputTokens: 0, promptTokens: 0, cachedTokens: 0, error: (err as Error).message };
+    if (err instanceof ConfigError) throw new UsageError(err.message);
+    throw err;
   }
-}
-
-export async function runBench(o: BenchOptions): Promise<BenchSummary> {
-  const headers: Record<string, string> = { 'content-type': 'application/json', ...(o.apiKey ? { authorization: `Bearer ${o.apiKey}` } : {}) };
-  const model = o.model ?? (await defaultModel(o, headers));
-  const rand = mulberry32(o.seed); // deterministic, so runs are repeatable
-  // Roughly one token per word for these common English words.
-  const prefixes = Array.from({ length: o.prefixes }, (_, i) => (o.sharedPrefix > 0 ? `[${i}] ${words(rand, o.sharedPrefix)}` : ''));
-  const prompts = Array.from({ length: o.requests }, () => ({ prefix: prefixes[Math.floor(rand() * prefixes.length)], text: words(rand, Math.max(1, o.isl - o.sharedPrefix)) }));
-
-  const samples: Sample[] = [];
-  const t0 = performance.now();
-  let next = 0;
-  if (o.rate > 0) {
-    const inflight: Promise<void>[] = [];
-    let at = t0;
-    for (const p of prompts) {
-      at += (-Math.log(1 - rand()) / o.rate) * 1000;
-      const wait = at - performance.now();
-      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-      inflight.push(one(o, model, headers, p.prefix, p.text).then((s) => void samples.push(s)));
-    }
-    await Promise.all(inflight);
-  } else {
-    const workers = Array.from({ length: Math.min(o.concurrency, prompts.length) }, async () => {
-      while (next < prompts.length) {
-        const p = prompts[next++];
-        samples.push(await one(o, model, headers, p.prefix, p.text));
-      }
-    });
-    await Promise.all(workers);
-  }
-  const durationS = (performance.now() - t0) / 1000;
-  const ok = samples.filter((s) => s.ok);
-  const ttfts = ok.map((s) => s.ttft).filter((x): x is number => x !== null);
-  const itls = ok.flatMap((s) => s.itls);
-  const outputTokens = ok.reduce((a, s) => a + s.outputTokens, 0);
+  if (sweep?.param === 'concurrency' && rate !== undefined) throw new UsageError('--sweep concurrency:... runs closed loops; drop --rate');
+  if (sweep?.param === 'rate' && concurrency !== undefined) throw new UsageError('--sweep rate:... runs open loops; drop --concurrency (cap them with --max-concurrency)');
+  const dataset = v.dataset as string | undefined;
+  const tokenizer = v.tokenizer as string | undefined;
+  if (!dataset && !tokenizer) throw new UsageError('--tokenizer DIR is required to make synthetic prompts of exact token lengths (or give --dataset FILE)');
+  if (dataset && ((v['shared-prefix'] as number) > 0 || (v.turns as number) > 1)) throw new UsageError('--shared-prefix and --turns shape synthetic prompts; a --dataset brings its own');
+  const durationS = (v.duration as number | undefined) ?? null;
+  const requests = (v.requests as number | undefined) ?? (durationS === null ? 500 : null);
+  const load: Load = rate !== undefined ? { kind: 'open', rate, maxConcurrency: maxConcurrency ?? Number.MAX_SAFE_INTEGER } : { kind: 'closed', concurrency: concurrency ?? 32 };
+  const url = (v.url as string).replace(/\/+$/, '');
+  const apiKey = v['api-key'] as string | undefined;
+  const model = (v.model as string | undefined) ?? (await firstModel(url, apiKey));
   return {
-    requests: samples.length,
-    failed: samples.length - ok.length,
-    durationS: Math.round(durationS * 1000) / 1000,
-    requestsPerS: Math.round((ok.length / durationS) * 100) / 100,
-    outputTokensPerS: Math.round((outputTokens / durationS) * 10) / 10,
-    promptTokens: ok.reduce((a, s) => a + s.promptTokens, 0),
-    cachedTokens: ok.reduce((a, s) => a + s.cachedTokens, 0),
-    ttftMs: ttfts.length ? percentiles(ttfts) : null,
-    itlMs: itls.length ? percentiles(itls) : null,
-    e2eMs: percentiles(ok.map((s) => s.e2e)),
-    firstError: samples.find((s) => !s.ok)?.error,
+    target: { url, model, endpoint: v.endpoint as 'chat' | 'completions', apiKey, stream: Boolean(v.stream), timeoutMs: (v.timeout as number) * 1000 },
+    load: sweep?.param === 'rate' && load.kind === 'closed' ? { kind: 'open', rate: sweep.values[0], maxConcurrency: maxConcurrency ?? Number.MAX_SAFE_INTEGER } : load,
+    limits: { requests, durationS, warmup: v.warmup as number },
+    workload: {
+      tokenizer,
+      dataset,
+      inputTokens: alias(v, 'input-tokens', 'isl', 256),
+      outputTokens: alias(v, 'output-tokens', 'osl', 64),
+      sharedPrefix: v['shared-prefix'] as number,
+      prefixes: v.prefixes as number,
+      turns: v.turns as number,
+      seed: v.seed as number,
+    },
+    slo,
+    sweep,
+    output: v.output as string | undefined,
+    progress: isTty,
   };
 }
 
-export function formatSummary(s: BenchSummary): string {
-  const row = (name: string, p: Percentiles | null) => (p ? `${name.padEnd(12)} p50 ${p.p50} ms   p90 ${p.p90} ms   p99 ${p.p99} ms   mean ${p.mean} ms\n` : '');
-  const hit = s.promptTokens > 0 ? ((100 * s.cachedTokens) / s.promptTokens).toFixed(1) : '0.0';
+function row(name: string, s: Stats | null): string {
+  if (!s) return '';
+  const f = (x: number) => x.toFixed(2).padStart(9);
+  return `${name.padEnd(22)}${f(s.mean)}${f(s.p50)}${f(s.p90)}${f(s.p95)}${f(s.p99)}${f(s.max)}\n`;
+}
+
+export function formatMeasures(m: Measures): string {
+  const errors = Object.entries(m.errors).map(([k, n]) => `${k} ${n}`).join(', ');
+  const hit = m.promptTokens > 0 ? ((100 * m.cachedTokens) / m.promptTokens).toFixed(1) : '0.0';
   return (
-    `requests     ${s.requests} (${s.failed} failed) in ${s.durationS} s\n` +
-    `throughput   ${s.requestsPerS} req/s, ${s.outputTokensPerS} output tokens/s\n` +
-    `prompt       ${s.promptTokens} tokens, ${s.cachedTokens} cached (${hit}%)\n` +
-    row('TTFT', s.ttftMs) +
-    row('ITL', s.itlMs) +
-    row('end to end', s.e2eMs) +
-    (s.firstError ? `first error  ${s.firstError}\n` : '')
+    `requests     ${m.requests} (${m.failed} failed${errors ? `: ${errors}` : ''}) in ${m.durationS} s\n` +
+    `throughput   ${m.requestsPerS} req/s, ${m.outputTokensPerS} output tokens/s\n` +
+    `tokens       ${m.promptTokens} prompt (${m.cachedTokens} cached, ${hit}%), ${m.outputTokens} output (${m.reasoningTokens} reasoning)\n` +
+    (m.goodput ? `goodput      ${m.goodput.requestsPerS} req/s (${(100 * m.goodput.fraction).toFixed(1)}% met ${Object.entries(m.goodput.slo).map(([k, x]) => `${k.replace(/Ms$/, '')} ≤ ${x} ms`).join(', ')})\n` : '') +
+    `${'ms'.padEnd(22)}${['mean', 'p50', 'p90', 'p95', 'p99', 'max'].map((h) => h.padStart(9)).join('')}\n` +
+    row('TTFT', m.ttftMs) +
+    row('TTFO (non-reasoning)', m.ttfoMs) +
+    row('TPOT = ITL/request', m.tpotMs) +
+    row('ITL per gap', m.itlPerGapMs) +
+    row('end to end', m.e2eMs) +
+    `client CPU   ${m.client.cpuS} s (${m.client.cpuUsPerRequest} µs per request)\n` +
+    (m.firstError ? `first error  ${m.firstError}\n` : '')
   );
+}
+
+export function formatResult(res: BenchResult): string {
+  return res.cells.map((c) => (c.cell ? `== ${Object.entries(c.cell).map(([k, v]) => `${k} ${v}`).join(', ')}\n` : '') + formatMeasures(c.measures)).join('\n') + (res.config.output ? `wrote ${res.config.output}/{summary.json,requests.jsonl,report.html,report.png}\n` : '');
+}
+
+export async function benchMain(v: Record<string, OptionValue>): Promise<number> {
+  const config = await benchConfig(v, Boolean(process.stderr.isTTY));
+  const res = await runBench(config);
+  process.stdout.write(v.json ? `${JSON.stringify(summaryJson(res))}\n` : formatResult(res));
+  return res.cells.some((c) => c.measures.failed > 0) ? 1 : 0;
 }

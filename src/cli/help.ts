@@ -5,7 +5,7 @@ export const MAIN_HELP = `portico — a native-accelerated frontend for LLM serv
 Usage:
   portico serve --model-path DIR | --model NAME=DIR ...   serve the OpenAI and Anthropic APIs for one or several models
   portico mock-engine --model-path DIR [options] run a GPU-free engine simulator (SGLang or vLLM gRPC protocol)
-  portico bench [--url URL] [options]            load a server with LLM traffic; report TTFT, ITL, throughput
+  portico bench --url URL --tokenizer DIR [...]   load a server with LLM traffic; report TTFT, TPOT, ITL, throughput
   portico --help | portico <command> --help
 
 Run 'portico serve --help' for the serving options.

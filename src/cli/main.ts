@@ -7,7 +7,7 @@ import { helpText, resolveOptions, UsageError } from './options.js';
 import { configureLog, log, type Level } from '../log.js';
 import { SERVE_INTRO, SERVE_OPTIONS, SERVE_USAGE } from './serve-options.js';
 import { BENCH_INTRO, BENCH_OPTIONS, BENCH_USAGE } from './bench-options.js';
-import { formatSummary, runBench } from './bench.js';
+import { benchMain } from './bench.js';
 import { serve } from '../app/serve.js';
 import { runMockEngine } from './mock-engine.js';
 import { precommitPeekMs, readProcessorOptions } from './processor-options.js';
@@ -218,23 +218,7 @@ async function benchCommand(args: string[]): Promise<number> {
     process.stdout.write(helpText(BENCH_USAGE, BENCH_INTRO, BENCH_OPTIONS));
     return 0;
   }
-  const summary = await runBench({
-    url: (v.url as string).replace(/\/+$/, ''),
-    model: v.model as string | undefined,
-    endpoint: v.endpoint as 'chat' | 'completions',
-    apiKey: v['api-key'] as string | undefined,
-    concurrency: v.concurrency as number,
-    requests: v.requests as number,
-    rate: v.rate as number,
-    isl: v.isl as number,
-    osl: v.osl as number,
-    sharedPrefix: v['shared-prefix'] as number,
-    prefixes: v.prefixes as number,
-    stream: !(v['no-stream'] as boolean | undefined),
-    seed: v.seed as number,
-  });
-  process.stdout.write(v.json ? `${JSON.stringify(summary)}\n` : formatSummary(summary));
-  return summary.failed > 0 ? 1 : 0;
+  return benchMain(v);
 }
 
 export async function main(argv: string[]): Promise<number> {

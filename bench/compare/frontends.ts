@@ -1,0 +1,99 @@
+// How bench/compare starts each frontend in front of an engine, and knows it is ready.
+// Portico and SMG sit in front of the same out-of-process Portico mock engine (a pure
+// frontend comparison); Dynamo's frontend needs its own mocker (Dynamo's discovery), started
+// here too.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { openSync } from 'node:fs';
+
+export interface Running {
+  name: string;
+  url: string;
+  /** The frontend process (its tree is measured). */
+  pid: number;
+  stop(): Promise<void>;
+}
+
+export interface Env {
+  root: string;
+  venv: string;
+  modelDir: string;
+  enginePort: number;
+  logDir: string;
+}
+
+function start(cmd: string, args: string[], log: string, env: NodeJS.ProcessEnv = {}): ChildProcess {
+  const fd = openSync(log, 'a');
+  const full: NodeJS.ProcessEnv = { ...process.env, ...env };
+  for (const k of Object.keys(full)) if (full[k] === undefined) delete full[k];
+  return spawn(cmd, args, { stdio: ['ignore', fd, fd], env: full });
+}
+
+async function stopChild(c: ChildProcess): Promise<void> {
+  if (c.exitCode !== null || c.signalCode !== null) return;
+  const done = new Promise<void>((r) => c.once('exit', () => r()));
+  c.kill('SIGTERM');
+  const t = setTimeout(() => c.kill('SIGKILL'), 10_000);
+  await done;
+  clearTimeout(t);
+}
+
+/** Polls GET /v1/models until it lists a model and a 1-token chat succeeds (SMG answers 503 while its tokenizer loads). */
+export async function waitReady(url: string, child: ChildProcess, log: string, timeoutMs = 120_000, helpers: [ChildProcess, string][] = []): Promise<string> {
+  const deadline = Date.now() + timeoutMs;
+  let last = '';
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`exited with ${child.exitCode} before it was ready; see ${log}`);
+    for (const [h, hlog] of helpers) if (h.exitCode !== null) throw new Error(`its engine exited with ${h.exitCode} before the frontend was ready; see ${hlog}`);
+    try {
+      const m = (await (await fetch(`${url}/v1/models`)).json()) as { data?: { id: string }[] };
+      const model = m.data?.[0]?.id;
+      if (model) {
+        const r = await fetch(`${url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model, messages: [{ role: 'user', content: 'hi' }], max_tokens: 1 }) });
+        if (r.ok) return model;
+        last = `${r.status} ${(await r.text()).slice(0, 200)}`;
+      }
+    } catch (err) {
+      last = (err as Error).message;
+    }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  throw new Error(`not ready in ${timeoutMs / 1000} s (last: ${last}); see ${log}`);
+}
+
+export async function startPortico(e: Env, port: number): Promise<Running> {
+  const log = `${e.logDir}/portico.log`;
+  const c = start(process.execPath, [`${e.root}/bin/portico.js`, 'serve', '--host', '127.0.0.1', '--http-port', String(port), '--model-path', e.modelDir, '--worker', `grpc://127.0.0.1:${e.enginePort}`, '--log-level', 'error'], log);
+  const url = `http://127.0.0.1:${port}`;
+  await waitReady(url, c, log);
+  return { name: 'Portico', url, pid: c.pid!, stop: () => stopChild(c) };
+}
+
+export async function startSmg(e: Env, port: number): Promise<Running> {
+  const log = `${e.logDir}/smg.log`;
+  const c = start(`${e.venv}/bin/smg`, ['launch', '--host', '127.0.0.1', '--port', String(port), '--prometheus-port', String(port + 1), '--worker-urls', `grpc://127.0.0.1:${e.enginePort}`, '--model-path', e.modelDir, '--tokenizer-path', e.modelDir, '--backend', 'sglang', '--policy', 'round_robin', '--reasoning-parser', 'passthrough', '--log-level', 'error'], log);
+  const url = `http://127.0.0.1:${port}`;
+  await waitReady(url, c, log);
+  return { name: 'SMG', url, pid: c.pid!, stop: () => stopChild(c) };
+}
+
+/** Dynamo's frontend and its mocker, file discovery, TCP request plane, ZMQ event plane. */
+export async function startDynamo(e: Env, port: number): Promise<Running> {
+  const log = `${e.logDir}/dynamo.log`;
+  // RUST_BACKTRACE unset: with it set, Dynamo's runtime captures a backtrace per error (slow).
+  // DYN_LOG=warn: at its default (info) the frontend logs a line per response.
+  const env: NodeJS.ProcessEnv = { DYN_FILE_KV: `${e.logDir}/dynamo-discovery`, DYN_LOG: 'warn', RUST_BACKTRACE: undefined };
+  const planes = ['--discovery-backend', 'file', '--request-plane', 'tcp', '--event-plane', 'zmq'];
+  const mockerLog = `${e.logDir}/dynamo-mocker.log`;
+  const mocker = start(`${e.venv}/bin/python`, ['-m', 'dynamo.mocker', '--model-path', e.modelDir, '--speedup-ratio', '1000000', ...planes], mockerLog, env);
+  const fe = start(`${e.venv}/bin/python`, ['-m', 'dynamo.frontend', '--http-host', '127.0.0.1', '--http-port', String(port), ...planes], log, env);
+  const url = `http://127.0.0.1:${port}`;
+  try {
+    await waitReady(url, fe, log, 180_000, [[mocker, mockerLog]]);
+  } catch (err) {
+    await stopChild(fe);
+    await stopChild(mocker);
+    throw err;
+  }
+  return { name: 'Dynamo 1.6.1', url, pid: fe.pid!, stop: async () => { await stopChild(fe); await stopChild(mocker); } };
+}
