@@ -11,7 +11,8 @@ import { runGeneration, type GenerationSink, type RunningGeneration } from '../p
 import { chatDeltaLogprobs, chatLogprobContent, tokenNamer, type TokenNamer } from '../protocol/logprobs-response.js';
 import { mayParse, planParsing, skipSpecialTokensFor, type ParsedEvent } from '../pipeline/parse-outputs.js';
 import type { ServedModel } from '../pipeline/served-model.js';
-import { modelFor, type AppContext } from './context.js';
+import { chatProcessorOf, modelFor, type AppContext } from './context.js';
+import { parseChatRequest, serveChat } from '../processors/serve-chat.js';
 import type { Exchange } from './exchange.js';
 import { streamGeneration, type StreamFormat } from './sse.js';
 import { speculativePrefill } from '../pipeline/speculative-prefill.js';
@@ -24,6 +25,9 @@ export function chatCompletions(ctx: AppContext) {
     const req = readChatRequest(ex.body, ctx.ignoreUnsupportedFields, (h) => ex.header(h));
     const model = modelFor(ctx, req.model);
     ex.describe(model, req.stream);
+    // A custom chat processor (spec 002) serves this model's chat: hand it the request.
+    const processor = chatProcessorOf(ctx, model);
+    if (processor) return serveChat(processor.current(), ex, parseChatRequest(ex.body));
     const route = routeHints(req.nvext, (h) => ex.header(h));
     validateForModel(model, req.sampling, route);
     const prompt = promptFor(model, ex.body, req, req.nvext);

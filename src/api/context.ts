@@ -5,6 +5,7 @@ import type { ServedModel } from '../pipeline/served-model.js';
 import type { FrontendMetrics } from '../metrics/frontend.js';
 import type { FamilySnapshot } from '../metrics/snapshot.js';
 import type { ControlPlane } from './control-change.js';
+import type { ProcessorSlot } from '../processors/lifecycle.js';
 
 export interface Lifecycle {
   /** Set on SIGTERM/SIGINT: health answers 503 shutting_down while in-flight work drains. */
@@ -20,6 +21,13 @@ export interface AppContext {
   readonly control?: ControlPlane;
   /** Set when this is one of several server shards (--shards above 1). */
   readonly shards?: ShardLink;
+  /** Models served by a custom chat processor (--chat-processor), by name. */
+  readonly chatProcessors?: ReadonlyMap<string, ProcessorSlot>;
+}
+
+/** The processor serving `model`'s chat, Responses and Anthropic requests, if one does. */
+export function chatProcessorOf(ctx: AppContext, model: ServedModel): ProcessorSlot | undefined {
+  return ctx.chatProcessors?.get(model.name);
 }
 
 /** What a shard's endpoints need from the other shards. */

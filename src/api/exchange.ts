@@ -40,6 +40,12 @@ export interface Exchange {
   /** Name the model and request type once known, for per-model metrics and counts. */
   describe(model: ModelStatsRef, stream: boolean): void;
 
+  /**
+   * Adds a header to the response, written with its head (an error response's too); no
+   * effect once the head is out. Names are lower-case and already validated.
+   */
+  addResponseHeader?(name: string, value: string): void;
+
   /** Send a complete JSON response (an already-serialised body). */
   sendJson(status: number, body: string): void;
   /** Send a complete response of another content type. */

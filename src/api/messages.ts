@@ -11,7 +11,8 @@ import { tokenizeChat } from '../pipeline/preprocess.js';
 import { runGeneration } from '../pipeline/run.js';
 import type { ParsedEvent } from '../pipeline/parse-outputs.js';
 import { AnthropicContent } from '../protocol/anthropic-content.js';
-import { modelFor, type AppContext } from './context.js';
+import { chatProcessorOf, modelFor, type AppContext } from './context.js';
+import { serveMessages } from '../processors/serve-messages.js';
 import type { Exchange } from './exchange.js';
 import { streamGeneration, type StreamFormat } from './sse.js';
 import { endChatTurn, startChatTurn, type ChatTurn, type ChatTurnRun } from './chat-turn.js';
@@ -31,6 +32,8 @@ export function messages(ctx: AppContext) {
       stop: req.stopSequences,
       toolChoice: req.toolChoice,
     };
+    const processor = chatProcessorOf(ctx, model);
+    if (processor) return serveMessages(processor.current(), ex, req, turn);
     const run = await startChatTurn(model, ex, arrived, turn);
     const id = `msg_${randomUUID().replaceAll('-', '')}`;
     const reply = req.stream ? await streamMessage(ex, req, run, id) : await unaryMessage(ex, req, run, id);

@@ -8,7 +8,8 @@ import { ResponsesStreamWriter, responseObject, responsesUsage, type ResponseSta
 import type { ParsedEvent } from '../pipeline/parse-outputs.js';
 import { ResponseOutput } from '../protocol/responses-output.js';
 import type { ServedModel } from '../pipeline/served-model.js';
-import { modelFor, type AppContext } from './context.js';
+import { chatProcessorOf, modelFor, type AppContext } from './context.js';
+import { serveResponses } from '../processors/serve-responses.js';
 import type { Exchange } from './exchange.js';
 import { streamGeneration, type StreamFormat } from './sse.js';
 import { endChatTurn, startChatTurn, type ChatTurn, type ChatTurnRun } from './chat-turn.js';
@@ -28,6 +29,8 @@ export function responses(ctx: AppContext) {
       sampling: { temperature: req.temperature, topP: req.topP, constraint: req.constraint },
       toolChoice: req.toolMode,
     };
+    const processor = chatProcessorOf(ctx, model);
+    if (processor) return serveResponses(processor.current(), ex, model, req, turn);
     const run = await startChatTurn(model, ex, arrived, turn);
     const hex = randomUUID().replaceAll('-', '');
     const state: ResponseState = { id: `resp_${hex}`, hex, createdAt: Math.floor(Date.now() / 1000), req };

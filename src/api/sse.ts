@@ -36,6 +36,11 @@ export interface StreamSettings {
   keepAliveMs: number;
   /** A reader that takes no data for this long is dropped (ms; 0: never). */
   stallMs: number;
+  /**
+   * The peek was configured (the flag, or PORTICO_/DYN_HTTP_PRE_COMMIT_ERROR_PEEK_MS), not
+   * defaulted: custom chat processors' streams peek only then (spec 002), native ones always.
+   */
+  peekConfigured?: boolean;
 }
 
 export const DEFAULT_STREAM_SETTINGS: StreamSettings = { peekMs: 1000, keepAliveMs: 10_000, stallMs: 60_000 };
@@ -48,7 +53,13 @@ export function configureStreams(s: Partial<StreamSettings>): void {
     peekMs: s.peekMs ?? DEFAULT_STREAM_SETTINGS.peekMs,
     keepAliveMs: s.keepAliveMs ?? DEFAULT_STREAM_SETTINGS.keepAliveMs,
     stallMs: s.stallMs ?? DEFAULT_STREAM_SETTINGS.stallMs,
+    peekConfigured: s.peekMs !== undefined && s.peekMs > 0,
   };
+}
+
+/** Whether a pre-commit peek was configured (see StreamSettings.peekConfigured). */
+export function precommitPeekConfigured(): boolean {
+  return settings.peekConfigured === true;
 }
 
 const STALLED = Symbol('stalled');
@@ -59,10 +70,16 @@ const STALLED = Symbol('stalled');
  * a failure rejects (the HTTP layer writes it as the response's status); after it, it is
  * the stream's error event.
  */
-export async function streamGeneration<E>(ex: Exchange, fmt: StreamFormat<E>, run: (sink: EventSink<E>) => Promise<void>, begin?: (g: RunningGeneration) => void): Promise<void> {
+export async function streamGeneration<E>(
+  ex: Exchange,
+  fmt: StreamFormat<E>,
+  run: (sink: EventSink<E>) => Promise<void>,
+  begin?: (g: RunningGeneration) => void,
+  peekMs = settings.peekMs,
+): Promise<void> {
   const sink = new SseSink(ex, fmt);
   sink.begin = begin;
-  sink.arm();
+  sink.arm(peekMs);
   try {
     await run(sink);
   } catch (err) {
@@ -112,8 +129,9 @@ class SseSink<E> implements EventSink<E> {
     private readonly fmt: StreamFormat<E>,
   ) {}
 
-  arm(): void {
-    if (settings.peekMs <= 0) {
+  /** `peekMs`: this stream's pre-commit peek (the configured one unless the caller says). */
+  arm(peekMs: number): void {
+    if (peekMs <= 0) {
       void this.commit(undefined);
       return;
     }
@@ -129,7 +147,7 @@ class SseSink<E> implements EventSink<E> {
           if (!this.ex.cancellation.aborted) this.ex.writeEvent(SSE_KEEP_ALIVE);
         }, every);
       }
-    }, settings.peekMs);
+    }, peekMs);
   }
 
   disarm(): void {
@@ -192,8 +210,11 @@ class SseSink<E> implements EventSink<E> {
   }
 }
 
-/** An event stream of `events` (an iterator's events through the same sink). */
-export async function streamEvents<E>(ex: Exchange, events: AsyncIterable<E>, fmt: StreamFormat<E>): Promise<void> {
+/**
+ * An event stream of `events` (an iterator's events through the same sink); `peekMs`: this
+ * stream's pre-commit peek, when not the configured one.
+ */
+export async function streamEvents<E>(ex: Exchange, events: AsyncIterable<E>, fmt: StreamFormat<E>, peekMs = settings.peekMs): Promise<void> {
   await streamGeneration(ex, fmt, async (sink) => {
     const it = events[Symbol.asyncIterator]();
     for (let r = await it.next(); !r.done; r = await it.next()) {
@@ -203,7 +224,7 @@ export async function streamEvents<E>(ex: Exchange, events: AsyncIterable<E>, fm
         return;
       }
     }
-  });
+  }, undefined, peekMs);
 }
 
 function errorEvent<E>(fmt: StreamFormat<E>, e: ApiError): string {

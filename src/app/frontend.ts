@@ -17,6 +17,8 @@ import { FrontendMetrics, modelStats } from '../metrics/frontend.js';
 import { modelName, type Running, type ServeOptions } from './options.js';
 import { installLeanAsyncBind } from '../runtime/lean-async-bind.js';
 import { configureStreams } from '../api/sse.js';
+import { startKserveServer, type KserveServer } from '../kserve/server.js';
+import { startProcessors } from '../processors/start.js';
 
 /** Seconds (a flag) to ms; undefined stays undefined (the default applies). */
 function secs(s: number | undefined): number | undefined {
@@ -46,6 +48,12 @@ export interface Frontend extends Running {
   readonly ctx: AppContext;
 }
 
+/** The serve options a chat processor's provider sees: the keys left out. */
+function withoutSecrets(o: ServeOptions): Record<string, unknown> {
+  const { apiKey: _a, adminApiKey: _b, metricsApiKey: _c, ...rest } = o;
+  return rest;
+}
+
 /** One HTTP frontend on this thread: model, workers, router, routes, uWS app. */
 export async function startFrontend(o: ServeOptions, workerUrls: string[], native: Model, shard?: ShardContext): Promise<Frontend> {
   installLeanAsyncBind(); // before the engine clients open their first http2 stream
@@ -62,7 +70,11 @@ export async function startFrontend(o: ServeOptions, workerUrls: string[], nativ
   const model = new ServedModel(name, native, pool, router, modelStats(metrics, name), { tool: o.toolCallParser ?? null, reasoning: o.reasoningParser ?? null }, o.maxPromptTokens);
   await model.adoptEngineContext();
   const lifecycle = { draining: false };
-  const ctx: AppContext = { models: new Map([[name, model]]), ignoreUnsupportedFields: ignoreUnsupportedFields(), lifecycle, metrics, control: shard?.control, shards: shard?.link };
+  // One count of admitted generations for HTTP and gRPC (and every shard): the limit is per process.
+  const admitted = shard?.admitted ?? new SharedArrayBuffer(4);
+  const models = new Map([[name, model]]);
+  const processors = await startProcessors({ name: o.chatProcessor, config: o.chatProcessorConfig }, models, new Map([[name, o.modelPath]]), withoutSecrets(o));
+  const ctx: AppContext = { models, ignoreUnsupportedFields: ignoreUnsupportedFields(), lifecycle, metrics, control: shard?.control, shards: shard?.link, chatProcessors: processors?.slots };
   const http = await startHttpServer({
     host: o.host,
     port: o.httpPort,
@@ -71,7 +83,7 @@ export async function startFrontend(o: ServeOptions, workerUrls: string[], nativ
     adminApiKey: o.adminApiKey,
     metricsApiKey: o.metricsApiKey,
     maxConcurrentRequests: o.maxConcurrentRequests,
-    admitted: shard?.admitted,
+    admitted,
     exclusivePort: !shard,
     metrics,
     logRequests: o.logRequests,
@@ -79,12 +91,34 @@ export async function startFrontend(o: ServeOptions, workerUrls: string[], nativ
     requestTimeoutMs: (o.requestTimeoutSecs ?? 0) * 1000,
     routes: routes(ctx),
   });
+  // The KServe gRPC face: one server per process, on this thread or on shard 0's.
+  let grpc: KserveServer | null = null;
+  if (o.grpcPort !== undefined && (shard?.link.id ?? 0) === 0) {
+    try {
+      grpc = await startKserveServer({
+        host: o.host,
+        port: o.grpcPort,
+        ctx,
+        apiKey: o.apiKey,
+        maxMessageBytes: o.maxBodyBytes,
+        limits: { maxConcurrentRequests: o.maxConcurrentRequests ?? 0, admitted, requestTimeoutMs: (o.requestTimeoutSecs ?? 0) * 1000 },
+      });
+    } catch (err) {
+      http.close();
+      router.close();
+      pool.close();
+      throw err;
+    }
+  }
   return {
     port: http.port,
+    grpcPort: grpc?.port,
     ctx,
     async close() {
       lifecycle.draining = true;
-      await http.drain((o.shutdownTimeoutSecs ?? 30) * 1000);
+      const grace = (o.shutdownTimeoutSecs ?? 30) * 1000;
+      await Promise.all([http.drain(grace), grpc?.close(grace)]);
+      processors?.close();
       router.close();
       pool.close();
     },

@@ -10,6 +10,8 @@ export interface ServeOptions {
   modelName?: string;
   host: string;
   httpPort: number;
+  /** KServe v2 gRPC port (src/kserve); 0 picks a free port; undefined: no gRPC server. */
+  grpcPort?: number;
   workers: string[];
   mock?: 'echo' | 'sim';
   mockWorkers: number;
@@ -35,6 +37,12 @@ export interface ServeOptions {
   shards?: number;
   /** Fault handling: first-response deadline, health polling, breaker, stream peek / keep-alive / stall limit. */
   faults?: FaultOptions;
+  /** --chat-processor: 'portico' (or unset) for the native path, else a custom processor's name or module path. */
+  chatProcessor?: string;
+  /** --chat-processor-config, parsed: the provider's `config`. */
+  chatProcessorConfig?: Record<string, unknown>;
+  /** --chat-template FILE: a Jinja file, or a tokenizer_config-style JSON file, replacing the folder's template. */
+  chatTemplate?: string;
   /** Log settings, handed to shard threads (the main thread is configured by the CLI). */
   log?: { level: Level; format: 'json' | 'text' };
 }
@@ -51,6 +59,8 @@ export interface FaultOptions {
 
 export interface Running {
   port: number;
+  /** The KServe gRPC server's port, when one runs. */
+  grpcPort?: number;
   /** Graceful stop: health turns 503, in-flight work drains (bounded), then everything closes. */
   close(): Promise<void>;
 }

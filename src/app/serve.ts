@@ -3,8 +3,7 @@
 // on several worker threads sharing the port (src/shards, whose threads each build their
 // frontend with ./frontend.ts).
 
-import { resolve } from 'node:path';
-import { Model } from '../native/core.js';
+import { loadModel } from './chat-template.js';
 import { checkParserNames } from './parsers.js';
 import { startFrontend } from './frontend.js';
 import { startMocks } from './mocks.js';
@@ -20,7 +19,7 @@ export async function serve(o: ServeOptions): Promise<Running> {
   // A taken port is an error, before anything else starts (src/http/port-guard.ts).
   if (o.httpPort !== 0) await probePort(o.host, o.httpPort);
   if ((o.shards ?? 1) > 1) return serveSharded(o);
-  const native = Model.load(resolve(o.modelPath));
+  const native = loadModel(o);
   const mocks = await startMocks(o, native);
   let fe;
   try {
@@ -31,6 +30,7 @@ export async function serve(o: ServeOptions): Promise<Running> {
   }
   return {
     port: fe.port,
+    grpcPort: fe.grpcPort,
     async close() {
       await fe.close();
       await mocks.close();

@@ -10,6 +10,7 @@ import { BENCH_INTRO, BENCH_OPTIONS, BENCH_USAGE } from './bench-options.js';
 import { formatSummary, runBench } from './bench.js';
 import { serve } from '../app/serve.js';
 import { runMockEngine } from './mock-engine.js';
+import { precommitPeekMs, readProcessorOptions } from './processor-options.js';
 import type { RouterMode, RouterOptions } from '../router/options.js';
 import type { QueuePolicy } from '../router/queue.js';
 
@@ -40,11 +41,15 @@ async function serveCommand(args: string[]): Promise<void> {
     return;
   }
   configureLog({ level: v['log-level'] as Level, format: v['log-format'] as 'json' | 'text' });
+  const processor = await readProcessorOptions(v);
   const running = await serve({
+    ...processor,
+    chatTemplate: v['chat-template'] as string | undefined,
     modelPath: v['model-path'] as string,
     modelName: v['model-name'] as string | undefined,
     host: v.host as string,
     httpPort: v['http-port'] as number,
+    grpcPort: v['grpc-port'] as number,
     workers: v.worker as string[],
     mock: v.mock as 'echo' | 'sim' | undefined,
     mockWorkers: v['mock-workers'] as number,
@@ -67,7 +72,7 @@ async function serveCommand(args: string[]): Promise<void> {
       healthCheckIntervalSecs: v['health-check-interval-secs'] as number,
       breakerFailures: v['worker-breaker-failures'] as number,
       breakerFailureRate: v['worker-breaker-failure-rate'] as number,
-      precommitPeekMs: v['stream-precommit-peek-ms'] as number,
+      precommitPeekMs: precommitPeekMs(v),
       keepAliveSecs: v['stream-keep-alive-secs'] as number,
       stallTimeoutSecs: v['stream-stall-timeout-secs'] as number,
     },
@@ -75,6 +80,7 @@ async function serveCommand(args: string[]): Promise<void> {
     log: { level: v['log-level'] as Level, format: v['log-format'] as 'json' | 'text' },
   });
   log.info(`portico listening on http://${v.host as string}:${running.port}`, { port: running.port });
+  if (running.grpcPort !== undefined) log.info(`portico KServe gRPC listening on ${v.host as string}:${running.grpcPort} (inference.GRPCInferenceService)`, { grpc_port: running.grpcPort });
   let stopping = false;
   const stop = () => {
     if (stopping) return;

@@ -4,6 +4,7 @@ import type { OptionSpec } from './options.js';
 
 export const SERVE_OPTIONS: readonly OptionSpec[] = [
   { name: 'model-path', kind: 'string', group: 'Model', meta: 'DIR', required: true, help: 'A local Hugging Face layout folder: tokenizer.json and tokenizer_config.json (chat template), and config.json / generation_config.json when present.' },
+  { name: 'chat-template', kind: 'string', group: 'Model', meta: 'FILE', help: "A chat template that replaces (or supplies) the model folder's: a Jinja file, or a tokenizer_config-style JSON file (its \"chat_template\"). Rendered by the same native engine." },
   { name: 'model-name', kind: 'string', group: 'Model', meta: 'NAME', help: 'The name clients send as "model". Default: the folder\'s name.' },
   { name: 'worker', kind: 'list', group: 'Workers (at least one of --worker or --mock)', meta: 'URL', help: 'An engine worker: grpc://HOST:PORT (SGLang scheduler protocol) or vllm+grpc://HOST:PORT (vLLM engine protocol). Repeat the flag, or give a comma-separated list.' },
   { name: 'mock', kind: 'string', group: 'Workers (at least one of --worker or --mock)', meta: 'echo|sim', choices: ['echo', 'sim'], help: "Start in-process mock engines reached over real gRPC on loopback: 'echo' streams the prompt's tokens back, 'sim' simulates an engine (scheduler, KV cache, timing)." },
@@ -28,6 +29,7 @@ export const SERVE_OPTIONS: readonly OptionSpec[] = [
   { name: 'router-priority-shift-ms', kind: 'number', group: 'Routing queue', default: 1000, help: 'fcfs/lcfs: each point of agent_hints.priority moves a queued request this much earlier.' },
   { name: 'shards', kind: 'int', group: 'HTTP', min: 1, help: 'uWS apps serving the port, each on its own thread with the whole request path; the kernel spreads connections over them. They share the router\'s load table, worker changes and busy thresholds; /metrics sums them all. Embedded mock engines run once, on the main thread. Default: the number of cores (os.availableParallelism()).' },
   { name: 'http-port', kind: 'int', group: 'HTTP', meta: 'P', default: 8000, help: 'Port to listen on; 0 picks a free port.' },
+  { name: 'grpc-port', kind: 'int', group: 'HTTP', meta: 'P', default: 8001, help: 'Port of the KServe v2 gRPC endpoint (inference.GRPCInferenceService, docs/kserve.md), on HTTP/2 beside the HTTP port; 0 picks a free port. With --shards above 1 it is served by shard 0.' },
   { name: 'host', kind: 'string', group: 'HTTP', meta: 'ADDR', default: '0.0.0.0', help: 'Address to bind.' },
   { name: 'max-body-bytes', kind: 'int', group: 'HTTP', min: 1, default: 45 * 1024 * 1024, help: 'Largest accepted request body, in bytes (413 beyond).' },
   { name: 'max-prompt-tokens', kind: 'int', group: 'Model', min: 1, default: 131072, help: "Longest prompt accepted, in tokens, while the model's context length is unknown (no config.json and no engine GetModelInfo answer); longer prompts get a 400 before reaching an engine." },
@@ -43,7 +45,7 @@ export const SERVE_OPTIONS: readonly OptionSpec[] = [
   { name: 'health-check-interval-secs', kind: 'number', group: 'Faults', default: 2, min: 0, exclusiveMin: true, help: "How often each worker's HealthCheck rpc is polled; a worker taken out of rotation comes back on its next passing check." },
   { name: 'worker-breaker-failures', kind: 'int', group: 'Faults', min: 0, default: 5, help: 'Failed streams in a row (resets, engine errors that are not the request\'s fault) that take a worker out of rotation; one failed stream never does. 0: off (a lost connection still does).' },
   { name: 'worker-breaker-failure-rate', kind: 'number', group: 'Faults', default: 0.5, help: 'Share of failed streams (at least 20 ended in the last 10 s) that takes a worker out of rotation. 0: off.' },
-  { name: 'stream-precommit-peek-ms', kind: 'number', group: 'Faults', default: 1000, help: 'A stream waits this long for its first event before committing the 200, so an engine that fails at once gets a real error status; then headers go out and keep-alives follow.' },
+  { name: 'stream-precommit-peek-ms', kind: 'number', group: 'Faults', help: 'A stream waits this long for its first event before committing the 200, so an engine that fails at once gets a real error status; then headers go out and keep-alives follow. Default: 1000 (PORTICO_HTTP_PRE_COMMIT_ERROR_PEEK_MS and Dynamo\'s DYN_HTTP_PRE_COMMIT_ERROR_PEEK_MS set it too). A custom chat processor\'s streams peek only when it is set (spec 002).' },
   { name: 'stream-keep-alive-secs', kind: 'number', group: 'Faults', default: 10, help: 'Once a stream is committed, an SSE comment (": keep-alive") this often until its first event (a long prefill). 0: none.' },
   { name: 'stream-stall-timeout-secs', kind: 'number', group: 'Faults', default: 60, help: 'A streaming client that reads nothing for this long is dropped: its engine request is aborted, a final error event is written where the socket still takes it, and the connection is closed (counted in stalled_streams_dropped_total). 0: never.' },
   { name: 'log-level', kind: 'string', group: 'Logging', choices: ['debug', 'info', 'warn', 'error'], default: 'info', help: 'Least severe level written.' },
@@ -51,6 +53,8 @@ export const SERVE_OPTIONS: readonly OptionSpec[] = [
   { name: 'log-requests', kind: 'bool', group: 'Logging', help: 'Log one line per finished request (method, path, model, status, duration, request id).' },
   { name: 'tool-call-parser', kind: 'string', group: 'Output parsing', meta: 'NAME', help: 'Parse tool calls out of the generated text with this parser. An unknown name is a startup error that lists the valid names.' },
   { name: 'reasoning-parser', kind: 'string', group: 'Output parsing', meta: 'NAME', help: 'Split reasoning out of the generated text with this parser. An unknown name is a startup error that lists the valid names.' },
+  { name: 'chat-processor', kind: 'string', group: 'Chat processing', meta: 'NAME', help: "Who turns chat requests into engine requests and engine output into chat chunks: 'portico' (the native path) or a custom processor: a name an installed package registers (package.json \"portico\": {\"chatProcessors\": {...}}) or path/to/module.mjs:export. Serves /v1/chat/completions, /v1/responses and /v1/messages; /v1/completions stays native. Dynamo's DYN_CHAT_PROCESSOR works too. See docs/plugins.md." },
+  { name: 'chat-processor-config', kind: 'string', group: 'Chat processing', meta: 'JSON', help: "A JSON object handed to the custom processor's provider as its config." },
 ];
 
 export const SERVE_USAGE = 'Usage: portico serve --model-path DIR [options]';

@@ -129,6 +129,17 @@ export class WorkerPool {
     return w;
   }
 
+  private readonly changeListeners: Array<() => void> = [];
+
+  /** `fn` runs after each worker registers (add) or leaves (remove): a chat processor's card follows them. */
+  onWorkersChanged(fn: () => void): void {
+    this.changeListeners.push(fn);
+  }
+
+  private changed(): void {
+    for (const fn of this.changeListeners) fn();
+  }
+
   /** Add a worker at run time; it takes requests once its first health check passes. */
   async add(client: EngineClient): Promise<Worker> {
     const w: Worker = { id: this.nextId++, client, healthy: false, inflight: 0 };
@@ -138,6 +149,7 @@ export class WorkerPool {
     } catch {
       w.healthy = false;
     }
+    this.changed();
     return w;
   }
 
@@ -156,6 +168,7 @@ export class WorkerPool {
       else w.client.close();
     };
     closeWhenIdle();
+    this.changed();
     return true;
   }
 

@@ -5,8 +5,7 @@
 // values). The router's load table is a SharedArrayBuffer from the main thread.
 
 import { parentPort, workerData } from 'node:worker_threads';
-import { resolve } from 'node:path';
-import { Model } from '../native/core.js';
+import { loadModel } from '../app/chat-template.js';
 import { configureLog, log } from '../log.js';
 import { startFrontend, type Frontend } from '../app/frontend.js';
 import { applyChange } from '../api/control.js';
@@ -49,7 +48,7 @@ process.on('uncaughtException', (err) => {
 
 let fe: Frontend;
 try {
-  fe = await startFrontend(o, o.workers, Model.load(resolve(o.modelPath)), { link, control, models: data.models, admitted: data.admitted });
+  fe = await startFrontend(o, o.workers, loadModel(o), { link, control, models: data.models, admitted: data.admitted });
 } catch (err) {
   post({ t: 'failed', error: (err as Error).message });
   port.close();
@@ -90,4 +89,4 @@ port.on('message', (m: ToShard) => {
       break;
   }
 });
-post({ t: 'listening', port: fe.port });
+post({ t: 'listening', port: fe.port, grpcPort: fe.grpcPort });

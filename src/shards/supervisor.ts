@@ -150,12 +150,16 @@ export async function serveSharded(o: ServeOptions): Promise<Running> {
     void close().then(() => process.exit(1));
   };
 
+  let grpcPort: number | undefined;
   const start = (id: number, httpPort: number): Promise<number> => {
     const s = new Shard(id, { shard: id, options: { ...base, httpPort }, models, admitted }, onMessage);
     shards[id] = s;
     return new Promise((done, fail) => {
       const onStart = (m: ToMain) => {
-        if (m.t === 'listening') done(m.port);
+        if (m.t === 'listening') {
+          if (m.grpcPort !== undefined) grpcPort = m.grpcPort; // shard 0 serves KServe gRPC
+          done(m.port);
+        }
         else if (m.t === 'failed') fail(new Error(`shard ${id} did not start: ${m.error}`));
         else return;
         s.worker.off('message', onStart);
@@ -178,7 +182,7 @@ export async function serveSharded(o: ServeOptions): Promise<Running> {
     // port between the probe (serve.ts) and their listen (src/http/port-guard.ts).
     assertSoleListener(o.host, port);
     log.info(`serving on ${count} shards`, { shards: count });
-    return { port, close };
+    return { port, grpcPort, close };
   } catch (err) {
     await close();
     throw err;
