@@ -3,7 +3,7 @@
 // what encodeSglangGenerate uses) against @bufbuild/protobuf/wire's BinaryWriter writing the
 // same fields in the same order (then framed with frameMessage). Both outputs are checked to be
 // the same bytes first. Rounds alternate A and B so both see the same machine load; the figure
-// is the median over rounds of ns per encoded request.
+// is the median over rounds of CPU ns per encoded request.
 //
 // Run: npm run build:ts && node dist/bench/proto-writer-ab.bench.js [rounds=7] [iterations=200000]
 
@@ -63,9 +63,11 @@ if (!a.equals(b)) {
 
 function time(f: (q: GenerateParams) => Buffer): number {
   let sink = 0;
-  const t0 = process.hrtime.bigint();
+  // CPU time of this (single-threaded) process, not wall time: the machine is shared.
+  const c0 = process.cpuUsage();
   for (let i = 0; i < N; i++) sink += f(p).length;
-  const ns = Number(process.hrtime.bigint() - t0) / N;
+  const c = process.cpuUsage(c0);
+  const ns = ((c.user + c.system) * 1000) / N;
   if (sink === 0) throw new Error('unreachable');
   return ns;
 }

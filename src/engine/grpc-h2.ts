@@ -48,6 +48,9 @@ export interface ServerStream<T> extends AsyncIterator<T> {
   release?(): void;
 }
 
+/** A push-mode stream's listener once nothing more is delivered to it. */
+const SETTLED: StreamListener<never> = { message: () => undefined, end: () => undefined, fail: () => undefined };
+
 /** What a server stream in push mode hands its messages to. */
 export interface StreamListener<T> {
   message(m: T): void;
@@ -255,7 +258,8 @@ class H2ServerStream<T> implements ServerStream<T> {
 
   /** Push mode: hand queued messages over until held, then the end or failure once everything is out. */
   private flush(): void {
-    const l = this.listener!;
+    const l = this.listener;
+    if (!l) return;
     while (!this.held && this.head < this.queue.length) {
       const value = this.queue[this.head]!;
       this.queue[this.head++] = undefined as T;
@@ -272,9 +276,11 @@ class H2ServerStream<T> implements ServerStream<T> {
     if (this.held || this.head < this.queue.length || this.settledOut) return;
     if (this.failure) {
       this.settledOut = true;
+      this.listener = SETTLED;
       l.fail(this.failure);
     } else if (this.ended) {
       this.settledOut = true;
+      this.listener = SETTLED;
       l.end();
     }
   }
@@ -302,6 +308,9 @@ class H2ServerStream<T> implements ServerStream<T> {
 
   detach(): void {
     this.detached = true;
+    // Nothing more is delivered: let go of the consumer (Node may keep a closed stream, and
+    // with it this object, for a while; the consumer holds the whole request).
+    if (this.listener) this.listener = SETTLED;
     this.queue.length = 0;
     this.head = 0;
     if (this.paused) {

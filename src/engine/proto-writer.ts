@@ -7,8 +7,8 @@
 // returns a fresh Buffer holding the gRPC length-prefixed frame.
 //
 // Kept over @bufbuild/protobuf/wire's BinaryWriter on a same-run A/B
-// (bench/proto-writer-ab.bench.ts, the same bytes from both): BinaryWriter took 2.0-3.4
-// times as long per request (bench/RESULTS.md, "One request path"), a difference far
+// (bench/proto-writer-ab.bench.ts, the same bytes from both): BinaryWriter took 2.4-2.9
+// times the CPU per request (0.92 against 2.49 µs; bench/RESULTS.md, "One request path"), far
 // above the run-to-run noise; it allocates a chunk array per fork and a new buffer per
 // finish, this writes into one reused scratch buffer.
 //

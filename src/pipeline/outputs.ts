@@ -6,7 +6,7 @@
 import { ApiError } from '../protocol/errors.js';
 import type { Generation } from './generate.js';
 import type { EngineEvent } from '../engine/types.js';
-import { ChoiceDecoder, finishReasonOf, type FinishReason, type OutputRules, type ParsingPlan } from './postprocess.js';
+import { ChoiceDecoder, finishReasonOf, type FinishReason } from './postprocess.js';
 import type { ServedModel } from './served-model.js';
 import type { OutputOptions } from './request.js';
 

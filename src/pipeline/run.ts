@@ -109,6 +109,8 @@ export async function runGeneration(req: GenerationRequest, sink: GenerationSink
   });
 }
 
+type RunState = 'open' | 'drain' | 'gone';
+
 /**
  * The loop's body, called by the engine stream for each message (in its data callback: no
  * promise per message). A sink's promise holds the stream until it settles; events of one
@@ -121,11 +123,11 @@ class PushedRun implements EngineEventHandler {
   /** The sink's answer is pending (the stream is held). */
   private waiting = false;
   /** 'open' while the sink gets events; then the stream is read out ('drain', DRAIN_EVENTS at most) or gone. */
-  state: 'open' | 'drain' | 'gone' = 'open';
+  private state: RunState = 'open';
   private drained = 0;
 
   constructor(
-    private readonly req: GenerationRequest,
+    req: GenerationRequest,
     private readonly sink: GenerationSink,
     private readonly g: Running,
     private readonly turn: WorkerTurn,
@@ -201,7 +203,7 @@ class PushedRun implements EngineEventHandler {
             } catch (err) {
               return this.failWith(err);
             }
-            if (!this.waiting && (this.state as PushedRun['state']) !== 'gone') this.events.release();
+            if (!this.waiting && (this.state as RunState) !== 'gone') this.events.release();
           },
           (err: unknown) => {
             this.waiting = false;
