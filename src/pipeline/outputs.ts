@@ -187,6 +187,7 @@ class DecodedOutputs implements AsyncIterableIterator<ParsedEvent> {
     const usage = this.counts();
     const stats = this.model.stats;
     stats.outputTokens.observe(usage.completionTokens);
+    stats.outputTokensTotal.inc(usage.completionTokens);
     stats.cachedTokens.observe(usage.cachedTokens);
     return { kind: 'end', usage };
   }
