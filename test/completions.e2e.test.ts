@@ -22,7 +22,7 @@ test('a string prompt comes back through the echo engine, with usage', async () 
   assert.equal(r.choices[0].text, TEXT);
   assert.equal(r.choices[0].finish_reason, 'stop');
   const n = tok.encode(TEXT, true).length;
-  assert.deepEqual(r.usage, { prompt_tokens: n, completion_tokens: n, total_tokens: 2 * n });
+  assert.deepEqual(r.usage, { prompt_tokens: n, completion_tokens: n, total_tokens: 2 * n, prompt_tokens_details: { cached_tokens: 0 } });
 });
 
 test('max_tokens defaults to 16 for completions', async () => {

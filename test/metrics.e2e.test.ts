@@ -37,9 +37,9 @@ test('metrics count what was served', async () => {
 
   const m = await scrape();
   const P = 'portico_frontend_';
-  assert.equal(m.get(`${P}requests_total{model="m",endpoint="/v1/chat/completions",request_type="unary",status="200"}`), 2);
-  assert.equal(m.get(`${P}requests_total{model="m",endpoint="/v1/chat/completions",request_type="stream",status="200"}`), 1);
-  assert.equal(m.get(`${P}requests_total{model="",endpoint="/v1/chat/completions",request_type="unary",status="400"}`), 1, 'a request rejected before its model was known');
+  assert.equal(m.get(`${P}requests_total{model="m",endpoint="/v1/chat/completions",request_type="unary",status="success",error_type=""}`), 2);
+  assert.equal(m.get(`${P}requests_total{model="m",endpoint="/v1/chat/completions",request_type="stream",status="success",error_type=""}`), 1);
+  assert.equal(m.get(`${P}requests_total{model="",endpoint="/v1/chat/completions",request_type="unary",status="error",error_type="validation"}`), 1, 'a request rejected before its model was known');
   assert.equal(m.get(`${P}input_sequence_tokens_count{model="m"}`), 3);
   assert.equal(m.get(`${P}output_sequence_tokens_count{model="m"}`), 3);
   assert.equal(m.get(`${P}output_sequence_tokens_sum{model="m"}`), completion);

@@ -70,7 +70,7 @@ test('two shards serve chat on one port; /metrics from any shard counts every re
     texts.push(await res.text());
   }
   for (const text of texts) {
-    assert.equal(metric(text, /^portico_frontend_requests_total\{model="m",endpoint="\/v1\/chat\/completions",request_type="unary",status="200"\} (\d+)$/m), K);
+    assert.equal(metric(text, /^portico_frontend_requests_total\{model="m",endpoint="\/v1\/chat\/completions",request_type="unary",status="success",error_type=""\} (\d+)$/m), K);
     assert.equal(metric(text, /^portico_frontend_request_duration_seconds_count\{model="m"\} (\d+)$/m), K, 'histograms merged');
     assert.equal(metric(text, /^portico_frontend_inflight_requests\{model="m"\} (\d+)$/m), 0);
     const s0 = metric(text, /^portico_frontend_shard_requests_total\{shard="0"\} (\d+)$/m);

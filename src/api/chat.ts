@@ -40,6 +40,7 @@ export function chatCompletions(ctx: AppContext) {
       hasTools: req.tools !== null,
       toolChoiceNone: req.toolChoice.kind === 'none',
       toolChoice: req.toolChoice,
+      parallelToolCalls: req.parallelToolCalls,
       templateKwargs: req.templateKwargs,
       promptIds,
       toolsJson: req.tools ? ex.body.toString('utf8', req.tools.start, req.tools.end) : undefined,

@@ -5,6 +5,7 @@
 
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { mergeSnapshots, renderFamilies } from '../metrics/snapshot.js';
+import { ignoredHeaderCounts } from '../protocol/ignored-headers.js';
 import { baseModels, type AppContext } from './context.js';
 import type { Exchange } from './exchange.js';
 
@@ -27,6 +28,7 @@ export function scrapeGauges(ctx: AppContext): () => void {
         m.workerHealthy.labels(model.name, id).set(w.healthy ? 1 : 0);
       }
     }
+    for (const [h, n] of ignoredHeaderCounts()) m.ignoredHeaders.labels(h).value = n;
     if (m.shardRequests && ctx.shards) m.shardRequests.labels(String(ctx.shards.id)).value = m.requests.total();
   };
 }

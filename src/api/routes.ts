@@ -6,6 +6,7 @@ import { chatCompletions } from './chat.js';
 import { completions } from './completions.js';
 import { embeddings } from './embeddings.js';
 import { health, live } from './health.js';
+import { forwardToWorkers } from './engine-admin.js';
 import { getModel, listModels } from './models.js';
 import { loadLoraAdapter, unloadLoraAdapter } from './lora.js';
 import { metrics } from './metrics.js';
@@ -41,6 +42,9 @@ export function routes(ctx: AppContext): Route[] {
     { method: 'delete', path: '/admin/workers/:id', handler: removeWorker(ctx), admin: true },
     { method: 'get', path: '/busy_threshold', handler: getBusyThresholds(ctx), admin: true },
     { method: 'post', path: '/busy_threshold', handler: setBusyThresholds(ctx), admin: true },
+    { method: 'post', path: '/reset_prefix_cache', handler: forwardToWorkers(ctx, 'flushCache'), admin: true },
+    { method: 'post', path: '/start_profile', handler: forwardToWorkers(ctx, 'startProfile'), admin: true },
+    { method: 'post', path: '/stop_profile', handler: forwardToWorkers(ctx, 'stopProfile'), admin: true },
     { method: 'get', path: '/health', handler: health(ctx), public: true },
     { method: 'get', path: '/live', handler: live, public: true },
     { method: 'get', path: '/metrics', handler: metrics(ctx), public: true, metrics: true },

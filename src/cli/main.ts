@@ -16,6 +16,11 @@ import type { RouterMode, RouterOptions } from '../router/options.js';
 import type { QueuePolicy } from '../router/queue.js';
 
 
+function metricsPrefix(v: string): string {
+  if (!/^[a-zA-Z_:][a-zA-Z0-9_:]*$/.test(v)) throw new UsageError(`--metrics-prefix must match [a-zA-Z_:][a-zA-Z0-9_:]* (the start of a Prometheus metric name), got '${v}'`);
+  return v;
+}
+
 function int(flag: string, v: string | undefined, dflt: number, min = 0): number {
   if (v === undefined) return dflt;
   const n = Number(v);
@@ -59,7 +64,7 @@ async function serveCommand(args: string[]): Promise<void> {
     adminApiKey: v['admin-api-key'] as string | undefined,
     metricsApiKey: v['metrics-api-key'] as string | undefined,
     shutdownTimeoutSecs: v['shutdown-timeout-secs'] as number,
-    metricsPrefix: v['metrics-prefix'] as string,
+    metricsPrefix: metricsPrefix(v['metrics-prefix'] as string),
     logRequests: v['log-requests'] as boolean | undefined,
     corsOrigins: v['cors-allow-origins'] as string[],
     requestTimeoutSecs: v['request-timeout-secs'] as number,

@@ -218,6 +218,17 @@ export interface EngineClient {
   listAdapters(): Promise<AdapterRef[]>;
   /** Drop the connection; in-flight streams fail with EngineError. */
   close(): void;
+  /** FlushCache rpc (both protocols): drop the prefix cache. Transport failures throw EngineError. */
+  flushCache?(): Promise<EngineAdminResult>;
+  /** StartProfile / StopProfile rpcs (both protocols). */
+  startProfile?(): Promise<EngineAdminResult>;
+  stopProfile?(): Promise<EngineAdminResult>;
+}
+
+/** What an engine's admin rpc answered. */
+export interface EngineAdminResult {
+  success: boolean;
+  message: string;
 }
 
 /** A LoRA adapter as an engine knows it. */

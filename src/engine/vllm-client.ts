@@ -14,6 +14,8 @@
 //  - Abort takes a list of ids and answers nothing.
 import { modelInfoFrom } from './model-info.js';
 import { create } from '@bufbuild/protobuf';
+import { FlushCacheRequestSchema, StartProfileRequestSchema, StopProfileRequestSchema } from '../gen/common_pb.js';
+import type { EngineAdminResult } from './types.js';
 import { createClient, type Client } from '@connectrpc/connect';
 
 import {
@@ -79,6 +81,21 @@ export class VllmEngineClient implements EngineClient {
 
   async abort(requestId: string): Promise<void> {
     await this.conn.unary(`Abort(${requestId})`, (o) => this.rpc.abort(create(AbortRequestSchema, { requestIds: [requestId] }), o));
+  }
+
+  async flushCache(): Promise<EngineAdminResult> {
+    const r = await this.conn.unary('FlushCache', (o) => this.rpc.flushCache(create(FlushCacheRequestSchema), o));
+    return { success: r.success, message: r.message };
+  }
+
+  async startProfile(): Promise<EngineAdminResult> {
+    const r = await this.conn.unary('StartProfile', (o) => this.rpc.startProfile(create(StartProfileRequestSchema), o));
+    return { success: r.success, message: r.message };
+  }
+
+  async stopProfile(): Promise<EngineAdminResult> {
+    const r = await this.conn.unary('StopProfile', (o) => this.rpc.stopProfile(create(StopProfileRequestSchema), o));
+    return { success: r.success, message: r.message };
   }
 
   health(): Promise<boolean> {

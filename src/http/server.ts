@@ -9,7 +9,7 @@ import { dropBody, framingOf, readBody, type BodySink } from './body-reader.js';
 import { allowHeader, answerOptions } from './options-response.js';
 import { ApiError, errorBody, type ErrorFormat } from '../protocol/errors.js';
 import type { Handler, Route } from '../api/exchange.js';
-import type { FrontendMetrics } from '../metrics/frontend.js';
+import { errorType, type FrontendMetrics } from '../metrics/frontend.js';
 import { log } from '../log.js';
 import { accessCheck, GRANTED, REFUSED, type AccessOptions } from './access.js';
 
@@ -235,8 +235,11 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServer> {
 
 function record(m: FrontendMetrics, ex: UwsExchange, endpoint: string): void {
   const model = ex.model;
-  const status = ex.clientLeft && ex.status === 0 ? '499' : String(ex.status);
-  m.requests.labels(model?.name ?? '', endpoint, ex.stream ? 'stream' : 'unary', status).inc();
+  // scrapes and probes are not requests (Dynamo counts neither)
+  if (endpoint === '/metrics' || endpoint === '/health' || endpoint === '/live' || endpoint === '/ready') return;
+  const status = ex.clientLeft && ex.status === 0 ? 499 : ex.status;
+  const type = errorType(status);
+  m.requests.labels(model?.name ?? '', endpoint, ex.stream ? 'stream' : 'unary', type === '' ? 'success' : 'error', type).inc();
   if (!model) return;
   model.stats.duration.observe((performance.now() - ex.startedAt) / 1000);
   if (ex.clientLeft) model.stats.disconnected.inc();

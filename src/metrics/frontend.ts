@@ -13,7 +13,9 @@ export class FrontendMetrics {
   readonly requests: Counter;
   readonly inflight: Gauge;
   readonly queued: Gauge;
-  readonly disconnected: Counter;
+  readonly disconnected: Gauge;
+  readonly outputTokensTotal: Counter;
+  readonly ignoredHeaders: Counter;
   readonly duration: Histogram;
   readonly ttft: Histogram;
   readonly itl: Histogram;
@@ -34,10 +36,15 @@ export class FrontendMetrics {
 
   constructor(prefix = 'portico_frontend_', shard?: number) {
     const r = this.registry;
-    this.requests = r.add(new Counter(`${prefix}requests_total`, 'Requests answered, by model, endpoint, request type and HTTP status.', ['model', 'endpoint', 'request_type', 'status']));
+    checkMetricsPrefix(prefix);
+    // Dynamo's labels: status success|error, error_type (see errorType); /metrics and probes are not counted
+    this.requests = r.add(new Counter(`${prefix}requests_total`, 'Requests answered, by model, endpoint, request type, outcome (success or error) and error type.', ['model', 'endpoint', 'request_type', 'status', 'error_type']));
     this.inflight = r.add(new Gauge(`${prefix}inflight_requests`, 'Generation requests being served.', ['model']));
     this.queued = r.add(new Gauge(`${prefix}queued_requests`, 'Requests waiting in the router queue.', ['model']));
-    this.disconnected = r.add(new Counter(`${prefix}disconnected_clients`, 'Clients that went away before their response ended.', ['model']));
+    // a gauge in Dynamo (same name, same type)
+    this.disconnected = r.add(new Gauge(`${prefix}disconnected_clients`, 'Clients that went away before their response ended.', ['model']));
+    this.outputTokensTotal = r.add(new Counter(`${prefix}output_tokens_total`, 'Generated tokens, all requests together.', ['model']));
+    this.ignoredHeaders = r.add(new Counter(`${prefix}ignored_routing_headers_total`, 'Prefill routing headers ignored because this deployment has no prefill workers.', ['header']));
     this.duration = r.add(new Histogram(`${prefix}request_duration_seconds`, 'Time from request arrival to the end of its response.', ['model'], LATENCY_BUCKETS));
     this.ttft = r.add(new Histogram(`${prefix}time_to_first_token_seconds`, 'Time from request arrival to the first generated token.', ['model'], LATENCY_BUCKETS));
     this.itl = r.add(new Histogram(`${prefix}inter_token_latency_seconds`, 'Time between generated tokens (per token, averaged over each engine message).', ['model'], ITL_BUCKETS));
@@ -57,10 +64,31 @@ export class FrontendMetrics {
   }
 }
 
+/** A metric name prefix must itself be a valid start of a Prometheus metric name. */
+export function checkMetricsPrefix(prefix: string): void {
+  if (!/^[a-zA-Z_:][a-zA-Z0-9_:]*$/.test(prefix)) {
+    throw new Error(`--metrics-prefix must match [a-zA-Z_:][a-zA-Z0-9_:]* (a Prometheus metric name start), got ${JSON.stringify(prefix)}`);
+  }
+}
+
+/** Dynamo's `error_type` of a finished request: '' on success, else a class of its status. */
+export function errorType(status: number): string {
+  if (status < 400) return '';
+  if (status === 499) return 'cancelled';
+  if (status === 401 || status === 403) return 'unauthorized';
+  if (status === 404) return 'not_found';
+  if (status === 429 || status === 503 || status === 529) return 'overloaded';
+  if (status === 501) return 'not_implemented';
+  if (status === 504) return 'timeout';
+  if (status < 500) return 'validation';
+  return 'internal';
+}
+
 /** The per-model metric children, resolved once at startup so requests do no lookups. */
 export interface ModelStats {
   inflight: ReturnType<Gauge['labels']>;
-  disconnected: ReturnType<Counter['labels']>;
+  disconnected: ReturnType<Gauge['labels']>;
+  outputTokensTotal: ReturnType<Counter['labels']>;
   duration: ReturnType<Histogram['labels']>;
   ttft: ReturnType<Histogram['labels']>;
   itl: ReturnType<Histogram['labels']>;
@@ -78,6 +106,7 @@ export function modelStats(m: FrontendMetrics, model: string): ModelStats {
   return {
     inflight: m.inflight.labels(model),
     disconnected: m.disconnected.labels(model),
+    outputTokensTotal: m.outputTokensTotal.labels(model),
     duration: m.duration.labels(model),
     ttft: m.ttft.labels(model),
     itl: m.itl.labels(model),

@@ -87,6 +87,7 @@ export function sharedHandlers(m: MockContext) {
     const v = mockEmbedding(ids, m.embeddingDim, core.o.seed);
     return { embedding: Array.from(v), embeddingDim: v.length, promptTokens: ids.length };
   };
+  let profiling = false;
   return {
     ...(m.embeddingDim > 0 ? { embed } : {}),
     healthCheck() {
@@ -95,6 +96,17 @@ export function sharedHandlers(m: MockContext) {
     flushCache() {
       const ok = core.flushCache();
       return { success: ok, message: ok ? 'flushed' : 'blocks in use; not flushed' };
+    },
+    // Recorded, not run: a mock has no device to profile.
+    startProfile() {
+      if (profiling) return { success: false, message: 'already profiling' };
+      profiling = true;
+      return { success: true, message: 'profiling started (mock: recorded only)' };
+    },
+    stopProfile() {
+      if (!profiling) return { success: false, message: 'not profiling' };
+      profiling = false;
+      return { success: true, message: 'profiling stopped (mock: recorded only)' };
     },
     subscribeKvEvents: (req: SubscribeKvEventsRequest, ctx: HandlerContext) => subscribeKvEvents(core.hub, req, ctx, (r) => m.engineLoad(r)),
   };

@@ -26,6 +26,12 @@ export type ParserOutput = string | ParserDelta[];
 export interface OutputParserOptions {
   /** PRE.3: the rendered prompt ends inside reasoning (see promptInjectedReasoning()). */
   promptInjectedReasoning?: boolean;
+  /** The rendered prompt ends after a closed reasoning block (see promptClosedReasoning()). */
+  promptClosedReasoning?: boolean;
+  /** `parallel_tool_calls: false`: at most this many tool calls (later ones are dropped). */
+  maxToolCalls?: number;
+  /** A call to a function not in toolsJson is content, not a tool call (chat requests). */
+  onlyOfferedFunctions?: boolean;
   /** PRE.2: the request turned reasoning off (see reasoningDisabledByRequest()). */
   reasoningDisabled?: boolean;
   /** PRE.4: tool_choice. 'required'/'named' parse the guided JSON the engine was asked for. */
@@ -70,6 +76,7 @@ interface ParsersAddon {
   requiresSpecialTokens(tool: string | null, reasoning: string | null): boolean;
   reasoningDisabledByRequest(reasoning: string, chatTemplateArgsJson: string | null, reasoningEffort: string | null): boolean;
   promptInjectedReasoning(reasoning: string, promptTail: string): boolean;
+  promptClosedReasoning(reasoning: string, promptTail: string): boolean;
 }
 
 const addon = nativeAddon as ParsersAddon;
@@ -190,3 +197,7 @@ export function reasoningDisabledByRequest(
 /** PRE.3: the rendered prompt ends with the parser's reasoning start marker (pass its tail). */
 export const promptInjectedReasoning = (reasoningParser: string, promptTail: string): boolean =>
   addon.promptInjectedReasoning(reasoningParser, promptTail.slice(-64));
+
+/** The rendered prompt ends after the parser's reasoning end marker (thinking closed by the template). */
+export const promptClosedReasoning = (reasoningParser: string, promptTail: string): boolean =>
+  addon.promptClosedReasoning(reasoningParser, promptTail.slice(-64));

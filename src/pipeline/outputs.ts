@@ -154,6 +154,7 @@ export class ChoiceOutputs {
     const usage = this.counts();
     const stats = this.model.stats;
     stats.outputTokens.observe(usage.completionTokens);
+    stats.outputTokensTotal.inc(usage.completionTokens);
     stats.cachedTokens.observe(usage.cachedTokens);
     return { kind: 'end', usage };
   }

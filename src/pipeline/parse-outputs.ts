@@ -4,7 +4,7 @@
 // (outputs.ts); a choice that made tool calls finishes with `tool_calls`. Which parsers
 // run, and how, follows the per-parser decisions PRE.1–PRE.3 (the native table).
 
-import { promptInjectedReasoning, reasoningDisabledByRequest, requiresSpecialTokens } from '../native/parsers.js';
+import { promptClosedReasoning, promptInjectedReasoning, reasoningDisabledByRequest, requiresSpecialTokens } from '../native/parsers.js';
 import type { ServedModel } from './served-model.js';
 
 import type { ParsingPlan } from './postprocess.js';
@@ -40,6 +40,8 @@ export function planParsing(
     promptIds: Uint32Array;
     toolsJson?: string;
     toolChoice?: { kind: 'none' | 'auto' | 'required' } | { kind: 'named'; name: string };
+    /** `parallel_tool_calls` (default true): false keeps at most one call. */
+    parallelToolCalls?: boolean;
   },
 ): ParsingPlan | null {
   if (!mayParse(model, opts.hasTools)) return null;
@@ -57,6 +59,8 @@ export function planParsing(
     reasoning,
     reasoningDisabled,
     promptInjectedReasoning: reasoning !== null && !reasoningDisabled && promptInjectedReasoning(reasoning, tail),
+    promptClosedReasoning: reasoning !== null && !reasoningDisabled && promptClosedReasoning(reasoning, tail),
+    ...(opts.parallelToolCalls === false ? { maxToolCalls: 1 } : {}),
     toolsJson: opts.toolsJson,
     guided,
   };

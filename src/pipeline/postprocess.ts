@@ -14,6 +14,10 @@ export interface ParsingPlan {
   tool: string | null;
   reasoning: string | null;
   promptInjectedReasoning: boolean;
+  /** The prompt closed the reasoning block (qwen3 then starts in content, no hold). */
+  promptClosedReasoning?: boolean;
+  /** `parallel_tool_calls: false`: at most one call. */
+  maxToolCalls?: number;
   reasoningDisabled: boolean;
   toolsJson?: string;
   /** PRE.4: the engine was asked for guided tool-call JSON; the parsers read it back. */
@@ -42,6 +46,9 @@ export class ChoiceDecoder {
     const parser = plan
       ? new OutputParser(plan.tool, plan.reasoning, {
           promptInjectedReasoning: plan.promptInjectedReasoning,
+          promptClosedReasoning: plan.promptClosedReasoning,
+          maxToolCalls: plan.maxToolCalls,
+          onlyOfferedFunctions: plan.toolsJson !== undefined,
           reasoningDisabled: plan.reasoningDisabled,
           toolsJson: plan.toolsJson,
           toolChoice: plan.guided?.kind,

@@ -6,13 +6,12 @@ export interface Usage {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;
-  prompt_tokens_details?: { cached_tokens: number };
+  /** Always present, 0 when nothing was cached (vLLM and SGLang always send it). */
+  prompt_tokens_details: { cached_tokens: number };
 }
 
 export function usageOf(promptTokens: number, completionTokens: number, cachedTokens: number): Usage {
-  const u: Usage = { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };
-  if (cachedTokens > 0) u.prompt_tokens_details = { cached_tokens: cachedTokens };
-  return u;
+  return { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens, prompt_tokens_details: { cached_tokens: cachedTokens } };
 }
 
 export class ChatChunkWriter {

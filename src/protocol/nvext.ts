@@ -6,6 +6,7 @@
 import { ApiError } from './errors.js';
 import { admit } from './admission.js';
 import { Fields, FieldTable, JsonType } from './fields.js';
+import { countIgnoredHeader } from './ignored-headers.js';
 
 const NVEXT_FIELDS = [
   'greed_sampling',
@@ -81,9 +82,8 @@ function nvextEnabledHere(): boolean {
 }
 
 const WORKER_HEADERS = ['x-dynamo-worker-instance-id', 'x-worker-instance-id'];
-const PREFILL_WORKER_HEADERS = ['x-dynamo-prefill-instance-id', 'x-prefill-instance-id'];
 const DP_RANK_HEADERS = ['x-dynamo-dp-rank', 'x-dp-rank', 'x-data-parallel-rank'];
-const PREFILL_DP_RANK_HEADERS = ['x-dynamo-prefill-dp-rank', 'x-prefill-dp-rank'];
+const PREFILL_HEADERS = ['x-dynamo-prefill-instance-id', 'x-prefill-instance-id', 'x-dynamo-prefill-dp-rank', 'x-prefill-dp-rank'];
 
 type Header = (name: string) => string;
 
@@ -212,9 +212,9 @@ export function readNvext(
     n.backendInstanceId = worker;
     n.decodeWorkerId = worker;
   }
-  n.prefillWorkerId = headerInt(header, PREFILL_WORKER_HEADERS) ?? n.prefillWorkerId;
+  // No prefill workers here: their headers are ignored and counted (see ignored-headers.ts).
+  for (const h of PREFILL_HEADERS) if (header(h) !== '') countIgnoredHeader(h);
   n.dpRank = headerInt(header, DP_RANK_HEADERS) ?? n.dpRank;
-  n.prefillDpRank = headerInt(header, PREFILL_DP_RANK_HEADERS) ?? n.prefillDpRank;
   // cache_salt precedence: x-tenant-id, then nvext.cache_salt, then top-level; empty = absent.
   n.cacheSalt = header('x-tenant-id') || n.cacheSalt || topLevelCacheSalt || undefined;
   refuseUndeliverable(n);
@@ -224,7 +224,7 @@ export function readNvext(
 /** Fields this deployment cannot honour are refused, never silently dropped. */
 function refuseUndeliverable(n: NvExt): void {
   if (n.prefillWorkerId !== undefined || n.prefillDpRank !== undefined) {
-    throw new ApiError(400, 'prefill worker routing (`prefill_worker_id`, `prefill_dp_rank` or their headers) needs disaggregated prefill workers, which this server does not have', {
+    throw new ApiError(400, 'prefill worker routing (`nvext.prefill_worker_id`, `nvext.prefill_dp_rank`) needs disaggregated prefill workers, which this server does not have', {
       param: 'nvext.prefill_worker_id',
       code: 'unsupported_parameter',
     });

@@ -231,6 +231,8 @@ export function readSampling(f: Reader): SamplingOptions {
   const topK = f.integer('top_k');
   if (topK !== undefined && topK < -1) throw ApiError.badRequest(`\`top_k\` must be -1 (disabled) or at least 1, got ${topK}`, 'top_k');
   integerIn('top_k', topK, -1, I32_MAX, 'a 32-bit integer');
+  // 0 means disabled in vLLM; SGLang refuses it: the engines are told -1 (disabled)
+  const topKNorm = topK === 0 ? -1 : topK;
   const detokenize = f.boolean('detokenize') ?? true;
   const stopSettings = stops(f);
   if (!detokenize && stopSettings.stop.length > 0) {
@@ -246,8 +248,9 @@ export function readSampling(f: Reader): SamplingOptions {
     maxTokens,
     n,
     temperature,
-    topP: inRange('top_p', f.number('top_p'), 0, 1),
-    topK,
+    // (0, 1]: the engines refuse 0 (vLLM and SGLang check top_p > 0)
+    topP: inRange('top_p', f.number('top_p'), 0, 1, true),
+    topK: topKNorm,
     minP: inRange('min_p', f.number('min_p'), 0, 1),
     frequencyPenalty: inRange('frequency_penalty', f.number('frequency_penalty'), -2, 2),
     presencePenalty: inRange('presence_penalty', f.number('presence_penalty'), -2, 2),

@@ -75,6 +75,9 @@ pub fn parsers(data: &[u8]) {
         },
         tools_json: (flags & 32 != 0).then(|| TOOLS.to_string()),
         id_seed: Some(7),
+        prompt_closed_reasoning: flags & 64 != 0,
+        max_tool_calls: (flags & 128 != 0).then_some(1),
+        only_offered_functions: flags & 32 != 0,
     };
     let text = data.get(3..).unwrap_or(&[]);
     // 64 KiB of output at most: guided (tool_choice required / named) parsing of deeply

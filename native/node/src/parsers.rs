@@ -21,6 +21,12 @@ fn internal() -> Error {
 pub struct OutputParserOptions {
     /// PRE.3: the rendered prompt ends inside reasoning (see promptInjectedReasoning).
     pub prompt_injected_reasoning: Option<bool>,
+    /// The rendered prompt ends after a closed reasoning block (see promptClosedReasoning).
+    pub prompt_closed_reasoning: Option<bool>,
+    /// `parallel_tool_calls: false`: at most this many tool calls (later ones are dropped).
+    pub max_tool_calls: Option<u32>,
+    /// A call to a function not in `toolsJson` is content, not a tool call (chat requests).
+    pub only_offered_functions: Option<bool>,
     /// PRE.2: the request disabled reasoning (see reasoningDisabledByRequest).
     pub reasoning_disabled: Option<bool>,
     /// "auto" (default) | "none" | "required" | "named".
@@ -100,6 +106,9 @@ impl OutputParser {
         if let Some(x) = opts {
             o.prompt_injected_reasoning = x.prompt_injected_reasoning.unwrap_or(false);
             o.reasoning_disabled = x.reasoning_disabled.unwrap_or(false);
+            o.prompt_closed_reasoning = x.prompt_closed_reasoning.unwrap_or(false);
+            o.max_tool_calls = x.max_tool_calls;
+            o.only_offered_functions = x.only_offered_functions.unwrap_or(false);
             o.tools_json = x.tools_json;
             o.id_seed = x.id_seed.map(|s| s as u64);
             o.tool_choice = match x.tool_choice.as_deref() {
@@ -179,4 +188,11 @@ pub fn reasoning_disabled_by_request(
 #[napi]
 pub fn prompt_injected_reasoning(reasoning_parser: String, prompt_tail: String) -> Result<bool> {
     p::decisions::prompt_injected_reasoning(&reasoning_parser, &prompt_tail).map_err(invalid)
+}
+
+/// The rendered prompt ends right after the parser's reasoning end marker (thinking closed
+/// by the template): the parser starts in content (pass the last ~64 characters).
+#[napi]
+pub fn prompt_closed_reasoning(reasoning_parser: String, prompt_tail: String) -> Result<bool> {
+    p::decisions::prompt_closed_reasoning(&reasoning_parser, &prompt_tail).map_err(invalid)
 }

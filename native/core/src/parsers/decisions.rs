@@ -36,6 +36,7 @@ const PRE5: &str = "universal: ignore_eos=true ⇒ the model's EOS ids are not s
 const TOOL_PRE2: &str = "N/A (tool parser; gates apply to reasoning parsers)";
 const TOOL_PRE3: &str = "N/A (tool parser)";
 const TOOL_PRE4: &str = "required/named ⇒ guided JSON parsed by the guided parser instead of this format";
+const QWEN3_PRE3: &str = "starts in reasoning when the prompt ends with <think>, in content when it ends with </think>; otherwise the start is held until <think>, </think> (what came before is reasoning) or the end of the stream (content) decides";
 const OPT_PRE3: &str = "starts in content; starts in reasoning only when the prompt ends with the start marker (prompt_injected_reasoning)";
 const FORCED_PRE3: &str = "forced: starts in reasoning (template injects the start marker), incl. after a tool result";
 const BYPASS_PRE4: &str = "forced parser bypassed on required/named: bare JSON goes to the tool jail";
@@ -78,7 +79,7 @@ static TOOL_ROWS: &[Row] = &[
 
 static REASONING_ROWS: &[Row] = &[
     Row("basic", false, "NO (plain `<think>`)", NA, OPT_PRE3, OPT_PRE4, NA, "<think>..</think>"),
-    Row("qwen3", false, "NO (verified: `<think>` is a non-special added token in the bundled Qwen3 tokenizer)", NA, OPT_PRE3, OPT_PRE4, NA, "<think>..</think>"),
+    Row("qwen3", false, "NO (verified: `<think>` is a non-special added token in the bundled Qwen3 tokenizer)", NA, QWEN3_PRE3, OPT_PRE4, NA, "<think>..</think>; `reasoning</think>answer` (prompt-opened) too; alias `qwen`"),
     Row("deepseek_r1", false, "NO (plain `<think>`)", "`thinking=false` OR `thinking_mode=\"chat\"`", FORCED_PRE3, BYPASS_PRE4, NA, "[<think>]..</think>"),
     Row("deepseek_v3", false, "NO (plain `<think>`)", "opt in: disabled unless `thinking` is true (normalized)", FORCED_PRE3, SHAPE_PRE4, NA, "[<think>]..</think>"),
     Row("deepseek_v3_1", false, "NO (plain `<think>`)", "opt in: disabled unless `thinking` is true (normalized)", FORCED_PRE3, SHAPE_PRE4, NA, "[<think>]..</think>"),
@@ -225,6 +226,17 @@ pub fn prompt_injected_reasoning(reasoning: &str, prompt_tail: &str) -> Result<b
     })
 }
 
+/// Does the rendered prompt end right after a closed reasoning block (`<think>\n\n</think>`
+/// when a template disables thinking)? Pass the last ~64 characters of the prompt.
+pub fn prompt_closed_reasoning(reasoning: &str, prompt_tail: &str) -> Result<bool, ParserError> {
+    let e = registry::reasoning_entry(reasoning)?;
+    let tail = prompt_tail.trim_end();
+    Ok(match e.spec {
+        super::reasoning::Spec::Markers(m) => m.end.iter().any(|s| tail.ends_with(s.trim_end())),
+        super::reasoning::Spec::Harmony => false,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -293,5 +305,7 @@ mod tests {
         assert!(!d("qwen3", r#"{"enable_thinking":false}"#, None));
         assert!(prompt_injected_reasoning("qwen3", "<|im_start|>assistant\n<think>\n").unwrap());
         assert!(!prompt_injected_reasoning("qwen3", "<|im_start|>assistant\n").unwrap());
+        assert!(prompt_closed_reasoning("qwen", "<|im_start|>assistant\n<think>\n\n</think>\n\n").unwrap());
+        assert!(!prompt_closed_reasoning("qwen3", "<|im_start|>assistant\n").unwrap());
     }
 }

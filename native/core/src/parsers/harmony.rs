@@ -8,17 +8,13 @@
 //! browser/python tools) → reasoning. Output that does not start like a header
 //! (markers stripped, plain text) is content. Header markup never reaches the output.
 //!
-//! A tool body that starts with `{` streams: the call (id, name) goes out at that byte and
-//! the arguments bytes follow as the incremental JSON reader accepts them (see
-//! `tool::stream`); a committed call stays a call, truncated or not.
-//!
-//! End of stream: an unclosed tool body that did not stream is a call when it is one
-//! complete JSON value; otherwise it is content.
+//! A tool call goes out whole when its message ends, and only when its body is one complete
+//! JSON value; otherwise (malformed, or cut by the end of the stream) the body is content.
 
 use super::json;
-use super::json_stream::{Feed, JsonStream};
 use super::scan::{Hit, Markers};
 use super::tool::IdGen;
+use super::values::ToolSchemas;
 use super::{Delta, Sink};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,30 +34,23 @@ pub struct Harmony {
     tools: bool,
     reasoning: bool,
     ids: IdGen,
+    /// The request's functions: a call to another one is content.
+    schemas: ToolSchemas,
     st: St,
     buf: String,
     tool_body: String,
     next_index: u32,
     body_ends: Markers,
-    /// Streaming of the current tool body.
-    ts: ToolStream,
 }
 
-enum ToolStream {
-    /// Waiting for the body's first non-whitespace byte.
-    Pending,
-    /// Committed as call `index`; `fed` bytes of the body were read.
-    Args { jv: JsonStream, index: u32, fed: usize, open: bool },
-    /// Not an object: the body is parsed when the message ends.
-    No,
-}
 
 const MESSAGE: &str = "<|message|>";
 const HEADER_STARTS: [&str; 2] = ["<|start|>", "<|channel|>"];
 
 impl Harmony {
-    pub fn new(tools: bool, reasoning: bool, ids: IdGen) -> Harmony {
+    pub fn new(tools: bool, reasoning: bool, ids: IdGen, schemas: ToolSchemas) -> Harmony {
         Harmony {
+            schemas,
             tools,
             reasoning,
             ids,
@@ -71,7 +60,6 @@ impl Harmony {
             next_index: 0,
             // first three end the message; the last two begin the next header
             body_ends: Markers::new(&["<|end|>", "<|call|>", "<|return|>", "<|start|>", "<|channel|>"]),
-            ts: ToolStream::Pending,
         }
     }
 
@@ -107,55 +95,16 @@ impl Harmony {
         match kind {
             Kind::Reasoning => sink.reasoning(s),
             Kind::Content => sink.content(s),
-            Kind::Tool(name) => {
-                self.tool_body.push_str(s);
-                self.stream_tool(name, sink);
-            }
+            // a call goes out whole when its message ends (never with invalid JSON arguments)
+            Kind::Tool(_) => self.tool_body.push_str(s),
         }
     }
 
-    fn stream_tool(&mut self, name: &str, sink: &mut Sink) {
-        if let ToolStream::Pending = self.ts {
-            let b = self.tool_body.as_bytes();
-            let i = b.iter().position(|c| !c.is_ascii_whitespace());
-            match i {
-                None => return,
-                Some(i) if b[i] == b'{' => {
-                    let index = self.next_index;
-                    self.next_index += 1;
-                    let id = self.ids.next_id();
-                    sink.out.push(Delta::ToolStart { index, id, name: name.to_string() });
-                    self.ts = ToolStream::Args { jv: JsonStream::new(), index, fed: i, open: true };
-                }
-                Some(_) => self.ts = ToolStream::No,
-            }
-        }
-        if let ToolStream::Args { jv, index, fed, open } = &mut self.ts {
-            if !*open {
-                return;
-            }
-            let b = self.tool_body.as_bytes();
-            let end = match jv.feed(b, *fed) {
-                Feed::More => b.len(),
-                Feed::Complete(e) | Feed::Bad(e) => {
-                    *open = false;
-                    e
-                }
-            };
-            sink.args(*index, &self.tool_body[*fed..end]);
-            *fed = end;
-        }
-    }
-
-    fn close_tool(&mut self, name: &str, eof: bool, sink: &mut Sink) {
-        if let ToolStream::Args { .. } = std::mem::replace(&mut self.ts, ToolStream::Pending) {
-            self.tool_body.clear();
-            return;
-        }
+    fn close_tool(&mut self, name: &str, sink: &mut Sink) {
         let body = std::mem::take(&mut self.tool_body);
         let args = body.trim();
         let args = if args.is_empty() { "{}" } else { args };
-        if !eof || json::is_value(args) {
+        if json::is_value(args) && self.schemas.offers(name) {
             let index = self.next_index;
             self.next_index += 1;
             let id = self.ids.next_id();
@@ -202,7 +151,7 @@ impl Harmony {
                         let before = self.buf[..pos].to_string();
                         self.emit(&kind, &before, sink);
                         if let Kind::Tool(name) = &kind {
-                            self.close_tool(name, false, sink);
+                            self.close_tool(name, sink);
                         }
                         let cut = if idx < 3 { pos + len } else { pos };
                         self.buf.drain(..cut);
@@ -219,7 +168,7 @@ impl Harmony {
                         self.emit(&kind, &all, sink);
                         if eof {
                             if let Kind::Tool(name) = &kind {
-                                self.close_tool(name, true, sink);
+                                self.close_tool(name, sink);
                             }
                         }
                         return;

@@ -99,6 +99,9 @@ pub struct ParserOptions {
     /// PRE.3: the rendered prompt already ends inside reasoning (template injected `<think>`),
     /// so the reasoning parser starts in reasoning even if it is not a forced one.
     pub prompt_injected_reasoning: bool,
+    /// PRE.3 counterpart: the rendered prompt ends right after a closed reasoning block
+    /// (thinking disabled by the template): an `implicit_start` parser starts in content.
+    pub prompt_closed_reasoning: bool,
     /// PRE.2: the request turned reasoning off (see `decisions::reasoning_disabled_by_request`).
     /// No reasoning parser runs; PRE.6 (Nemotron leading `<think>` strip) applies where listed.
     pub reasoning_disabled: bool,
@@ -108,6 +111,11 @@ pub struct ParserOptions {
     pub tools_json: Option<String>,
     /// Seed for generated tool call ids (`call_…`); random when None.
     pub id_seed: Option<u64>,
+    /// `parallel_tool_calls: false`: at most this many calls; later ones are dropped (vLLM).
+    pub max_tool_calls: Option<u32>,
+    /// A call to a function not in `tools_json` is not a tool call; its text is content
+    /// (chat requests; SGLang drops such calls). Off for the /parse endpoints.
+    pub only_offered_functions: bool,
 }
 
 /// A finished tool call as the formats report it (the engine turns it into deltas).
@@ -176,6 +184,7 @@ pub struct OutputParser {
     utf8_carry: Vec<u8>,
     scratch: String,
     tool_calls: u32,
+    max_tool_calls: Option<u32>,
 }
 
 impl OutputParser {
@@ -195,10 +204,13 @@ impl OutputParser {
             None => None,
         };
         let ids = tool::IdGen::new(opts.id_seed);
-        let tool_schema = match &opts.tools_json {
+        let mut tool_schema = match &opts.tools_json {
             Some(t) => values::ToolSchemas::parse(t).map_err(ParserError::InvalidOptions)?,
             None => values::ToolSchemas::default(),
         };
+        if opts.only_offered_functions && opts.tools_json.is_some() {
+            tool_schema.restrict_to_offered();
+        }
         let harmony_tool = matches!(tool_fmt, Some(registry::ToolFormatId::Harmony));
         let harmony_reasoning = matches!(reasoning_spec, Some(reasoning::Spec::Harmony));
         let guided = matches!(opts.tool_choice, ToolChoice::Required | ToolChoice::Named(_));
@@ -207,6 +219,7 @@ impl OutputParser {
                 harmony_tool && opts.tool_choice != ToolChoice::None,
                 harmony_reasoning && !opts.reasoning_disabled,
                 ids,
+                tool_schema,
             ))
         } else {
             let reasoning = match reasoning_spec {
@@ -223,7 +236,13 @@ impl OutputParser {
             };
             Engine::Split { reasoning, tool }
         };
-        Ok(OutputParser { engine, utf8_carry: Vec::new(), scratch: String::new(), tool_calls: 0 })
+        Ok(OutputParser {
+            engine,
+            utf8_carry: Vec::new(),
+            scratch: String::new(),
+            tool_calls: 0,
+            max_tool_calls: opts.max_tool_calls,
+        })
     }
 
     /// Adds generated text; returns the deltas that became final.
@@ -249,7 +268,18 @@ impl OutputParser {
                 },
             },
         }
+        self.limit_calls(sink, before);
         self.count_calls(&sink.out[before..]);
+    }
+
+    /// `parallel_tool_calls: false`: calls past the limit are dropped, id, name and arguments.
+    fn limit_calls(&self, sink: &mut Sink, from: usize) {
+        let Some(max) = self.max_tool_calls else { return };
+        let tail = sink.out.split_off(from);
+        sink.out.extend(tail.into_iter().filter(|d| match d {
+            Delta::ToolStart { index, .. } | Delta::ToolArgs { index, .. } => *index < max,
+            _ => true,
+        }));
     }
 
     /// Adds raw UTF-8 bytes that may end inside a character (held until complete).
@@ -306,6 +336,7 @@ impl OutputParser {
                 }
             }
         }
+        self.limit_calls(&mut sink, before);
         self.count_calls(&sink.out[before..]);
         sink.out
     }

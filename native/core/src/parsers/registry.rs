@@ -84,7 +84,8 @@ pub static TOOL_PARSERS: &[ToolEntry] = &[
 
 pub static REASONING_PARSERS: &[ReasoningEntry] = &[
     ReasoningEntry { name: "basic", aliases: &[], spec: Spec::Markers(&rf::THINK_OPTIONAL) },
-    ReasoningEntry { name: "qwen3", aliases: &[], spec: Spec::Markers(&rf::THINK_OPTIONAL) },
+    // `qwen` is the name spec 003's truth table uses
+    ReasoningEntry { name: "qwen3", aliases: &["qwen"], spec: Spec::Markers(&rf::QWEN3) },
     ReasoningEntry { name: "deepseek_r1", aliases: &[], spec: Spec::Markers(&rf::THINK_FORCED) },
     ReasoningEntry { name: "deepseek_v3", aliases: &[], spec: Spec::Markers(&rf::THINK_FORCED_SHAPE) },
     ReasoningEntry { name: "deepseek_v3_1", aliases: &[], spec: Spec::Markers(&rf::THINK_FORCED_SHAPE) },

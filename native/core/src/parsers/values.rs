@@ -13,6 +13,8 @@ use super::json;
 #[derive(Debug, Clone, Default)]
 pub struct ToolSchemas {
     map: HashMap<String, HashMap<String, String>>,
+    /// Only the offered functions are tool calls (a chat request's `tools`, SGLang's rule).
+    restrict: bool,
 }
 
 impl ToolSchemas {
@@ -55,7 +57,17 @@ impl ToolSchemas {
             }
             map.insert(name.to_string(), params);
         }
-        Ok(ToolSchemas { map })
+        Ok(ToolSchemas { map, restrict: false })
+    }
+
+    /// From now on only the functions in `tools` are tool calls.
+    pub fn restrict_to_offered(&mut self) {
+        self.restrict = true;
+    }
+
+    /// Is `func` a tool call (always, unless restricted to the offered functions)?
+    pub fn offers(&self, func: &str) -> bool {
+        !self.restrict || self.map.contains_key(func)
     }
 
     pub fn param_type(&self, func: &str, param: &str) -> Option<&str> {

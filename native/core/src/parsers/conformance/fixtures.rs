@@ -246,6 +246,17 @@ pub(super) fn r_gemma4(c: &[(&str, &str)]) -> String {
 pub(super) fn r_default(c: &[(&str, &str)]) -> String {
     r_nemotron_deci(c)
 }
+/// Dynamo's `default` also reads bare JSON: one call object, or an array of them.
+pub(super) fn r_default_bare(c: &[(&str, &str)]) -> String {
+    match c {
+        [one] => json_calls(&[*one], "parameters").join(""),
+        _ => format!("[{}]", json_calls(c, "arguments").join(", ")),
+    }
+}
+/// Mistral with the optional `[/TOOL_CALLS]` end marker.
+pub(super) fn r_mistral_closed(c: &[(&str, &str)]) -> String {
+    format!("{}[/TOOL_CALLS]", r_mistral(c))
+}
 pub(super) fn r_xlam(c: &[(&str, &str)]) -> String {
     format!("[{}]", json_calls(c, "arguments").join(", "))
 }
@@ -297,6 +308,7 @@ pub(super) fn fixtures() -> Vec<Fx> {
         fx("nemotron_deci", r_nemotron_deci, Exact, true, Some(("</TOOLCALL>", true)), Ok("</TOOLCALL>"), &[]),
         fx("llama3_json", r_llama3, Exact, false, None, Ok("}"), &[]),
         fx("mistral", r_mistral, Exact, true, None, Ok("]"), &[]),
+        fx("mistral", r_mistral_closed, Exact, true, Some(("[/TOOL_CALLS]", true)), Ok("[/TOOL_CALLS]"), &[]),
         fx("phi4", r_phi4, Exact, true, None, Ok("]"), &[]),
         fx("jamba", r_jamba, Exact, true, Some(("</tool_calls>", true)), Ok("</tool_calls>"), &[]),
         fx("hunyuan_a13b", r_jamba, Exact, true, Some(("</tool_calls>", true)), Ok("</tool_calls>"), &[]),
@@ -327,6 +339,7 @@ pub(super) fn fixtures() -> Vec<Fx> {
         fx("gemma4", r_gemma4, FullCompact, true, Some(("<tool_call|>", true)), Err("gemma4 strings are delimited by the <|\"|> token; its end marker is a special token"), &[]),
         fx("gemma-4", r_gemma4, FullCompact, true, None, Err("alias of gemma4"), &[]),
         fx("default", r_default, Exact, true, Some(("</TOOLCALL>", true)), Ok("</TOOLCALL>"), &[]),
+        fx("default", r_default_bare, Exact, false, None, Ok("]"), &[]),
         fx("xlam", r_xlam, Exact, false, None, Ok("]"), &[]),
         fx("granite", r_granite, Exact, true, None, Ok("]"), &[]),
         fx("internlm", r_internlm, Exact, true, Some(("<|action_end|>", true)), Ok("<|action_end|>"), &[]),

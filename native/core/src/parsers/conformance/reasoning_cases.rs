@@ -52,6 +52,23 @@ fn every_reasoning_parser_passes_the_conformance_suite() {
         // empty input
         assert_eq!(check_splits(None, Some(name), &o, ""), Merged::default());
         run += 4;
+        // prompt-opened reasoning: an end marker nothing opened (qwen3's implicit start)
+        if matches!(entry.spec, reasoning::Spec::Markers(m) if m.implicit_start) {
+            let text = format!("{r}</think>{c}");
+            let got = check_splits(None, Some(name), &o, &text);
+            assert_eq!((got.reasoning.as_str(), got.content.as_str()), (r, c), "{name}: implicit start");
+            // the prompt closed the block: no hold, a stray end marker is dropped
+            let closed = ParserOptions { prompt_closed_reasoning: true, ..opts(None) };
+            let got = check_splits(None, Some(name), &closed, &text);
+            assert_eq!((got.reasoning.as_str(), got.content.as_str()), ("", format!("{r}{c}").as_str()), "{name}: closed");
+            let mut p = OutputParser::new(None, Some(name), &closed).unwrap();
+            assert_eq!(p.push("Hi"), vec![Delta::Content("Hi".into())], "{name}: closed prompt streams at once");
+            // undecided: held until a marker or the end decides
+            let mut p = OutputParser::new(None, Some(name), &o).unwrap();
+            assert_eq!(p.push("Hi"), vec![], "{name}: held");
+            assert_eq!(p.finish(), vec![Delta::Content("Hi".into())], "{name}: end decides content");
+            run += 3;
+        }
     }
     eprintln!("reasoning conformance: {run} cases run");
 }

@@ -1,8 +1,9 @@
-//! Arguments stream as they arrive: for every JSON-argument format, feeding the text one
-//! char at a time, a call's id and name go out as soon as its arguments open, and every
-//! argument byte goes out no later than the byte itself arrives (nothing held back, not
-//! even at the end of the object), while the concatenated fragments equal the batch
-//! result (`check_splits` covers every split point).
+//! Calls go out whole: for every streaming format the reader reads a call region as it
+//! arrives, but its calls (id, name and arguments) are released together when the region
+//! closes and every call in it has one complete JSON arguments value (Dynamo's tool-call
+//! jail emits whole calls too). A region whose arguments never complete, or stop being
+//! JSON, is content byte for byte (vLLM's fallback), so no client ever receives a call with
+//! invalid JSON arguments, streaming or unary (`check_splits` covers every split point).
 
 use super::fixtures::*;
 use super::*;
@@ -38,7 +39,7 @@ fn timeline(tool: &str, o: &ParserOptions, text: &str) -> Vec<(usize, Vec<usize>
 }
 
 #[test]
-fn arguments_stream_as_they_arrive_for_every_json_format() {
+fn calls_go_out_whole_once_their_arguments_close_for_every_json_format() {
     let two = [("get_weather", r#"{"location": "Tokyo", "unit": "celsius"}"#), ("get_time", r#"{"tz": [1, {"k": "}"}], "n": 1.0}"#)];
     let mut checked = 0;
     for fx in fixtures() {
@@ -50,19 +51,15 @@ fn arguments_stream_as_they_arrive_for_every_json_format() {
         let want = check_splits(Some(fx.name), None, &o, &text);
         assert_eq!(want.calls.len(), 2, "{}", fx.name);
         let tl = timeline(fx.name, &o, &text);
-        // where each call's arguments object sits in the text: the k-th occurrence of its bytes
         let mut from = 0;
         for (k, (name, args)) in two.iter().enumerate() {
             let at = from + text[from..].find(args).unwrap_or_else(|| panic!("{}: args in text", fx.name));
             let (start_at, bytes) = &tl[k];
             assert_eq!(want.calls[k].2, *name);
             assert_eq!(bytes.len(), args.len(), "{}: call {k} args length", fx.name);
-            // id and name go out by the time the `{` opening the arguments arrived
-            assert!(*start_at <= at + 1, "{}: call {k} started at {start_at}, args open at {at}", fx.name);
-            // every byte goes out when it arrives (the char containing it was pushed)
-            for (i, &emitted) in bytes.iter().enumerate() {
-                assert_eq!(emitted, at + i + 1, "{}: call {k} args byte {i} held back", fx.name);
-            }
+            // nothing of the call goes out before its arguments closed; then all of it at once
+            assert!(*start_at >= at + args.len(), "{}: call {k} started at {start_at}, args close at {}", fx.name, at + args.len());
+            assert!(bytes.iter().all(|b| b == start_at), "{}: call {k} released in one piece", fx.name);
             from = at + args.len();
         }
         checked += 1;
@@ -71,16 +68,18 @@ fn arguments_stream_as_they_arrive_for_every_json_format() {
 }
 
 #[test]
-fn kimi_keeps_native_ids_while_streaming() {
+fn kimi_keeps_native_ids() {
     let text = "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{\"city\": \"Paris\"}<|tool_call_end|><|tool_calls_section_end|>";
     let mut p = OutputParser::new(Some("kimi_k2"), None, &opts(None)).unwrap();
     let cut = text.find("Par").unwrap();
-    let d = p.push(&text[..cut]);
+    assert_eq!(p.push(&text[..cut]), vec![]);
+    let mut d = p.push(&text[cut..]);
+    d.extend(p.finish());
     assert_eq!(
         d,
         vec![
             Delta::ToolStart { index: 0, id: "functions.get_weather:0".into(), name: "get_weather".into() },
-            Delta::ToolArgs { index: 0, text: "{\"city\": \"".into() },
+            Delta::ToolArgs { index: 0, text: "{\"city\": \"Paris\"}".into() },
         ]
     );
 }
@@ -90,39 +89,46 @@ fn streamed_calls_follow_the_written_rules() {
     // name after the arguments: cannot stream; read whole when the object closes
     let m = check_splits(Some("hermes"), None, &opts(None), r#"<tool_call>{"arguments": {"a": 1}, "name": "f"}</tool_call>"#);
     assert_eq!((m.calls[0].2.as_str(), m.calls[0].3.as_str()), ("f", r#"{"a": 1}"#));
-    // arguments become invalid JSON after the call committed: the call keeps the valid
-    // prefix, the rest of the region is call markup
-    let m = check_splits(Some("hermes"), None, &opts(None), r#"<tool_call>{"name": "f", "arguments": {"a": 1 2}}</tool_call>after"#);
-    assert_eq!((m.calls[0].3.as_str(), m.content.as_str()), (r#"{"a": 1 "#, "after"));
+    // arguments stop being JSON: no call, the region is content and what follows is kept
+    let bad = r#"<tool_call>{"name": "f", "arguments": {"a": 1 2}}</tool_call>after"#;
+    let m = check_splits(Some("hermes"), None, &opts(None), bad);
+    assert_eq!((m.calls.len(), m.content.as_str()), (0, bad));
+    // a later good call still is a call
+    let two = format!("{bad} <tool_call>{{\"name\": \"g\", \"arguments\": {{}}}}</tool_call>");
+    let m = check_splits(Some("hermes"), None, &opts(None), &two);
+    assert_eq!((m.calls.len(), m.content.as_str()), (1, format!("{bad} ").as_str()));
+    // the JSON never completes (max_tokens): content, streaming and batch alike
+    let cut = r#"Sure. <tool_call>{"name": "f", "arguments": {"a": [1, 2"#;
+    let m = check_splits(Some("hermes"), None, &opts(None), cut);
+    assert_eq!((m.calls.len(), m.content.as_str()), (0, cut));
     // members after the arguments are read, not streamed; a later call in the array streams too
     let m = check_splits(Some("nemotron_deci"), None, &opts(None), r#"<TOOLCALL>[{"name": "f", "arguments": {}, "id": "x"}, {"name": "g", "parameters": {"b": [true]}}]</TOOLCALL>"#);
     assert_eq!(m.calls.iter().map(|c| (c.2.as_str(), c.3.as_str())).collect::<Vec<_>>(), vec![("f", "{}"), ("g", r#"{"b": [true]}"#)]);
-    // guided named streams from the first byte; required streams each element
+    // guided required: the array's calls go out when it closes
     let o = ParserOptions { tool_choice: ToolChoice::Required, ..opts(None) };
     let mut p = OutputParser::new(None, None, &o).unwrap();
-    let d = p.push(r#"[{"name": "f", "parameters": {"lo"#);
-    assert!(matches!(&d[..], [Delta::ToolStart { .. }, Delta::ToolArgs { text, .. }] if text == "{\"lo"), "{d:?}");
+    assert_eq!(p.push(r#"[{"name": "f", "parameters": {"lo"#), vec![]);
+    let d = p.push(r#"c": 1}}]"#);
+    assert!(matches!(&d[..], [Delta::ToolStart { .. }, Delta::ToolArgs { text, .. }] if text == "{\"loc\": 1}"), "{d:?}");
 }
 
 #[test]
 fn xml_parameters_stream_one_by_one() {
     let tools = r#"[{"type":"function","function":{"name":"f","parameters":{"properties":{"n":{"type":"string"}}}}}]"#;
-    let o = opts(Some(tools.into()));
+let o = opts(Some(tools.into()));
     let text = "<tool_call>\n<function=f>\n<parameter=city>\nParis\n</parameter>\n<parameter=n>\n12\n</parameter>\n<parameter=city>\ndup\n</parameter>\n</function>\n<function=g>\n</function>\n</tool_call>";
     let want = check_splits(Some("qwen3_coder"), None, &o, text);
     assert_eq!(want.calls.iter().map(|c| (c.2.as_str(), c.3.as_str())).collect::<Vec<_>>(), vec![("f", r#"{"city":"Paris","n":"12"}"#), ("g", "{}")]);
+    // nothing goes out before the region closes, then the calls in one piece
     let mut p = OutputParser::new(Some("qwen3_coder"), None, &o).unwrap();
-    let at = |s: &str| text.find(s).unwrap() + s.len();
-    let d = p.push(&text[..at("<function=f>")]);
-    assert!(matches!(&d[..], [Delta::ToolStart { name, .. }, Delta::ToolArgs { text, .. }] if name == "f" && text == "{"), "{d:?}");
-    let d = p.push(&text[at("<function=f>")..at("Paris\n</parameter>")]);
-    assert_eq!(d, vec![Delta::ToolArgs { index: 0, text: r#""city":"Paris""#.into() }]);
-    let d = p.push(&text[at("Paris\n</parameter>")..at("</function>")]);
-    assert_eq!(d, vec![Delta::ToolArgs { index: 0, text: r#","n":"12"}"#.into() }]);
-    // a value split inside its close tag is held until the tag completes
-    let mut p = OutputParser::new(Some("qwen3_coder"), None, &o).unwrap();
-    p.push(&text[..at("Paris\n</param")]);
-    assert_eq!(p.push("eter>"), vec![Delta::ToolArgs { index: 0, text: r#""city":"Paris""#.into() }]);
+    let last = text.len() - 1;
+    assert_eq!(p.push(&text[..last]), vec![]);
+    let d = p.push(&text[last..]);
+    assert_eq!(d.iter().filter(|d| matches!(d, Delta::ToolStart { .. })).count(), 2, "{d:?}");
+    // a call cut inside its parameters is content, not `{` plus what closed
+    let cut = &text[..text.find("12").unwrap()];
+    let m = check_splits(Some("qwen3_coder"), None, &o, cut);
+    assert_eq!((m.calls.len(), m.content.as_str()), (0, cut));
 }
 
 #[test]
@@ -152,15 +158,10 @@ fn other_xml_like_formats_stream_parameters_one_by_one() {
         assert_eq!(want.calls.iter().map(|c| (c.2.as_str(), c.3.as_str())).collect::<Vec<_>>(), vec![("f", *args)], "{parser}");
         assert_eq!(want.content, "", "{parser}");
         let at = |s: &str| text.find(s).unwrap() + s.len();
+        // read as it arrives, released only when the call closed
         let mut p = OutputParser::new(Some(parser), None, &o).unwrap();
-        let d = p.push(&text[..at(head) - 1]);
+        let d = p.push(&text[..at(first)]);
         assert!(!d.iter().any(|d| matches!(d, Delta::ToolStart { .. })), "{parser}: {d:?}");
-        let d = p.push(&text[at(head) - 1..at(head)]);
-        assert!(matches!(&d[..], [Delta::ToolStart { name, .. }, Delta::ToolArgs { text, .. }] if name == "f" && text == "{"), "{parser}: {d:?}");
-        // the value goes out only when its end is known
-        let d = p.push(&text[at(head)..at(first) - 1]);
-        assert!(d.is_empty(), "{parser}: {d:?}");
-        let d = p.push(&text[at(first) - 1..at(first)]);
-        assert_eq!(d, vec![Delta::ToolArgs { index: 0, text: r#""city":"Paris""#.into() }], "{parser}");
+        let _ = head;
     }
 }

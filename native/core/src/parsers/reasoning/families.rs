@@ -13,10 +13,14 @@ const BASE: MarkerSpec = MarkerSpec {
     shape_aware: false,
     leading_strip_when_disabled: None,
     pass_through_prefix: None,
+    implicit_start: false,
 };
 
 /// `<think>..</think>`, reasoning only when the model opens it (basic, qwen3, glm45, nemotron_deci).
 pub static THINK_OPTIONAL: MarkerSpec = BASE;
+/// Qwen3 (`qwen3`, `qwen`): optional `<think>`, and `reasoning</think>answer` without an
+/// opening tag is reasoning too (Qwen3 templates put `<think>` in the prompt).
+pub static QWEN3: MarkerSpec = MarkerSpec { implicit_start: true, ..BASE };
 /// `<think>` is in the prompt: the output starts in reasoning (deepseek_r1, step3, kimi_k25, DSv3.2/V4).
 pub static THINK_FORCED: MarkerSpec = MarkerSpec { forced: true, ..BASE };
 /// Forced, and tells bare guided JSON from `reasoning</think>JSON` (PRE.4): deepseek_v3/_v3_1, minimax_m2.

@@ -29,6 +29,11 @@ pub struct MarkerSpec {
     pub leading_strip_when_disabled: Option<&'static str>,
     /// Legacy pass-through: no reasoning split; this text is prepended to the content.
     pub pass_through_prefix: Option<&'static str>,
+    /// Qwen3: text before an end marker that no start marker opened is reasoning (the
+    /// template put the start marker in the prompt). When the prompt tells neither way
+    /// (PRE.3), the start of the output is held until a start marker, an end marker or the
+    /// end of the stream decides.
+    pub implicit_start: bool,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -48,6 +53,8 @@ enum Mode {
     Content,
     /// Legacy pass-through, prefix not yet emitted.
     Prefix,
+    /// `implicit_start`: held until a marker or the end of the stream decides.
+    Implicit,
 }
 
 pub struct Reasoner {
@@ -82,6 +89,8 @@ impl Reasoner {
                 return None; // PRE.4: bare JSON goes straight to the tool jail
             }
             Mode::ShapeDetect
+        } else if spec.implicit_start && !guided && !spec.forced && !opts.prompt_injected_reasoning && !opts.prompt_closed_reasoning {
+            Mode::Implicit
         } else {
             Mode::Normal
         };
@@ -143,6 +152,27 @@ impl Reasoner {
                 self.mode = Mode::Content;
                 let all = std::mem::take(&mut self.buf);
                 return content(&all, sink);
+            }
+            Mode::Implicit => {
+                self.buf.push_str(text);
+                match self.m_content.find(&self.buf, 0, eof) {
+                    Hit::Full { pos, len, idx } if idx >= self.n_start && idx < self.n_start + self.spec.end.len() => {
+                        // an end marker nothing opened: what came before it was reasoning
+                        let before = self.buf[..pos].to_string();
+                        sink.reasoning(&before);
+                        let rest = self.buf[pos + len..].to_string();
+                        self.buf.clear();
+                        self.mode = Mode::Normal;
+                        return self.push(&rest, eof, sink, content);
+                    }
+                    Hit::Full { .. } => {}
+                    Hit::Partial { .. } | Hit::None if !eof => return,
+                    _ => {}
+                }
+                // a start marker (or the end of the stream) decides: read it normally
+                self.mode = Mode::Normal;
+                let all = std::mem::take(&mut self.buf);
+                return self.push(&all, eof, sink, content);
             }
             Mode::ShapeDetect => {
                 self.buf.push_str(text);

@@ -4,11 +4,12 @@
 //! hermes/qwen25 `<tool_call>{..}</tool_call>`; nemotron_deci `<TOOLCALL>[..]</TOOLCALL>`;
 //! jamba / hunyuan_a13b `<tool_calls>[..]</tool_calls>`; phi4 `functools[..]`;
 //! llama3_json `<|python_tag|>{..}` or a bare `{..}` at the start, `;`-separated;
-//! default `<TOOLCALL>..</TOOLCALL>` or `<|python_tag|>{..}`; granite `<|tool_call|>[..]`
+//! default `<TOOLCALL>..</TOOLCALL>`, `<|python_tag|>{..}` or a bare `{..}` / `[..]` at the start; granite `<|tool_call|>[..]`
 //! (3.1+: `<tool_call>[..]`, no closing tag); internlm `<|action_start|><|plugin|>{..}<|action_end|>`;
 //! xlam a bare `[..]`, ```` ```json ..``` ````, `<tool_call>..</tool_call>` or `[TOOL_CALLS][..]`;
 //! cohere command `<|START_ACTION|>[{"tool_name":..,"parameters":..}]<|END_ACTION|>`;
-//! mistral `[TOOL_CALLS][{..}]` (v0.3) or `[TOOL_CALLS]name[ARGS]{..}` / `name{..}` (v11+).
+//! mistral `[TOOL_CALLS][{..}]` (v0.3) or `[TOOL_CALLS]name[ARGS]{..}` / `name{..}` (v11+),
+//! with or without the optional `[/TOOL_CALLS]` end marker (consumed, never content).
 //!
 //! End of stream: a region without its end marker is a call when its body is one complete
 //! JSON call value; otherwise it is content.
@@ -64,6 +65,8 @@ pub const LLAMA3_JSON: JsonFamily = JsonFamily {
 pub const DEFAULT: JsonFamily = JsonFamily {
     starts: &["<TOOLCALL>", "<|python_tag|>"],
     ends: &[End::Marker("</TOOLCALL>"), End::Balanced],
+    // Dynamo's default also reads a bare call object or array at the start of the output
+    bare: b"{[",
     seps: b";",
     ..HERMES
 };
@@ -172,6 +175,10 @@ const TOOL_CALLS: &str = "[TOOL_CALLS]";
 impl Format for Mistral {
     fn starts(&self) -> &'static [&'static str] {
         &[TOOL_CALLS]
+    }
+    /// The end marker the format allows but does not require.
+    fn drops(&self) -> &'static [&'static str] {
+        &["[/TOOL_CALLS]"]
     }
     fn region_end(&self, buf: &str, _m: Option<usize>) -> RegionEnd {
         let k = TOOL_CALLS.len();

@@ -215,6 +215,9 @@ pub struct ToolEngine {
     stream: Option<stream::RegionStream>,
     /// No region end in `buf[..end_floor]` (see `Format::region_end_from`).
     end_floor: usize,
+    /// What the open region's streaming reader produced: released when the region closes
+    /// and every call in it has complete JSON arguments (see `close_region`).
+    pending: Sink,
 }
 
 impl ToolEngine {
@@ -234,6 +237,7 @@ impl ToolEngine {
             streams: fmt.streams(),
             stream: None,
             end_floor: 0,
+            pending: Sink::default(),
             mode: Mode::Format(fmt),
             buf: String::new(),
             region: None,
@@ -268,7 +272,7 @@ impl ToolEngine {
     }
 
     /// Reads the open region's bytes `buf[..limit]` with its streaming reader.
-    fn advance_stream(&mut self, marker: Option<usize>, limit: usize, sink: &mut Sink) {
+    fn advance_stream(&mut self, marker: Option<usize>, limit: usize, _sink: &mut Sink) {
         if !self.streams {
             return;
         }
@@ -278,16 +282,37 @@ impl ToolEngine {
         st.advance(
             &head,
             &self.buf[..limit],
-            &mut stream::Out { sink, ids: &mut self.ids, next_index: &mut self.next_index, schemas: &self.schemas },
+            &mut stream::Out {
+                sink: &mut self.pending,
+                ids: &mut self.ids,
+                next_index: &mut self.next_index,
+                schemas: &self.schemas,
+            },
         );
     }
 
     fn close_region(&mut self, n: usize, marker: Option<usize>, eof: bool, sink: &mut Sink) {
         self.end_floor = 0;
+        let pending = std::mem::take(&mut self.pending.out);
         if self.stream.take().is_some_and(|s| s.committed) {
-            // its calls went out while it streamed; the rest of the region is call markup
-            self.after_call = true;
-            self.at_start = true;
+            if calls_complete(&pending) && self.all_offered(&pending) {
+                // the rest of the region is call markup
+                sink.out.extend(pending);
+                self.after_call = true;
+                self.at_start = true;
+                self.buf.drain(..n);
+                self.region = None;
+                return;
+            }
+            // a call whose arguments never completed (or stopped being JSON), or a call to a
+            // function the request did not offer: no such call goes out; the region is
+            // content, byte for byte (vLLM's rule for malformed calls)
+            if let Some(Delta::ToolStart { index, .. }) = pending.iter().find(|d| matches!(d, Delta::ToolStart { .. })) {
+                self.next_index = *index;
+            }
+            sink.content(&self.buf[..n]);
+            self.after_call = false;
+            self.at_start = false;
             self.buf.drain(..n);
             self.region = None;
             return;
@@ -297,7 +322,9 @@ impl ToolEngine {
             Mode::Named { .. } => None,
         };
         match parsed {
-            Some(calls) if !calls.is_empty() => self.emit_calls(calls, sink),
+            Some(calls) if !calls.is_empty() && calls.iter().all(|c| self.schemas.offers(&c.name)) => {
+                self.emit_calls(calls, sink)
+            }
             _ => {
                 sink.content(&self.buf[..n]);
                 self.after_call = false;
@@ -306,6 +333,13 @@ impl ToolEngine {
         }
         self.buf.drain(..n);
         self.region = None;
+    }
+
+    fn all_offered(&self, deltas: &[Delta]) -> bool {
+        deltas.iter().all(|d| match d {
+            Delta::ToolStart { name, .. } => self.schemas.offers(name),
+            _ => true,
+        })
     }
 
     /// Feeds content text (`eof` = end of the choice).
@@ -482,6 +516,22 @@ impl ToolEngine {
             held_ws.clear();
         }
     }
+}
+
+/// Every call in `deltas` has arguments that are one complete JSON value.
+fn calls_complete(deltas: &[Delta]) -> bool {
+    let mut args: Vec<String> = Vec::new();
+    for d in deltas {
+        match d {
+            Delta::ToolStart { .. } => args.push(String::new()),
+            Delta::ToolArgs { text, .. } => match args.last_mut() {
+                Some(a) => a.push_str(text),
+                None => return false,
+            },
+            _ => {}
+        }
+    }
+    !args.is_empty() && args.iter().all(|a| super::json::is_value(a))
 }
 
 fn floor_char(s: &str, mut n: usize) -> usize {
