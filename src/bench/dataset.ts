@@ -8,7 +8,7 @@
 
 import { readFileSync } from 'node:fs';
 import type { Tokenizer } from './prompts.js';
-import type { Session, Turn } from './workload.js';
+import type { Session, Turn } from './session.js';
 
 export class DatasetError extends Error {}
 

@@ -5,16 +5,11 @@
 
 import type { Endpoint, WorkloadSpec } from './config.js';
 import { loadDataset } from './dataset.js';
+import type { Session, Turn } from './session.js';
+
+export type { Session, Turn } from './session.js';
 import { PromptMaker, type Tokenizer } from './prompts.js';
 
-export type Turn =
-  | { kind: 'synthetic'; system?: string; user: string; maxTokens: number }
-  /** An OpenAI request line of a dataset, sent as it is (model and stream set by the run). */
-  | { kind: 'raw'; body: Record<string, unknown> };
-
-export interface Session {
-  turns: Turn[];
-}
 
 export interface Workload {
   /** The i-th session (cyclic). */
