@@ -222,14 +222,7 @@ class H2ServerStream<T> implements ServerStream<T> {
     if (this.head < this.queue.length) {
       const value = this.queue[this.head]!;
       this.queue[this.head++] = undefined as T;
-      if (this.head === this.queue.length) {
-        this.queue.length = 0;
-        this.head = 0;
-      }
-      if (this.paused && this.queue.length - this.head < HIGH_WATER / 2) {
-        this.paused = false;
-        this.stream?.resume();
-      }
+      this.drained();
       return Promise.resolve({ value, done: false });
     }
     if (this.failure) return Promise.reject(this.failure);
@@ -256,6 +249,18 @@ class H2ServerStream<T> implements ServerStream<T> {
     this.flush();
   }
 
+  /** After messages were taken: reset an emptied queue, resume a paused stream that fell below half the high water. */
+  private drained(): void {
+    if (this.head === this.queue.length) {
+      this.queue.length = 0;
+      this.head = 0;
+    }
+    if (this.paused && this.queue.length - this.head < HIGH_WATER / 2) {
+      this.paused = false;
+      this.stream?.resume();
+    }
+  }
+
   /** Push mode: hand queued messages over until held, then the end or failure once everything is out. */
   private flush(): void {
     const l = this.listener;
@@ -265,14 +270,7 @@ class H2ServerStream<T> implements ServerStream<T> {
       this.queue[this.head++] = undefined as T;
       l.message(value);
     }
-    if (this.head === this.queue.length) {
-      this.queue.length = 0;
-      this.head = 0;
-    }
-    if (this.paused && this.queue.length - this.head < HIGH_WATER / 2) {
-      this.paused = false;
-      this.stream?.resume();
-    }
+    this.drained();
     if (this.held || this.head < this.queue.length || this.settledOut) return;
     if (this.failure) {
       this.settledOut = true;

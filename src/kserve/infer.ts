@@ -5,7 +5,7 @@
 
 import { ApiError } from '../protocol/errors.js';
 import { completionBudget, validateForModel } from '../pipeline/preprocess.js';
-import { generate, type Generation } from '../pipeline/generate.js';
+import { generate, withEvents, type Generation } from '../pipeline/generate.js';
 import { decodeOutputs, outputRules } from '../pipeline/outputs.js';
 import type { ServedModel } from '../pipeline/served-model.js';
 import type { Cancellation, EngineEvent } from '../engine/types.js';
@@ -60,19 +60,5 @@ function recordIds(gen: Generation, into: number[]): Generation {
       yield ev;
     }
   }
-  return {
-    get worker() {
-      return gen.worker;
-    },
-    get dispatchedAt() {
-      return gen.dispatchedAt;
-    },
-    get overlapBlocks() {
-      return gen.overlapBlocks;
-    },
-    get dpRank() {
-      return gen.dpRank;
-    },
-    events: events(),
-  };
+  return withEvents(gen, events());
 }

@@ -6,7 +6,7 @@
 // the engine events that led to it.
 
 import type { EngineEvent, TokenLogprobs } from '../engine/types.js';
-import type { Generation } from './generate.js';
+import { withEvents, type Generation } from './generate.js';
 import type { TokenLogprob } from '../protocol/token-logprob.js';
 
 export type { TokenLogprob };
@@ -78,18 +78,7 @@ export function tapLogprobs(gen: Generation): LogprobTap {
       yield ev;
     }
   }
-  const tapped: Generation = {
-    get worker() {
-      return gen.worker;
-    },
-    get dispatchedAt() {
-      return gen.dispatchedAt;
-    },
-    get overlapBlocks() {
-      return gen.overlapBlocks;
-    },
-    events: events(),
-  };
+  const tapped = withEvents(gen, events());
   return {
     gen: tapped,
     take: (index) => book.take(index),
