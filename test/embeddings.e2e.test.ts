@@ -171,8 +171,8 @@ test('the openai SDK surfaces a bad request as BadRequestError', async () => {
 
 test('requests_total counts embeddings under endpoint="/v1/embeddings"', async () => {
   const text = await fetch(`${served.server.url}/metrics`).then((r) => r.text());
-  const ok = /requests_total\{model="qwen3",endpoint="\/v1\/embeddings",request_type="unary",status="200"\} (\d+)/.exec(text);
-  const bad = /requests_total\{model="qwen3",endpoint="\/v1\/embeddings",request_type="unary",status="400"\} (\d+)/.exec(text);
+  const ok = /requests_total\{model="qwen3",endpoint="\/v1\/embeddings",request_type="unary",status="success",error_type=""\} (\d+)/.exec(text);
+  const bad = /requests_total\{model="qwen3",endpoint="\/v1\/embeddings",request_type="unary",status="error",error_type="validation"\} (\d+)/.exec(text);
   assert.ok(ok && Number(ok[1]) > 0, text);
   assert.ok(bad && Number(bad[1]) > 0, text);
 });

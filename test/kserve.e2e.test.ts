@@ -280,7 +280,8 @@ for (const b of BAD) {
 test('requests are counted in the frontend metrics with the rpc as the endpoint label', async () => {
   const body = await (await fetch(`${s.proc.url}/metrics`)).text();
   const count = (endpoint: string, type: string, status: string) => {
-    const m = new RegExp(`portico_frontend_requests_total\\{model="${MODEL}",endpoint="${endpoint}",request_type="${type}",status="${status}"\\} (\\d+)`).exec(body);
+    const [outcome, errorType] = status === '200' ? ['success', ''] : ['error', status === '400' ? 'validation' : status];
+    const m = new RegExp(`portico_frontend_requests_total\\{model="${MODEL}",endpoint="${endpoint}",request_type="${type}",status="${outcome}",error_type="${errorType}"\\} (\\d+)`).exec(body);
     return m ? Number(m[1]) : 0;
   };
   assert.ok(count('/inference.GRPCInferenceService/ModelInfer', 'unary', '200') > 5, body.split('\n').filter((l) => l.includes('GRPC')).join('\n'));

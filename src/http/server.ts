@@ -9,7 +9,7 @@ import { dropBody, framingOf, readBody, type BodySink } from './body-reader.js';
 import { allowHeader, answerOptions } from './options-response.js';
 import { ApiError, errorBody, type ErrorFormat } from '../protocol/errors.js';
 import type { Handler, Route } from '../api/exchange.js';
-import { errorType, type FrontendMetrics } from '../metrics/frontend.js';
+import { countRequest, type FrontendMetrics } from '../metrics/frontend.js';
 import { log } from '../log.js';
 import { accessCheck, GRANTED, REFUSED, type AccessOptions } from './access.js';
 
@@ -238,8 +238,7 @@ function record(m: FrontendMetrics, ex: UwsExchange, endpoint: string): void {
   // scrapes and probes are not requests (Dynamo counts neither)
   if (endpoint === '/metrics' || endpoint === '/health' || endpoint === '/live' || endpoint === '/ready') return;
   const status = ex.clientLeft && ex.status === 0 ? 499 : ex.status;
-  const type = errorType(status);
-  m.requests.labels(model?.name ?? '', endpoint, ex.stream ? 'stream' : 'unary', type === '' ? 'success' : 'error', type).inc();
+  countRequest(m, model?.name ?? '', endpoint, ex.stream ? 'stream' : 'unary', status);
   if (!model) return;
   model.stats.duration.observe((performance.now() - ex.startedAt) / 1000);
   if (ex.clientLeft) model.stats.disconnected.inc();

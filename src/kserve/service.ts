@@ -13,6 +13,7 @@ import { ApiError, grpcCodeOf } from '../protocol/errors.js';
 import { modelFor, type AppContext } from '../api/context.js';
 import type { ServedModel } from '../pipeline/served-model.js';
 import { log } from '../log.js';
+import { countRequest } from '../metrics/frontend.js';
 import { GRPCInferenceService, ModelInferResponseSchema, ModelStreamInferResponseSchema, type ModelInferRequest, type ModelInferResponse, type ModelStreamInferResponse } from '../gen/kserve/grpc_service_pb.js';
 import type { Cancellation } from '../engine/types.js';
 import { RequestCancellation } from '../http/request-cancellation.js';
@@ -212,7 +213,7 @@ async function observed(
     callSignal.removeEventListener('abort', onAbort);
     clearTimeout(timer);
     if (admitted) limits.release();
-    ctx.metrics.requests.labels(model?.name ?? '', endpoint, stream ? 'stream' : 'unary', String(status)).inc();
+    countRequest(ctx.metrics, model?.name ?? '', endpoint, stream ? 'stream' : 'unary', status);
     if (model) {
       model.stats.inflight.dec();
       model.stats.duration.observe((performance.now() - t0) / 1000);

@@ -71,6 +71,12 @@ export function checkMetricsPrefix(prefix: string): void {
   }
 }
 
+/** Count one answered request (HTTP or gRPC) under Dynamo's status/error_type labels, from its HTTP status. */
+export function countRequest(m: FrontendMetrics, model: string, endpoint: string, requestType: 'stream' | 'unary', status: number): void {
+  const type = errorType(status);
+  m.requests.labels(model, endpoint, requestType, type === '' ? 'success' : 'error', type).inc();
+}
+
 /** Dynamo's `error_type` of a finished request: '' on success, else a class of its status. */
 export function errorType(status: number): string {
   if (status < 400) return '';
