@@ -5,6 +5,7 @@ import type { ServedModel } from '../pipeline/served-model.js';
 import type { FrontendMetrics } from '../metrics/frontend.js';
 import type { FamilySnapshot } from '../metrics/snapshot.js';
 import type { ControlPlane } from './control-change.js';
+import type { DiscoveryStatus } from '../discovery/status.js';
 
 export interface Lifecycle {
   /** Set on SIGTERM/SIGINT: health answers 503 shutting_down while in-flight work drains. */
@@ -20,6 +21,8 @@ export interface AppContext {
   readonly control?: ControlPlane;
   /** Set when this is one of several server shards (--shards above 1). */
   readonly shards?: ShardLink;
+  /** With --discovery: the etcd watcher's state (shared by every shard). */
+  readonly discovery?: DiscoveryStatus;
 }
 
 /** What a shard's endpoints need from the other shards. */

@@ -19,7 +19,9 @@ export function health(ctx: AppContext) {
       healthy_workers: m.pool.workers.filter((w) => w.healthy).length,
     }));
     const ready = models.some((m) => m.healthy_workers > 0);
-    ex.sendJson(ready ? 200 : 503, JSON.stringify({ status: ready ? 'healthy' : 'unhealthy', ...shard, models }));
+    // etcd lost: the last known workers keep serving; say so (not a reason to stop serving).
+    const discovery = ctx.discovery ? { discovery: ctx.discovery.view() } : {};
+    ex.sendJson(ready ? 200 : 503, JSON.stringify({ status: ready ? 'healthy' : 'unhealthy', ...shard, models, ...discovery }));
   };
 }
 

@@ -27,6 +27,13 @@ export function scrapeGauges(ctx: AppContext): () => void {
         m.workerHealthy.labels(model.name, id).set(w.healthy ? 1 : 0);
       }
     }
+    if (ctx.discovery) {
+      const d = ctx.discovery.view();
+      m.discoveryConnected.labels().set(d.connected ? 1 : 0);
+      m.discoveryReconnects.labels().set(d.reconnects);
+      m.discoveryWorkers.labels().set(d.workers);
+      m.discoveryIgnored.labels().set(d.ignored + d.invalid);
+    }
     if (m.shardRequests && ctx.shards) m.shardRequests.labels(String(ctx.shards.id)).value = m.requests.total();
   };
 }

@@ -17,6 +17,7 @@ import { FrontendMetrics, modelStats } from '../metrics/frontend.js';
 import { modelName, type Running, type ServeOptions } from './options.js';
 import { installLeanAsyncBind } from '../runtime/lean-async-bind.js';
 import { configureStreams } from '../api/sse.js';
+import { DiscoveryStatus } from '../discovery/status.js';
 
 /** Seconds (a flag) to ms; undefined stays undefined (the default applies). */
 function secs(s: number | undefined): number | undefined {
@@ -62,7 +63,8 @@ export async function startFrontend(o: ServeOptions, workerUrls: string[], nativ
   const model = new ServedModel(name, native, pool, router, modelStats(metrics, name), { tool: o.toolCallParser ?? null, reasoning: o.reasoningParser ?? null }, o.maxPromptTokens);
   await model.adoptEngineContext();
   const lifecycle = { draining: false };
-  const ctx: AppContext = { models: new Map([[name, model]]), ignoreUnsupportedFields: ignoreUnsupportedFields(), lifecycle, metrics, control: shard?.control, shards: shard?.link };
+  const discovery = o.discoveryStatus ? new DiscoveryStatus(o.discoveryStatus) : undefined;
+  const ctx: AppContext = { models: new Map([[name, model]]), ignoreUnsupportedFields: ignoreUnsupportedFields(), lifecycle, metrics, control: shard?.control, shards: shard?.link, discovery };
   const http = await startHttpServer({
     host: o.host,
     port: o.httpPort,

@@ -35,6 +35,12 @@ export interface ServeOptions {
   shards?: number;
   /** Fault handling: first-response deadline, health polling, breaker, stream peek / keep-alive / stall limit. */
   faults?: FaultOptions;
+  /** etcd://HOST:PORT[,HOST:PORT]: workers registered there join their model (src/discovery). */
+  discovery?: string;
+  /** Key prefix (etcd) and subject prefix (NATS) of this deployment; default 'portico'. */
+  namespace?: string;
+  /** Set by serve() with --discovery: the watcher's state, read by every shard (discovery/status.ts). */
+  discoveryStatus?: SharedArrayBuffer;
   /** Log settings, handed to shard threads (the main thread is configured by the CLI). */
   log?: { level: Level; format: 'json' | 'text' };
 }

@@ -10,6 +10,7 @@ import { BENCH_INTRO, BENCH_OPTIONS, BENCH_USAGE } from './bench-options.js';
 import { formatSummary, runBench } from './bench.js';
 import { serve } from '../app/serve.js';
 import { runMockEngine } from './mock-engine.js';
+import { registerCommand } from './register.js';
 import type { RouterMode, RouterOptions } from '../router/options.js';
 import type { QueuePolicy } from '../router/queue.js';
 
@@ -48,6 +49,8 @@ async function serveCommand(args: string[]): Promise<void> {
     workers: v.worker as string[],
     mock: v.mock as 'echo' | 'sim' | undefined,
     mockWorkers: v['mock-workers'] as number,
+    discovery: v.discovery as string | undefined,
+    namespace: v.namespace as string,
     maxBodyBytes: v['max-body-bytes'] as number,
     maxPromptTokens: v['max-prompt-tokens'] as number,
     maxConcurrentRequests: v['max-concurrent-requests'] as number,
@@ -152,6 +155,11 @@ async function mockEngineCommand(args: string[]): Promise<void> {
       'kv-events-replay': { type: 'string' },
       'kv-events-topic': { type: 'string' },
       'kv-events-format': { type: 'string' },
+      register: { type: 'string' },
+      'model-name': { type: 'string' },
+      namespace: { type: 'string' },
+      'lease-ttl-secs': { type: 'string' },
+      'advertise-host': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -160,6 +168,9 @@ async function mockEngineCommand(args: string[]): Promise<void> {
     return;
   }
   if (!values['model-path']) throw new UsageError('--model-path is required');
+  if ((values['model-name'] || values.namespace || values['lease-ttl-secs'] || values['advertise-host']) && !values.register) {
+    throw new UsageError('--model-name, --namespace, --lease-ttl-secs and --advertise-host need --register');
+  }
   const opt = (flag: string, v: string | undefined, min = 0) => (v === undefined ? undefined : int(flag, v, 0, min));
   const optNum = (flag: string, v: string | undefined) => (v === undefined ? undefined : num(flag, v, 0));
   const speedup = optNum('speedup-ratio', values['speedup-ratio']);
@@ -179,6 +190,9 @@ async function mockEngineCommand(args: string[]): Promise<void> {
     prefillMsPerToken: num('prefill-ms-per-token', values['prefill-ms-per-token'], 0.02),
     reasoningTokens: opt('reasoning-tokens', values['reasoning-tokens']),
     faults: values.faults === true,
+    register: values.register
+      ? { discovery: values.register, modelName: values['model-name'], namespace: values.namespace ?? 'portico', ttlSecs: int('lease-ttl-secs', values['lease-ttl-secs'], 10, 1), advertiseHost: values['advertise-host'] }
+      : undefined,
     engine: {
       protocol: oneOf('protocol', values.protocol, ['sglang', 'vllm'] as const),
       speedupRatio: speedup,
@@ -243,6 +257,9 @@ export async function main(argv: string[]): Promise<number> {
         return 0;
       case 'bench':
         return await benchCommand(rest);
+      case 'register':
+        await registerCommand(rest);
+        return 0;
       case undefined:
       case '-h':
       case '--help':

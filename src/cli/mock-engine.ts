@@ -3,7 +3,11 @@
 import { writeFileSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import { Model } from '../native/core.js';
+import { hostname } from 'node:os';
 import { startMockEngine, type MockEngineOptions as EngineOptions } from '../mock/engine-server.js';
+import { etcdEndpoints } from '../discovery/endpoints.js';
+import { newRecord } from '../discovery/record.js';
+import { WorkerRegistration } from '../discovery/registration.js';
 
 export interface MockEngineOptions {
   modelPath: string;
@@ -20,9 +24,12 @@ export interface MockEngineOptions {
   reasoningTokens?: number;
   thinkStart?: string;
   thinkEnd?: string;
+  /** Register in etcd (--register) under this model name (default: the folder's name). */
+  register?: { discovery: string; modelName?: string; namespace: string; ttlSecs: number; advertiseHost?: string };
 }
 
 export async function runMockEngine(o: MockEngineOptions): Promise<void> {
+  const endpoints = o.register ? etcdEndpoints(o.register.discovery) : [];
   const model = Model.load(resolve(o.modelPath));
   const info = model.info();
   let reasoning: EngineOptions['reasoning'];
@@ -55,9 +62,26 @@ export async function runMockEngine(o: MockEngineOptions): Promise<void> {
   // written to <file> as JSON ({ requestId: [ms, tokenId, ...] }) on SIGTERM / SIGINT.
   const traceFile = process.env.PORTICO_SIM_EMIT_TRACE;
   if (traceFile) engine.core.emitTrace = new Map();
+  let registration: WorkerRegistration | null = null;
+  if (o.register) {
+    const r = o.register;
+    const host = r.advertiseHost ?? (o.host === '0.0.0.0' || o.host === '::' ? hostname() : o.host);
+    const url = `${scheme}://${host.includes(':') ? `[${host}]` : host}:${engine.port}`;
+    const record = newRecord(r.modelName ?? basename(resolve(o.modelPath)), url, { dpSize: o.engine?.dataParallelSize ?? 1, blockSize: engine.core.hub.blockSize });
+    registration = new WorkerRegistration({ endpoints, namespace: r.namespace, record, ttlSecs: r.ttlSecs });
+    try {
+      await registration.start();
+    } catch (err) {
+      await engine.close();
+      throw err;
+    }
+    console.log(`registered in etcd as ${registration.key} (model ${record.model})`);
+  }
   const stop = () => {
     if (traceFile) writeFileSync(traceFile, JSON.stringify(Object.fromEntries(engine.core.emitTrace!)));
-    void engine.close().then(() => process.exit(0));
+    void (registration?.close() ?? Promise.resolve())
+      .then(() => engine.close())
+      .then(() => process.exit(0));
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);

@@ -29,6 +29,10 @@ export class FrontendMetrics {
   readonly residentMemory: Gauge;
   readonly heapUsed: Gauge;
   readonly loopLag: Gauge;
+  readonly discoveryConnected: Gauge;
+  readonly discoveryReconnects: Gauge;
+  readonly discoveryWorkers: Gauge;
+  readonly discoveryIgnored: Gauge;
   /** Requests answered by each shard (only when serving with --shards above 1). */
   readonly shardRequests: Counter | null;
 
@@ -53,6 +57,11 @@ export class FrontendMetrics {
     this.heapUsed = r.add(new Gauge('nodejs_heap_used_bytes', 'V8 heap in use (all shards together).', []));
     this.loopLag = r.add(new Gauge('nodejs_eventloop_lag_p99_seconds', 'p99 event-loop delay since the previous scrape (the worst shard).', [], 'max'));
     this.workerHealthy = r.add(new Gauge(`${prefix}worker_healthy`, '1 when the worker answers its health check.', ['model', 'worker'], 'max'));
+    // --discovery (read at scrape time from the shared status; every shard sees the same values).
+    this.discoveryConnected = r.add(new Gauge(`${prefix}discovery_connected`, '1 while the etcd watch is connected (--discovery); the last known workers keep serving while 0.', [], 'max'));
+    this.discoveryReconnects = r.add(new Gauge(`${prefix}discovery_reconnects_total`, 'Times the etcd watch came back after etcd was lost.', [], 'max'));
+    this.discoveryWorkers = r.add(new Gauge(`${prefix}discovery_workers`, 'Worker registrations known from etcd (every model).', [], 'max'));
+    this.discoveryIgnored = r.add(new Gauge(`${prefix}discovery_ignored_registrations_total`, 'Registrations of a model this frontend does not serve, or with a bad record or URL (logged and skipped).', [], 'max'));
     this.shardRequests = shard === undefined ? null : r.add(new Counter(`${prefix}shard_requests_total`, 'Requests answered by each server shard (--shards above 1).', ['shard']));
   }
 }
