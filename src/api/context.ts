@@ -23,6 +23,8 @@ export interface AppContext {
   readonly shards?: ShardLink;
   /** With --discovery: the etcd watcher's state (shared by every shard). */
   readonly discovery?: DiscoveryStatus;
+  /** With --event-plane: the NATS connection's state. */
+  readonly eventPlane?: { readonly connected: boolean; readonly reconnects: number; readonly replicaSync: boolean };
 }
 
 /** What a shard's endpoints need from the other shards. */

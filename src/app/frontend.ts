@@ -18,6 +18,7 @@ import { modelName, type Running, type ServeOptions } from './options.js';
 import { installLeanAsyncBind } from '../runtime/lean-async-bind.js';
 import { configureStreams } from '../api/sse.js';
 import { DiscoveryStatus } from '../discovery/status.js';
+import { startEventPlane } from './event-plane.js';
 
 /** Seconds (a flag) to ms; undefined stays undefined (the default applies). */
 function secs(s: number | undefined): number | undefined {
@@ -59,12 +60,14 @@ export async function startFrontend(o: ServeOptions, workerUrls: string[], nativ
 
   const metrics = new FrontendMetrics(o.metricsPrefix, shard?.link.id);
   const queued = metrics.queued.labels(name);
-  const router = new ModelRouter(pool, o.router, { onQueueLength: (n) => queued.set(n), loadBuffer: shard?.models[0]!.load, queueDepth: shard ? new Int32Array(shard.models[0]!.queueDepth) : undefined, sessionTable: shard?.models[0]!.sessions });
+  const plane = await startEventPlane(o, name, shard?.link.id ?? 0);
+  const router = new ModelRouter(pool, o.router, { onQueueLength: (n) => queued.set(n), loadBuffer: shard?.models[0]!.load, queueDepth: shard ? new Int32Array(shard.models[0]!.queueDepth) : undefined, sessionTable: shard?.models[0]!.sessions, kvSource: plane?.kvSource });
+  plane?.attach(router);
   const model = new ServedModel(name, native, pool, router, modelStats(metrics, name), { tool: o.toolCallParser ?? null, reasoning: o.reasoningParser ?? null }, o.maxPromptTokens);
   await model.adoptEngineContext();
   const lifecycle = { draining: false };
   const discovery = o.discoveryStatus ? new DiscoveryStatus(o.discoveryStatus) : undefined;
-  const ctx: AppContext = { models: new Map([[name, model]]), ignoreUnsupportedFields: ignoreUnsupportedFields(), lifecycle, metrics, control: shard?.control, shards: shard?.link, discovery };
+  const ctx: AppContext = { models: new Map([[name, model]]), ignoreUnsupportedFields: ignoreUnsupportedFields(), lifecycle, metrics, control: shard?.control, shards: shard?.link, discovery, eventPlane: plane?.status };
   const http = await startHttpServer({
     host: o.host,
     port: o.httpPort,
@@ -87,8 +90,10 @@ export async function startFrontend(o: ServeOptions, workerUrls: string[], nativ
     async close() {
       lifecycle.draining = true;
       await http.drain((o.shutdownTimeoutSecs ?? 30) * 1000);
+      plane?.detach();
       router.close();
       pool.close();
+      await plane?.close();
     },
   };
 }

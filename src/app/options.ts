@@ -41,6 +41,14 @@ export interface ServeOptions {
   namespace?: string;
   /** Set by serve() with --discovery: the watcher's state, read by every shard (discovery/status.ts). */
   discoveryStatus?: SharedArrayBuffer;
+  /** nats://HOST:PORT[,HOST:PORT]: KV events from NATS and router replica sync (src/events). */
+  eventPlane?: string;
+  /** With --event-plane: share load and routing decisions with the other replicas (default true). */
+  replicaSync?: boolean;
+  /** A replica not heard from for this long has its load dropped (default 3 s). */
+  replicaSyncExpirySecs?: number;
+  /** This process's replica id (set by serve(); every shard shares it). */
+  replicaId?: string;
   /** Log settings, handed to shard threads (the main thread is configured by the CLI). */
   log?: { level: Level; format: 'json' | 'text' };
 }

@@ -5,6 +5,7 @@
 // too, watched from this (main) thread and applied in every shard (./discovery.ts).
 
 import { resolve } from 'node:path';
+import { randomUUID } from 'node:crypto';
 import { Model } from '../native/core.js';
 import { checkParserNames } from './parsers.js';
 import { startFrontend } from './frontend.js';
@@ -14,6 +15,7 @@ import { serveSharded } from '../shards/supervisor.js';
 import { probePort } from '../http/port-guard.js';
 import { localControl } from '../api/control.js';
 import { prepareDiscovery } from './discovery.js';
+import { natsServers } from '../events/servers.js';
 
 export async function serve(opts: ServeOptions): Promise<Running> {
   checkParserNames(opts.toolCallParser, opts.reasoningParser);
@@ -21,7 +23,11 @@ export async function serve(opts: ServeOptions): Promise<Running> {
     throw new Error('no workers: pass --worker grpc://HOST:PORT (repeatable), --mock echo|sim or --discovery etcd://HOST:PORT');
   }
   const discovery = prepareDiscovery(opts);
-  const o = discovery?.options ?? opts;
+  const o = { ...(discovery?.options ?? opts) };
+  if (o.eventPlane) {
+    natsServers(o.eventPlane); // a bad URL is an error before anything starts
+    o.replicaId ??= randomUUID();
+  }
   // A taken port is an error, before anything else starts (src/http/port-guard.ts).
   if (o.httpPort !== 0) await probePort(o.host, o.httpPort);
   if ((o.shards ?? 1) > 1) {

@@ -107,7 +107,11 @@ Distributed (docs/distributed.md):
   --namespace NS            etcd key prefix NS/workers/ (and NATS subject prefix). Default: portico.
   --lease-ttl-secs S        Lease TTL: a worker that stops renewing is dropped this long after.
                             Default: 10.
-  --advertise-host HOST     Host in the registered URL. Default: --host, or the machine's
+  --event-plane nats://HOST:PORT[,HOST:PORT]
+                            Also publish KV events to NATS (JetStream stream NS_KV, subject
+                            NS.kv.<model>.<worker URL>, base64url tokens), where frontends started
+                            with --event-plane read them.
+  --advertise-host HOST     Host in the registered URL and the KV event subject. Default: --host, or the machine's
                             hostname when --host is 0.0.0.0.
 
 Environment:

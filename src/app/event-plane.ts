@@ -1,0 +1,71 @@
+// --event-plane for one frontend (one shard): its NATS connection, the KV event source
+// of every worker (NATS instead of each worker's gRPC stream), and replica sync with
+// the other frontends of the model.
+
+import { comparableWorkerUrl } from '../api/worker-url.js';
+import { connectEventPlane, type EventPlane } from '../events/connection.js';
+import { NatsKvEventSource } from '../events/nats-kv-source.js';
+import { ReplicaSync } from '../events/replica-sync.js';
+import { natsServers } from '../events/servers.js';
+import { log } from '../log.js';
+import type { ModelRouter } from '../router/router.js';
+import type { KvSourceFactory } from '../router/worker-slots.js';
+import type { ServeOptions } from './options.js';
+
+export interface FrontendEventPlane {
+  kvSource: KvSourceFactory;
+  status: { readonly connected: boolean; readonly reconnects: number; readonly replicaSync: boolean };
+  sync: ReplicaSync | null;
+  attach(router: ModelRouter): void;
+  detach(): void;
+  close(): Promise<void>;
+}
+
+/** Canonical worker URLs, remembered (every replica-sync message names workers). */
+function canonCache(): (url: string) => string {
+  const memo = new Map<string, string>();
+  return (url) => {
+    let c = memo.get(url);
+    if (c === undefined) {
+      if (memo.size > 4096) memo.clear();
+      memo.set(url, (c = comparableWorkerUrl(url)));
+    }
+    return c;
+  };
+}
+
+export async function startEventPlane(o: ServeOptions, model: string, shard: number): Promise<FrontendEventPlane | null> {
+  if (!o.eventPlane) return null;
+  const replica = o.replicaId ?? 'replica';
+  const plane: EventPlane = await connectEventPlane(natsServers(o.eventPlane), `portico-frontend-${replica}-${shard}`);
+  const namespace = o.namespace ?? 'portico';
+  const canon = canonCache();
+  const withSync = o.replicaSync !== false;
+  let sync: ReplicaSync | null = null;
+  return {
+    kvSource: (s) => new NatsKvEventSource({ nc: plane.nc, namespace, model, url: canon(s.url), sink: s.sink, onError: s.onError }),
+    status: {
+      get connected() {
+        return plane.connected;
+      },
+      get reconnects() {
+        return plane.reconnects;
+      },
+      replicaSync: withSync,
+    },
+    get sync() {
+      return sync;
+    },
+    attach(router) {
+      if (!withSync) return;
+      sync = new ReplicaSync({ nc: plane.nc, namespace, model, replica, router, publishLoad: shard === 0, canon, expiryMs: (o.replicaSyncExpirySecs ?? 3) * 1000 });
+      sync.start();
+      log.info('replica sync on', { replica, model });
+    },
+    detach() {
+      sync?.close();
+      sync = null;
+    },
+    close: () => plane.close(),
+  };
+}
