@@ -22,7 +22,7 @@ export interface Started {
  */
 export function startNode(script: string, args: string[] = [], nodeFlags: string[] = []): Promise<Started> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...nodeFlags, script, ...args], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, PORTICO_SHARDS: '1' } });
+    const child = spawn(process.execPath, [...nodeFlags, script, ...args], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, PORTICO_SHARDS: '1', PORTICO_GRPC_PORT: process.env.PORTICO_GRPC_PORT ?? '0' } });
     let out = '';
     child.stdout!.on('data', (d: Buffer) => {
       out += d.toString();

@@ -304,12 +304,12 @@ describe('Generate over the mock: direct HTTP/2 path matches Connect', () => {
           ['echo', { inputIds: Uint32Array.from([5, 17, 3]), n: 2 }],
           ['echo', { inputIds: Uint32Array.from([5, 17, 3]), stream: false }],
           ['echo', { inputIds: Uint32Array.from([5, 17, 3, 42, 8]), maxNewTokens: 2 }],
-          ['sim', { inputIds: Uint32Array.from([1, 2]), maxNewTokens: 20, seed: 3, requestId: 'same-id' }],
+          ['sim', { inputIds: Uint32Array.from([1, 2]), maxNewTokens: 20, seed: 3n, requestId: 'same-id' }],
         ];
         for (const [which, over] of cases) {
           const a = await collect(h2[which].generate(params(over), never()));
           const b = await collect(cn[which].generate(params(over), never()));
-          assert.deepEqual(a, b, `${which} ${JSON.stringify(over)}`);
+          assert.deepEqual(a, b, `${which} ${JSON.stringify(over, (_, v: unknown) => (typeof v === 'bigint' ? String(v) : v))}`);
         }
       } finally {
         for (const c of [...Object.values(h2), ...Object.values(cn)]) c.close();

@@ -46,7 +46,7 @@ describe('URL scheme picks the protocol', () => {
   });
 
   test('vLLM request mapping: max_tokens, top_k 0 = off, seed travels', () => {
-    const r = buildVllmGenerateRequest({ requestId: 'x', inputIds: Uint32Array.from([1, 2]), stream: true, seed: 42, maxNewTokens: 9 });
+    const r = buildVllmGenerateRequest({ requestId: 'x', inputIds: Uint32Array.from([1, 2]), stream: true, seed: 42n, maxNewTokens: 9 });
     assert.equal(r.input.case, 'tokenized');
     const s = r.samplingParams!;
     assert.equal(s.topK, 0);
@@ -115,8 +115,8 @@ describe('vLLM protocol against the mock', () => {
   });
 
   test('seed makes tokens reproducible across request ids', async () => {
-    const a = await collect(s.generate(params({ inputIds: Uint32Array.from([1]), maxNewTokens: 8, seed: 5 }), never()));
-    const b = await collect(s.generate(params({ inputIds: Uint32Array.from([1]), maxNewTokens: 8, seed: 5 }), never()));
+    const a = await collect(s.generate(params({ inputIds: Uint32Array.from([1]), maxNewTokens: 8, seed: 5n }), never()));
+    const b = await collect(s.generate(params({ inputIds: Uint32Array.from([1]), maxNewTokens: 8, seed: 5n }), never()));
     assert.deepEqual(a.tokens, b.tokens);
   });
 

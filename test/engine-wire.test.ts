@@ -31,13 +31,13 @@ const cases: Array<[string, GenerateParams]> = [
   ['every sampling field', {
     ...base, originalText: 'Say hello.', maxNewTokens: 7, minNewTokens: 2, temperature: 0.5, topP: 0.9, topK: 40,
     minP: 0.05, frequencyPenalty: 0.1, presencePenalty: -0.2, repetitionPenalty: 1.1, stopTokenIds: [3, 4, 151645],
-    ignoreEos: true, seed: 1234, n: 3, loraId: 'adapter-1', dataParallelRank: 2, stream: true,
+    ignoreEos: true, seed: 1234n, n: 3, loraId: 'adapter-1', dataParallelRank: 2, stream: true,
   }],
   ['zeros where defaults are not zero', { ...base, temperature: 0, topP: 0, repetitionPenalty: 0, maxNewTokens: 0, n: 0, topK: 0, dataParallelRank: 0 }],
   ['negative zero and tiny floats', { ...base, temperature: -0, minP: 1e-50, frequencyPenalty: -0 }],
   ['infinities and NaN', { ...base, temperature: Infinity, topP: NaN, presencePenalty: -Infinity }],
-  ['max values', { ...base, maxNewTokens: 0xffffffff, topK: 0x7fffffff, minNewTokens: 0xfffffffe, seed: 0x7fffffff, dataParallelRank: -1 }],
-  ['negative seed', { ...base, seed: -7 }],
+  ['max values', { ...base, maxNewTokens: 0xffffffff, topK: 0x7fffffff, minNewTokens: 0xfffffffe, seed: 0x7fffffffn, dataParallelRank: -1 }],
+  ['negative seed', { ...base, seed: -7n }],
   ['top_k negative means disabled', { ...base, topK: -5 }],
   ['empty stop ids and logit bias', { ...base, stopTokenIds: [], logitBias: new Map() }],
   ['logit bias, keys out of order', { ...base, logitBias: new Map([[500, -100], [3, 0], [151643, 100], [0, 2.5]]) }],
@@ -67,8 +67,8 @@ const protocols = [
     encode: encodeSglangGenerate,
     reference: (p: GenerateParams) => frameMessage(toBinary(sgl.GenerateRequestSchema, buildGenerateRequest(p))),
     decode: (b: Uint8Array) => fromBinary(sgl.GenerateRequestSchema, b),
-    // SGLang's seed is an int64 (vLLM's an int32: a larger one is refused when read)
-    extra: [['a seed past int32', { ...base, seed: 2 ** 40 + 5 }]] as Array<[string, GenerateParams]>,
+    // SGLang's seed is an int64 in custom_params (vLLM's an int32: a larger one is refused when read)
+    extra: [['a seed past int32', { ...base, seed: 2n ** 40n + 5n }], ['the int64 edges', { ...base, seed: 2n ** 63n - 1n }], ['the lowest int64', { ...base, seed: -(2n ** 63n) }]] as Array<[string, GenerateParams]>,
   },
   {
     name: 'vLLM',

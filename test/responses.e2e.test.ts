@@ -69,7 +69,7 @@ test('streaming emits the Responses event sequence in order', async () => {
 
 const BAD: [string, unknown, RegExp][] = [
   ['input missing', { model: MODEL }, /`input` is required/],
-  ['previous_response_id', { model: MODEL, input: 'x', previous_response_id: 'resp_1' }, /previous_response_id/],
+  ['previous_response_id not a string', { model: MODEL, input: 'x', previous_response_id: 42 }, /previous_response_id/],
   ['unknown item type', { model: MODEL, input: [{ type: 'web_search_call' }] }, /not supported/],
   ['bad role', { model: MODEL, input: [{ role: 'tool', content: 'x' }] }, /role/],
   ['non-function tool', { model: MODEL, input: 'x', tools: [{ type: 'web_search' }] }, /only function tools/],

@@ -81,8 +81,8 @@ const ROWS: Row[] = [
   { field: 'frequency_penalty', body: { frequency_penalty: 0.5 }, sglang: { 'sampling_params.frequency_penalty': 0.5 }, vllm: { 'sampling_params.frequency_penalty': 0.5 } },
   { field: 'presence_penalty', body: { presence_penalty: -0.5 }, sglang: { 'sampling_params.presence_penalty': -0.5 }, vllm: { 'sampling_params.presence_penalty': -0.5 } },
   { field: 'repetition_penalty', body: { repetition_penalty: 1.25 }, sglang: { 'sampling_params.repetition_penalty': 1.25 }, vllm: { 'sampling_params.repetition_penalty': 1.25 } },
-  // The SGLang scheduler protocol has no seed field: documented gap.
-  { field: 'seed', body: { seed: 42 }, sglang: { 'sampling_params.seed': undefined }, vllm: { 'sampling_params.seed': 42 } },
+  // The SGLang scheduler protocol has no seed field: it travels in custom_params, as a decimal string.
+  { field: 'seed', body: { seed: 42 }, sglang: { 'sampling_params.custom_params.seed': '42' }, vllm: { 'sampling_params.seed': 42 } },
   { field: 'max_tokens', body: { max_tokens: 3 }, sglang: { 'sampling_params.max_new_tokens': 3 }, vllm: { 'sampling_params.max_tokens': 3 } },
   { field: 'max_completion_tokens', body: { max_tokens: undefined, max_completion_tokens: 2 }, sglang: { 'sampling_params.max_new_tokens': 2 }, vllm: { 'sampling_params.max_tokens': 2 } },
   { field: 'min_tokens', body: { min_tokens: 2 }, sglang: { 'sampling_params.min_new_tokens': 2 }, vllm: { 'sampling_params.min_tokens': 2 } },

@@ -8,7 +8,7 @@
 // every server shard applies them (control.ts).
 
 import { ApiError } from '../protocol/errors.js';
-import type { AppContext } from './context.js';
+import { baseModels, type AppContext } from './context.js';
 import { localControl, unwrap } from './control.js';
 import type { Exchange } from './exchange.js';
 import { readJsonObject } from './json-body.js';
@@ -16,7 +16,7 @@ import { canonicalWorkerUrl, withoutCredentials } from './worker-url.js';
 
 export function listWorkers(ctx: AppContext) {
   return (ex: Exchange): void => {
-    const models = [...ctx.models.values()].map((m) => ({ model: m.name, workers: m.pool.list().map((w) => ({ ...w, url: withoutCredentials(w.url) })) }));
+    const models = baseModels(ctx).map((m) => ({ model: m.name, workers: m.pool.list().map((w) => ({ ...w, url: withoutCredentials(w.url) })) }));
     // With several shards, `inflight` counts the answering shard's requests: name it.
     ex.sendJson(200, JSON.stringify(ctx.shards ? { shard: ctx.shards.id, models } : { models }));
   };

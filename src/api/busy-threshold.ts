@@ -7,14 +7,14 @@
 // context's control plane, so every server shard applies it (control.ts).
 
 import { ApiError } from '../protocol/errors.js';
-import type { AppContext } from './context.js';
+import { baseModels, type AppContext } from './context.js';
 import { localControl, thresholdView, unwrap } from './control.js';
 import type { Exchange } from './exchange.js';
 import { readJsonObject } from './json-body.js';
 
 export function getBusyThresholds(ctx: AppContext) {
   return (ex: Exchange): void => {
-    ex.sendJson(200, JSON.stringify({ thresholds: [...ctx.models.values()].map(thresholdView) }));
+    ex.sendJson(200, JSON.stringify({ thresholds: baseModels(ctx).map(thresholdView) }));
   };
 }
 

@@ -4,9 +4,8 @@
 // parsing plan; and, once answered, the speculative prefill of the next turn. Each
 // API keeps its own request reading and answer shapes.
 
-import type { ParsedEvent } from '../pipeline/outputs.js';
-import { decodeOutputs } from '../pipeline/outputs.js';
-import { generate, type RouteHints } from '../pipeline/generate.js';
+import type { RouteHints } from '../pipeline/generate.js';
+import { generationRequest, type GenerationRequest } from '../pipeline/request.js';
 import { planParsing, skipSpecialTokensFor, type ParsingPlan } from '../pipeline/parse-outputs.js';
 import { tokenizeChat, completionBudget, validateForModel } from '../pipeline/preprocess.js';
 import type { ServedModel } from '../pipeline/served-model.js';
@@ -33,8 +32,8 @@ export interface ChatTurn {
 export interface ChatTurnRun {
   promptIds: Uint32Array;
   route: RouteHints;
-  /** The turn's output events, parsed by `plan`. */
-  decoded: AsyncIterableIterator<ParsedEvent>;
+  /** The turn's one generation (its output parsed by `plan`), for runGeneration. */
+  request: GenerationRequest;
   plan: ParsingPlan | null;
 }
 
@@ -46,7 +45,6 @@ export async function startChatTurn(model: ServedModel, ex: Exchange, arrived: n
   const prompt = t.nvext.useRawPrompt ? { ...t.prompt, useRawPrompt: true } : t.prompt;
   const promptIds = await tokenizeChat(model, prompt.body, prompt);
   const maxTokens = completionBudget(model, promptIds.length, t.maxTokens, t.endpoint === '/v1/responses' ? 'input' : 'messages');
-  const gen = generate(model, promptIds, { n: 1, maxTokens, ...t.sampling }, ex.engineRequestId, ex.cancellation, route);
   const tools = t.prompt.tools;
   const plan = planParsing(model, {
     hasTools: tools !== null,
@@ -57,8 +55,19 @@ export async function startChatTurn(model: ServedModel, ex: Exchange, arrived: n
     toolChoice: t.toolChoice,
   });
   // Detokenized, stop-checked and parsed in one native push per engine message.
-  const decoded = decodeOutputs(model, gen, { n: 1, skipSpecialTokens: skipSpecialTokensFor(model, undefined), arrived, maxTokens, stop: t.stop, parsing: plan });
-  return { promptIds, route, decoded, plan };
+  const request = generationRequest({
+    model,
+    promptIds,
+    sampling: { n: 1, ...t.sampling, stop: t.stop },
+    maxTokens,
+    requestId: ex.engineRequestId,
+    signal: ex.cancellation,
+    route,
+    arrived,
+    skipSpecialTokens: skipSpecialTokensFor(model, undefined),
+    parsing: plan,
+  });
+  return { promptIds, route, request, plan };
 }
 
 /** After the answer: the next turn's prompt (this one plus `reply`) is prefilled when nvext asks for it. */

@@ -6,15 +6,15 @@ import { readChatRequest, type ChatRequest } from '../protocol/chat-request.js';
 import { ChatChunkWriter, chatCompletion, usageOf, type ChatChoice } from '../protocol/chat-response.js';
 import { nvextResponse, type ChoiceOutcome, type Timing } from '../protocol/nvext-response.js';
 import { completionBudget, validateForModel } from '../pipeline/preprocess.js';
-import { generate, type Generation } from '../pipeline/generate.js';
-import { decodeOutputs, outputRules, type OutputOptions } from '../pipeline/outputs.js';
-import { tapLogprobs, type LogprobTap } from '../pipeline/logprobs.js';
+import { generationRequest } from '../pipeline/request.js';
+import { runGeneration, type GenerationSink, type RunningGeneration } from '../pipeline/run.js';
 import { chatDeltaLogprobs, chatLogprobContent, tokenNamer, type TokenNamer } from '../protocol/logprobs-response.js';
 import { mayParse, planParsing, skipSpecialTokensFor, type ParsedEvent } from '../pipeline/parse-outputs.js';
 import type { ServedModel } from '../pipeline/served-model.js';
-import { modelFor, type AppContext } from './context.js';
+import { chatProcessorOf, modelFor, type AppContext } from './context.js';
+import { parseChatRequest, serveChat } from '../processors/serve-chat.js';
 import type { Exchange } from './exchange.js';
-import { streamEvents } from './sse.js';
+import { streamGeneration, type StreamFormat } from './sse.js';
 import { speculativePrefill } from '../pipeline/speculative-prefill.js';
 import { promptFor, annotationEvents } from './prompt.js';
 import { routeHints } from './route-hints.js';
@@ -25,6 +25,9 @@ export function chatCompletions(ctx: AppContext) {
     const req = readChatRequest(ex.body, ctx.ignoreUnsupportedFields, (h) => ex.header(h));
     const model = modelFor(ctx, req.model);
     ex.describe(model, req.stream);
+    // A custom chat processor (spec 002) serves this model's chat: hand it the request.
+    const processor = chatProcessorOf(ctx, model);
+    if (processor) return serveChat(processor.current(), ex, parseChatRequest(ex.body));
     const route = routeHints(req.nvext, (h) => ex.header(h));
     validateForModel(model, req.sampling, route);
     const prompt = promptFor(model, ex.body, req, req.nvext);
@@ -32,11 +35,6 @@ export function chatCompletions(ctx: AppContext) {
     const promptIds = prompt instanceof Promise ? await prompt : prompt;
     const maxTokens = completionBudget(model, promptIds.length, req.sampling.maxTokens);
     const hints = req.nvext.agentHints;
-    const sampling = maxTokens === req.sampling.maxTokens ? req.sampling : { ...req.sampling, maxTokens };
-    const gen = generate(model, promptIds, sampling, ex.engineRequestId, ex.cancellation, route);
-    const timing: Timing = { arrived, dispatched: performance.now(), firstToken: null, lastToken: null };
-    const tap = req.sampling.logprobs ? tapLogprobs(gen) : null;
-    const s = req.sampling;
     // (No plan, and no options object for it, when nothing could be parsed.)
     const plan = !mayParse(model, req.tools !== null) ? null : planParsing(model, {
       hasTools: req.tools !== null,
@@ -47,26 +45,32 @@ export function chatCompletions(ctx: AppContext) {
       toolsJson: req.tools ? ex.body.toString('utf8', req.tools.start, req.tools.end) : undefined,
     });
     // Detokenized, stop-checked and parsed per choice in one native push per engine message.
-    const outputs = decodeOutputs(model, tap?.gen ?? gen, {
-      stop: s.stop,
-      stopTokenIds: s.stopTokenIds,
-      includeStopStrInOutput: s.includeStopStrInOutput,
-      minTokens: s.minTokens,
-      ignoreEos: s.ignoreEos,
+    const gr = generationRequest({
+      model,
+      promptIds,
+      sampling: req.sampling,
       maxTokens,
-      n: s.n,
-      skipSpecialTokens: skipSpecialTokensFor(model, req.skipSpecialTokens),
-      collectTokenIds: req.nvext.extraFields.has('completion_token_ids'),
+      requestId: ex.engineRequestId,
+      signal: ex.cancellation,
+      route,
       arrived,
+      skipSpecialTokens: skipSpecialTokensFor(model, req.skipSpecialTokens),
       parsing: plan,
-    } satisfies ReturnType<typeof outputRules> & OutputOptions);
+      collectTokenIds: req.nvext.extraFields.has('completion_token_ids'),
+    });
+    const timing: Timing = { arrived, dispatched: performance.now(), firstToken: null, lastToken: null };
     const id = `chatcmpl-${randomUUID().replaceAll('-', '')}`;
     const created = Math.floor(Date.now() / 1000);
     // Token names are needed only for logprobs.
-    const namer = tap ? tokenNamer((t) => model.native.decode(Uint32Array.of(t), false), req.sampling.returnTokensAsTokenIds ?? false, model) : null;
-    const r: ChatRun = { ex, model, req, gen, timing, promptIds, id, created, reply: '', tap, namer };
-    if (req.stream) await streamChat(r, outputs);
-    else await unaryChat(r, outputs);
+    const namer = gr.logprobs ? tokenNamer((t) => model.native.decode(Uint32Array.of(t), false), req.sampling.returnTokensAsTokenIds ?? false, model) : null;
+    const r: ChatRun = { ex, model, req, gen: null, timing, promptIds, id, created, reply: '', namer };
+    const begin = (g: RunningGeneration) => {
+      r.gen = g;
+      // The router may have held the request in its queue: dispatch is when it left.
+      timing.dispatched = g.dispatchedAt;
+    };
+    if (req.stream) await streamGeneration(ex, chatStream(r), (sink) => runGeneration(gr, sink), begin);
+    else await runGeneration(gr, new UnaryChat(r, begin));
     if (hints.speculativePrefill && !ex.cancellation.aborted) speculativePrefill(model, ex.body, req, r.reply, route, ex.engineRequestId);
   };
 }
@@ -75,7 +79,8 @@ interface ChatRun {
   ex: Exchange;
   model: ServedModel;
   req: ChatRequest;
-  gen: Generation;
+  /** Set once the router chose the worker. */
+  gen: RunningGeneration | null;
   timing: Timing;
   promptIds: Uint32Array;
   id: string;
@@ -83,15 +88,14 @@ interface ChatRun {
   /** Choice 0's text, for agent_hints.speculative_prefill. */
   reply: string;
   /** Set when logprobs were asked for. */
-  tap: LogprobTap | null;
-  /** Set with tap. */
   namer: TokenNamer | null;
 }
 
 /** The `logprobs` JSON of a streamed delta of choice `index`: its tokens since the last delta. */
 function deltaLogprobs(r: ChatRun, index: number): string {
-  if (!r.tap) return 'null';
-  const list = r.tap.take(index);
+  const book = r.gen!.logprobs;
+  if (!book) return 'null';
+  const list = book.take(index);
   return list.length ? chatDeltaLogprobs(list, r.namer!, r.req.sampling.topLogprobs ?? 0) : 'null';
 }
 
@@ -102,41 +106,55 @@ function noteTime(t: Timing): void {
 }
 
 function extras(r: ChatRun, usage: { promptTokens: number; completionTokens: number }, outcomes: ChoiceOutcome[]): Record<string, unknown> | null {
-  // The router may have held the request in its queue: dispatch is when it left.
-  if (!Number.isNaN(r.gen.dispatchedAt)) r.timing.dispatched = r.gen.dispatchedAt;
-  return nvextResponse(r.req.nvext.extraFields, r.gen.worker.id, r.gen.dpRank ?? r.req.nvext.dpRank, r.timing, usage.promptTokens, usage.completionTokens, outcomes);
+  const g = r.gen!;
+  return nvextResponse(r.req.nvext.extraFields, g.worker.id, g.dpRank ?? r.req.nvext.dpRank, r.timing, usage.promptTokens, usage.completionTokens, outcomes);
 }
 
-async function unaryChat(r: ChatRun, outputs: AsyncIterable<ParsedEvent>) {
-  const n = r.req.sampling.n;
-  const choices: ChatChoice[] = Array.from({ length: n }, (_, index) => ({ index, content: '', reasoning: '', toolCalls: [], finishReason: 'stop' }));
-  const outcomes: ChoiceOutcome[] = Array.from({ length: n }, () => ({ matchedStop: null, tokenIds: null }));
-  const detokenize = r.req.sampling.detokenize !== false;
-  for await (const ev of outputs) {
+/** The unary answer: the choices collected from the events, one JSON body at the end. */
+class UnaryChat implements GenerationSink {
+  private readonly choices: ChatChoice[];
+  private readonly outcomes: ChoiceOutcome[];
+  private readonly detokenize: boolean;
+
+  constructor(
+    private readonly r: ChatRun,
+    readonly begin: (g: RunningGeneration) => void,
+  ) {
+    const n = r.req.sampling.n;
+    this.choices = Array.from({ length: n }, (_, index) => ({ index, content: '', reasoning: '', toolCalls: [], finishReason: 'stop' }));
+    this.outcomes = Array.from({ length: n }, () => ({ matchedStop: null, tokenIds: null }));
+    this.detokenize = r.req.sampling.detokenize !== false;
+  }
+
+  event(ev: ParsedEvent): undefined {
+    const { r, choices } = this;
     noteTime(r.timing);
-    if (r.tap && ev.kind !== 'end') (choices[ev.index].logprobs ??= []).push(...chatLogprobContent(r.tap.take(ev.index), r.namer!, r.req.sampling.topLogprobs ?? 0));
+    const book = r.gen!.logprobs;
+    if (book && ev.kind !== 'end') (choices[ev.index].logprobs ??= []).push(...chatLogprobContent(book.take(ev.index), r.namer!, r.req.sampling.topLogprobs ?? 0));
     if (ev.kind === 'text') {
-      if (detokenize) choices[ev.index].content += ev.text;
+      if (this.detokenize) choices[ev.index].content += ev.text;
     }
     else if (ev.kind === 'reasoning') choices[ev.index].reasoning += ev.text;
     else if (ev.kind === 'tool_start') choices[ev.index].toolCalls[ev.call] = { id: ev.id, name: ev.name, arguments: '' };
     else if (ev.kind === 'tool_args') choices[ev.index].toolCalls[ev.call].arguments += ev.text;
     else if (ev.kind === 'finish') {
       choices[ev.index].finishReason = ev.reason;
-      outcomes[ev.index] = { matchedStop: ev.matchedStop, tokenIds: ev.tokenIds };
+      this.outcomes[ev.index] = { matchedStop: ev.matchedStop, tokenIds: ev.tokenIds };
     } else {
       const u = ev.usage;
       r.reply = choices[0].content;
-      r.ex.sendJson(200, chatCompletion(r.id, r.req.model, r.created, choices, usageOf(u.promptTokens, u.completionTokens, u.cachedTokens), extras(r, u, outcomes)));
+      r.ex.sendJson(200, chatCompletion(r.id, r.req.model, r.created, choices, usageOf(u.promptTokens, u.completionTokens, u.cachedTokens), extras(r, u, this.outcomes)));
     }
+    return undefined;
   }
 }
 
-async function streamChat(r: ChatRun, outputs: AsyncIterable<ParsedEvent>) {
+/** The streamed answer's events. */
+function chatStream(r: ChatRun): StreamFormat<ParsedEvent> {
   const { req } = r;
   const w = new ChatChunkWriter(r.id, req.model, r.created);
   const outcomes: ChoiceOutcome[] = Array.from({ length: req.sampling.n }, () => ({ matchedStop: null, tokenIds: null }));
-  await streamEvents(r.ex, outputs, {
+  return {
     start: () => annotationEvents(r.model, req.nvext, r.promptIds) + Array.from({ length: req.sampling.n }, (_, i) => w.role(i)).join(''),
     event(ev) {
       noteTime(r.timing);
@@ -160,5 +178,5 @@ async function streamChat(r: ChatRun, outputs: AsyncIterable<ParsedEvent>) {
       const nv = extras(r, u, outcomes);
       return (nv ? w.nvext(nv) : '') + (req.includeUsage ? w.usage(usageOf(u.promptTokens, u.completionTokens, u.cachedTokens)) : '');
     },
-  });
+  };
 }

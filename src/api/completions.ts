@@ -7,16 +7,17 @@ import { readCompletionRequest, type CompletionRequest, type Prompt } from '../p
 import { CompletionChunkWriter, completion, type CompletionChoice } from '../protocol/completion-response.js';
 import { usageOf } from '../protocol/chat-response.js';
 import { completionBudget, validateForModel } from '../pipeline/preprocess.js';
-import { generate } from '../pipeline/generate.js';
-import { decodeOutputs, outputRules, type OutputEvent } from '../pipeline/outputs.js';
-import { mergeOutputs } from '../pipeline/merge.js';
+import type { ParsedEvent } from '../pipeline/outputs.js';
+import { generationRequest } from '../pipeline/request.js';
+import { runGeneration, type GenerationSink } from '../pipeline/run.js';
+import { runMerged } from '../pipeline/merge.js';
 import { selectBest } from '../pipeline/best-of.js';
-import { tapLogprobs, type LogprobTap } from '../pipeline/logprobs.js';
+import type { LogprobBook } from '../pipeline/logprobs.js';
 import { appendCompletionLogprobs, completionLogprobs, tokenNamer, type CompletionLogprobs } from '../protocol/logprobs-response.js';
 import type { ServedModel } from '../pipeline/served-model.js';
 import { modelFor, type AppContext } from './context.js';
 import type { Exchange } from './exchange.js';
-import { streamEvents } from './sse.js';
+import { streamGeneration, type StreamFormat } from './sse.js';
 import { refuseNvext, routeHints } from './route-hints.js';
 import { speculativePrefillIds } from '../pipeline/speculative-prefill.js';
 
@@ -37,18 +38,36 @@ export function completions(ctx: AppContext) {
     const ranked = perPrompt > req.sampling.n ? { ...req.sampling, n: perPrompt, logprobs: true, topLogprobs: req.sampling.topLogprobs ?? 0 } : req.sampling;
     // echo with logprobs: the echoed prompt gets its logprobs too, as vLLM gives them.
     const sampling = req.echo && req.sampling.logprobs ? { ...ranked, promptLogprobs: req.sampling.topLogprobs ?? 0 } : ranked;
-    const taps: LogprobTap[] = [];
-    const streams = prompts.map((ids, i) => {
-      const gen = generate(model, ids, { ...sampling, maxTokens: budgets[i] }, prompts.length > 1 ? `${ex.engineRequestId}-${i}` : ex.engineRequestId, ex.cancellation, route);
-      const tap = sampling.logprobs ? (taps[i] = tapLogprobs(gen)) : null;
-      return decodeOutputs(model, tap?.gen ?? gen, { ...outputRules(sampling, budgets[i]), n: perPrompt, skipSpecialTokens: req.skipSpecialTokens, arrived });
-    });
-    const outputs = mergeOutputs(streams, perPrompt);
+    const books: LogprobBook[] = [];
+    const requests = prompts.map((ids, i) =>
+      generationRequest({
+        model,
+        promptIds: ids,
+        sampling,
+        maxTokens: budgets[i],
+        requestId: prompts.length > 1 ? `${ex.engineRequestId}-${i}` : ex.engineRequestId,
+        signal: ex.cancellation,
+        route,
+        arrived,
+        skipSpecialTokens: req.skipSpecialTokens,
+      }),
+    );
+    // Each prompt's generation into its part of the merged answer (its logprobs kept per prompt).
+    const run = (sink: GenerationSink) =>
+      runMerged(requests.length, perPrompt, sink, (k, part) =>
+        runGeneration(requests[k], {
+          begin(g) {
+            if (g.logprobs) books[k] = g.logprobs;
+            part.begin?.(g);
+          },
+          event: (ev) => part.event(ev),
+        }),
+      );
     const echoes = req.echo ? prompts.map((ids) => model.native.decode(ids, req.skipSpecialTokens)) : null;
-    const logprobs = sampling.logprobs ? completionLogprobsOf(model, req, taps, echoes, perPrompt, prompts) : null;
+    const logprobs = sampling.logprobs ? completionLogprobsOf(model, req, books, echoes, perPrompt, prompts) : null;
     const id = `cmpl-${randomUUID().replaceAll('-', '')}`;
     const created = Math.floor(Date.now() / 1000);
-    const reply = req.stream ? await streamCompletion(ex, req, outputs, echoes, id, created, logprobs) : await unaryCompletion(ex, req, outputs, echoes, id, created, logprobs);
+    const reply = req.stream ? await streamCompletion(ex, req, run, echoes, id, created, logprobs) : await unaryCompletion(req, run, ex, echoes, id, created, logprobs);
     // The next turn of a single-prompt exchange repeats the prompt plus this reply.
     if (req.nvext.agentHints.speculativePrefill && prompts.length === 1 && !ex.cancellation.aborted) speculativePrefillIds(model, prompts[0], reply, route, ex.engineRequestId);
   };
@@ -68,7 +87,7 @@ function checkPromptIds(model: ServedModel, prompts: Prompt[]): void {
 /** Logprobs of a merged choice since its last delta (null when there are none). */
 type LogprobSource = (merged: number) => CompletionLogprobs | null;
 
-function completionLogprobsOf(model: ServedModel, req: CompletionRequest, taps: LogprobTap[], echoes: string[] | null, n: number, prompts: Uint32Array[]): LogprobSource {
+function completionLogprobsOf(model: ServedModel, req: CompletionRequest, taps: LogprobBook[], echoes: string[] | null, n: number, prompts: Uint32Array[]): LogprobSource {
   const name = tokenNamer((t) => model.native.decode(Uint32Array.of(t), false), req.sampling.returnTokensAsTokenIds ?? false, model);
   const k = req.sampling.topLogprobs ?? 0;
   // Offsets count from the start of each choice's text, echoed prompt included.
@@ -89,7 +108,7 @@ function completionLogprobsOf(model: ServedModel, req: CompletionRequest, taps: 
 }
 
 /** Answers with one completion object; returns choice 0's generated text. */
-async function unaryCompletion(ex: Exchange, req: CompletionRequest, outputs: AsyncIterable<OutputEvent>, echoes: string[] | null, id: string, created: number, logprobs: LogprobSource | null): Promise<string> {
+async function unaryCompletion(req: CompletionRequest, run: (sink: GenerationSink) => Promise<void>, ex: Exchange, echoes: string[] | null, id: string, created: number, logprobs: LogprobSource | null): Promise<string> {
   const n = req.bestOf;
   const ranking = n > req.sampling.n;
   const choices = Array.from({ length: req.prompts.length * n }, (_, index) => ({
@@ -104,40 +123,43 @@ async function unaryCompletion(ex: Exchange, req: CompletionRequest, outputs: As
   }));
   const detokenize = req.sampling.detokenize !== false;
   if (logprobs) for (const c of choices) c.logprobs = { tokens: [], token_logprobs: [], top_logprobs: [], text_offset: [] };
-  for await (const ev of outputs) {
-    if (logprobs && ev.kind !== 'end') {
-      const more = logprobs(ev.index);
-      if (more) {
-        appendCompletionLogprobs(choices[ev.index].logprobs!, more);
-        for (const v of more.token_logprobs) if (v !== null) choices[ev.index].cumulativeLogprob += v;
-      }
-    }
-    if (ev.kind === 'text') {
-      if (!detokenize) continue;
-      choices[ev.index].text += ev.text;
-      choices[ev.index].generated += ev.text;
-    } else if (ev.kind === 'finish') {
-      choices[ev.index].finishReason = ev.reason;
-      choices[ev.index].completionTokens = ev.completionTokens;
-    } else {
-      const u = ev.usage;
-      let completionTokens = u.completionTokens;
-      let out: CompletionChoice[] = choices;
-      if (ranking) {
-        const kept = selectBest(choices, n, req.sampling.n);
-        // Usage counts the returned choices, as vLLM's did; logprobs only when asked for.
-        completionTokens = kept.reduce((s, c) => s + c.completionTokens, 0);
-        out = kept.map((c) => ({ index: c.index, text: c.text, finishReason: c.finishReason, logprobs: req.sampling.logprobs ? c.logprobs : undefined }));
-        choices[0].generated = kept[0].generated;
-      }
-      ex.sendJson(200, completion(id, req.model, created, out, usageOf(u.promptTokens, completionTokens, u.cachedTokens)));
-    }
-  }
+  await run({
+    event(ev) {
+        if (ev.kind === 'reasoning' || ev.kind === 'tool_start' || ev.kind === 'tool_args') return; // (completions plan no parsing)
+        if (logprobs && ev.kind !== 'end') {
+          const more = logprobs(ev.index);
+          if (more) {
+            appendCompletionLogprobs(choices[ev.index].logprobs!, more);
+            for (const v of more.token_logprobs) if (v !== null) choices[ev.index].cumulativeLogprob += v;
+          }
+        }
+        if (ev.kind === 'text') {
+          if (!detokenize) return;
+          choices[ev.index].text += ev.text;
+          choices[ev.index].generated += ev.text;
+        } else if (ev.kind === 'finish') {
+          choices[ev.index].finishReason = ev.reason;
+          choices[ev.index].completionTokens = ev.completionTokens;
+        } else {
+          const u = ev.usage;
+          let completionTokens = u.completionTokens;
+          let out: CompletionChoice[] = choices;
+          if (ranking) {
+            const kept = selectBest(choices, n, req.sampling.n);
+            // Usage counts the returned choices, as vLLM's did; logprobs only when asked for.
+            completionTokens = kept.reduce((s, c) => s + c.completionTokens, 0);
+            out = kept.map((c) => ({ index: c.index, text: c.text, finishReason: c.finishReason, logprobs: req.sampling.logprobs ? c.logprobs : undefined }));
+            choices[0].generated = kept[0].generated;
+          }
+          ex.sendJson(200, completion(id, req.model, created, out, usageOf(u.promptTokens, completionTokens, u.cachedTokens)));
+        }
+    },
+  });
   return choices[0].generated;
 }
 
 /** Streams the completion; returns choice 0's generated text. */
-async function streamCompletion(ex: Exchange, req: CompletionRequest, outputs: AsyncIterable<OutputEvent>, echoes: string[] | null, id: string, created: number, logprobs: LogprobSource | null): Promise<string> {
+async function streamCompletion(ex: Exchange, req: CompletionRequest, run: (sink: GenerationSink) => Promise<void>, echoes: string[] | null, id: string, created: number, logprobs: LogprobSource | null): Promise<string> {
   const lp = (i: number) => {
     const l = logprobs?.(i);
     return l ? JSON.stringify(l) : 'null';
@@ -145,7 +167,7 @@ async function streamCompletion(ex: Exchange, req: CompletionRequest, outputs: A
   const w = new CompletionChunkWriter(id, req.model, created);
   let reply = '';
   const n = req.sampling.n;
-  await streamEvents(ex, outputs, {
+  const fmt: StreamFormat<ParsedEvent> = {
     start: () => (echoes ? Array.from({ length: req.prompts.length * n }, (_, i) => w.text(i, echoes[Math.floor(i / n)], null)).join('') : ''),
     event(ev) {
       const usage = ev.kind !== 'end' && req.continuousUsage ? usageOf(ev.usage.promptTokens, ev.usage.completionTokens, ev.usage.cachedTokens) : null;
@@ -158,9 +180,11 @@ async function streamCompletion(ex: Exchange, req: CompletionRequest, outputs: A
         return w.text(ev.index, ev.text, usage, lp(ev.index));
       }
       if (ev.kind === 'finish') return w.finish(ev.index, ev.reason, usage, lp(ev.index));
+      if (ev.kind !== 'end') return ''; // (completions plan no parsing)
       const u = ev.usage;
       return req.includeUsage ? w.usage(usageOf(u.promptTokens, u.completionTokens, u.cachedTokens)) : '';
     },
-  });
+  };
+  await streamGeneration(ex, fmt, run);
   return reply;
 }

@@ -6,6 +6,8 @@ import type { FrontendMetrics } from '../metrics/frontend.js';
 import type { FamilySnapshot } from '../metrics/snapshot.js';
 import type { ControlPlane } from './control-change.js';
 import type { DiscoveryStatus } from '../discovery/status.js';
+import type { ProcessorSlot } from '../processors/lifecycle.js';
+import type { ResponseStore } from '../store/types.js';
 
 export interface Lifecycle {
   /** Set on SIGTERM/SIGINT: health answers 503 shutting_down while in-flight work drains. */
@@ -13,7 +15,8 @@ export interface Lifecycle {
 }
 
 export interface AppContext {
-  readonly models: ReadonlyMap<string, ServedModel>;
+  /** Served models by name: the base models in serving order, then LoRA adapters (added and removed at run time). */
+  readonly models: Map<string, ServedModel>;
   readonly ignoreUnsupportedFields: boolean;
   readonly lifecycle: Lifecycle;
   readonly metrics: FrontendMetrics;
@@ -25,6 +28,17 @@ export interface AppContext {
   readonly discovery?: DiscoveryStatus;
   /** With --event-plane: the NATS connection's state. */
   readonly eventPlane?: { readonly connected: boolean; readonly reconnects: number; readonly replicaSync: boolean };
+  /** Models served by a custom chat processor (--chat-processor), by name. */
+  readonly chatProcessors?: ReadonlyMap<string, ProcessorSlot>;
+  /** The Responses store (--responses-store); absent or null: nothing is stored. */
+  readonly responseStore?: ResponseStore | null;
+  /** --api-key is set: each key is a tenant of the store (else one tenant, ''). */
+  readonly tenantPerKey?: boolean;
+}
+
+/** The processor serving `model`'s chat, Responses and Anthropic requests, if one does. */
+export function chatProcessorOf(ctx: AppContext, model: ServedModel): ProcessorSlot | undefined {
+  return ctx.chatProcessors?.get(model.name);
 }
 
 /** What a shard's endpoints need from the other shards. */
@@ -33,6 +47,11 @@ export interface ShardLink {
   readonly id: number;
   /** Every shard's metric values (this one's included), for /metrics. */
   collectMetrics(): Promise<FamilySnapshot[][]>;
+}
+
+/** The base models (not LoRA adapters, which share their base's workers), in serving order. */
+export function baseModels(ctx: AppContext): ServedModel[] {
+  return [...ctx.models.values()].filter((m) => !m.adapter);
 }
 
 export function modelFor(ctx: AppContext, name: string): ServedModel {

@@ -1,4 +1,4 @@
-// Control-plane changes (worker registry, busy thresholds) as data: what an endpoint
+// Control-plane changes (worker registry, busy thresholds, LoRA adapters) as data: what an endpoint
 // hands to a ControlPlane, and the structured-cloneable reply. The types alone, so that
 // the context (./context.ts) can name a ControlPlane without importing how changes are
 // applied (./control.ts).
@@ -8,7 +8,10 @@ import type { ErrorType } from '../protocol/errors.js';
 export type ControlChange =
   | { op: 'add-worker'; url: string; model?: unknown }
   | { op: 'remove-worker'; id: number }
-  | { op: 'set-thresholds'; model?: unknown; activeDecodeBlocks?: number | null; activePrefillTokens?: number | null };
+  | { op: 'set-thresholds'; model?: unknown; activeDecodeBlocks?: number | null; activePrefillTokens?: number | null }
+  /** A LoRA adapter the engines have loaded: serve it (./adapters.ts). */
+  | { op: 'add-adapter'; name: string; path: string; base: string }
+  | { op: 'remove-adapter'; name: string };
 
 /** A change's outcome, structured-cloneable: the JSON answer, or the error to answer with. */
 export type ControlReply =

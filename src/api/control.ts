@@ -11,9 +11,27 @@ import type { ControlChange, ControlPlane, ControlReply } from './control-change
 import { createEngineClient } from '../engine/factory.js';
 import { ModelRouter } from '../router/router.js';
 import type { ServedModel } from '../pipeline/served-model.js';
-import type { AppContext } from './context.js';
+import { baseModels, type AppContext } from './context.js';
 import { modelNamed } from './json-body.js';
-import { comparableWorkerUrl } from './worker-url.js';
+import { canonicalWorkerUrl, comparableWorkerUrl } from './worker-url.js';
+import { checkWorkerServesAdapters, registerAdapter, syncAdapters, unregisterAdapter } from './adapters.js';
+
+/**
+ * Add worker `url` to model `name` at run time, in every shard (the admin endpoint's
+ * change, for callers such as a discovery watch): the worker gets the model's LoRA
+ * adapters, then takes requests once its first health check passes. Resolves to the
+ * outcome (409 when it already serves the model, 404 for an unknown model).
+ */
+export function addWorkerToModel(ctx: AppContext, name: string, url: string): Promise<ControlReply> {
+  let canonical: string;
+  try {
+    canonical = canonicalWorkerUrl(url);
+  } catch (err) {
+    const e = ApiError.from(err);
+    return Promise.resolve({ ok: false, status: e.status, message: e.message, type: e.type, code: e.code, param: e.param });
+  }
+  return (ctx.control ?? localControl(ctx)).apply({ op: 'add-worker', url: canonical, model: name });
+}
 
 /** Applies changes to this thread's models. */
 export function localControl(ctx: AppContext): ControlPlane {
@@ -33,6 +51,10 @@ export async function applyChange(ctx: AppContext, change: ControlChange): Promi
         return { ok: true, status: 201, body: await addWorker(ctx, change.url, change.model) };
       case 'remove-worker':
         return { ok: true, status: 200, body: removeWorker(ctx, change.id) };
+      case 'add-adapter':
+        return { ok: true, status: 200, body: registerAdapter(ctx, change) };
+      case 'remove-adapter':
+        return { ok: true, status: 200, body: unregisterAdapter(ctx, change.name) };
       case 'set-thresholds': {
         const model = modelNamed(ctx, change.model);
         routerOf(model).setThresholds({ activeDecodeBlocks: change.activeDecodeBlocks, activePrefillTokens: change.activePrefillTokens });
@@ -55,12 +77,25 @@ async function addWorker(ctx: AppContext, url: string, name: unknown): Promise<s
   } catch (err) {
     throw ApiError.badRequest((err as Error).message, 'url');
   }
+  try {
+    checkWorkerServesAdapters(model, url);
+  } catch (err) {
+    client.close();
+    throw err;
+  }
   const w = await model.pool.add(client);
+  try {
+    // A worker that joins later gets the model's loaded adapters before it takes requests for them.
+    await syncAdapters(model, w.id, client);
+  } catch (err) {
+    model.pool.remove(w.id);
+    throw err;
+  }
   return JSON.stringify({ model: model.name, worker: { id: w.id, url, healthy: w.healthy, inflight: 0 } });
 }
 
 function removeWorker(ctx: AppContext, id: number): string {
-  for (const m of ctx.models.values()) {
+  for (const m of baseModels(ctx)) {
     if (m.pool.remove(id)) return JSON.stringify({ model: m.name, removed: id });
   }
   throw ApiError.notFound(`worker ${id} does not exist`, 'id', 'unknown_worker');

@@ -19,6 +19,8 @@ export interface Exchange {
   header(name: string): string;
   /** The i-th `:name` parameter of the route path, or '' when absent. */
   param(i: number): string;
+  /** The query string, without '?' ('' when none). */
+  readonly query?: string;
   /** The request id returned on every response (x-request-id or a generated one): echoed and logged, never sent to an engine. */
   readonly requestId: string;
   /**
@@ -39,6 +41,12 @@ export interface Exchange {
   readonly model?: ModelStatsRef | null;
   /** Name the model and request type once known, for per-model metrics and counts. */
   describe(model: ModelStatsRef, stream: boolean): void;
+
+  /**
+   * Adds a header to the response, written with its head (an error response's too); no
+   * effect once the head is out. Names are lower-case and already validated.
+   */
+  addResponseHeader?(name: string, value: string): void;
 
   /** Send a complete JSON response (an already-serialised body). */
   sendJson(status: number, body: string): void;

@@ -2,7 +2,7 @@
 // shutting_down while the server drains).
 // GET /live: the process is up and its event loop answers.
 
-import type { AppContext } from './context.js';
+import { baseModels, type AppContext } from './context.js';
 import type { Exchange } from './exchange.js';
 
 export function health(ctx: AppContext) {
@@ -13,10 +13,11 @@ export function health(ctx: AppContext) {
       ex.sendJson(503, JSON.stringify({ status: 'shutting_down', ...shard }));
       return;
     }
-    const models = [...ctx.models.values()].map((m) => ({
+    const models = baseModels(ctx).map((m) => ({
       model: m.name,
       workers: m.pool.workers.length,
       healthy_workers: m.pool.workers.filter((w) => w.healthy).length,
+      ...(m.adapters.size > 0 ? { adapters: [...m.adapters.keys()] } : {}),
     }));
     const ready = models.some((m) => m.healthy_workers > 0);
     // etcd lost: the last known workers keep serving; say so (not a reason to stop serving).

@@ -5,7 +5,7 @@
 import { ApiError } from '../protocol/errors.js';
 import { checkJsonObject } from '../protocol/fields.js';
 import type { ServedModel } from '../pipeline/served-model.js';
-import type { AppContext } from './context.js';
+import { baseModels, type AppContext } from './context.js';
 import type { Exchange } from './exchange.js';
 
 export function readJsonObject(ex: Exchange): Record<string, unknown> {
@@ -20,14 +20,15 @@ export function readJsonObject(ex: Exchange): Record<string, unknown> {
   return body as Record<string, unknown>;
 }
 
-/** The model a body names, or the only served model when it names none. */
+/** The (base) model a body names — a LoRA adapter's base for an adapter — or the only served model when it names none. */
 export function modelNamed(ctx: AppContext, name: unknown): ServedModel {
   if (name !== undefined) {
     if (typeof name !== 'string') throw ApiError.badRequest('`model` must be a string', 'model');
     const m = ctx.models.get(name);
     if (!m) throw ApiError.notFound(`The model \`${name}\` does not exist.`, 'model', 'model_not_found');
-    return m;
+    return m.adapter?.base ?? m;
   }
-  if (ctx.models.size !== 1) throw ApiError.badRequest('`model` is required when several models are served', 'model');
-  return [...ctx.models.values()][0];
+  const bases = baseModels(ctx);
+  if (bases.length !== 1) throw ApiError.badRequest('`model` is required when several models are served', 'model');
+  return bases[0]!;
 }

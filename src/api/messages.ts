@@ -8,13 +8,14 @@ import { randomUUID } from 'node:crypto';
 import { readAnthropicRequest, readCountTokensRequest, type AnthropicRequest } from '../protocol/anthropic-request.js';
 import { AnthropicStreamWriter, anthropicMessage, anthropicUsage, stopReasonOf } from '../protocol/anthropic-response.js';
 import { tokenizeChat } from '../pipeline/preprocess.js';
-import type { TokenCounts } from '../pipeline/outputs.js';
+import { runGeneration } from '../pipeline/run.js';
 import type { ParsedEvent } from '../pipeline/parse-outputs.js';
 import { AnthropicContent } from '../protocol/anthropic-content.js';
-import { modelFor, type AppContext } from './context.js';
+import { chatProcessorOf, modelFor, type AppContext } from './context.js';
+import { serveMessages } from '../processors/serve-messages.js';
 import type { Exchange } from './exchange.js';
-import { streamEvents } from './sse.js';
-import { endChatTurn, startChatTurn, type ChatTurn } from './chat-turn.js';
+import { streamGeneration, type StreamFormat } from './sse.js';
+import { endChatTurn, startChatTurn, type ChatTurn, type ChatTurnRun } from './chat-turn.js';
 
 export function messages(ctx: AppContext) {
   return async (ex: Exchange): Promise<void> => {
@@ -31,29 +32,13 @@ export function messages(ctx: AppContext) {
       stop: req.stopSequences,
       toolChoice: req.toolChoice,
     };
+    const processor = chatProcessorOf(ctx, model);
+    if (processor) return serveMessages(processor.current(), ex, req, turn);
     const run = await startChatTurn(model, ex, arrived, turn);
     const id = `msg_${randomUUID().replaceAll('-', '')}`;
-    let reply: string;
-    if (req.stream) {
-      const first: TokenCounts = { promptTokens: run.promptIds.length, completionTokens: 0, cachedTokens: 0 };
-      reply = await streamMessage(ex, req, noteFirstCounts(run.decoded, first), id, first);
-    } else reply = await unaryMessage(ex, req, run.decoded, id);
+    const reply = req.stream ? await streamMessage(ex, req, run, id) : await unaryMessage(ex, req, run, id);
     endChatTurn(model, ex, turn, run, reply);
   };
-}
-
-/**
- * Passes the events through, copying the token counts as of the first one into `into`:
- * the engine reports the prompt's cached tokens from its first output on, and
- * message_start (written once the first output is in) reports them.
- */
-async function* noteFirstCounts(events: AsyncIterable<ParsedEvent>, into: TokenCounts): AsyncGenerator<ParsedEvent> {
-  const it = events[Symbol.asyncIterator]();
-  const first = await it.next();
-  if (first.done) return;
-  Object.assign(into, first.value.usage);
-  yield first.value;
-  yield* { [Symbol.asyncIterator]: () => it };
 }
 
 /** One parsed output event into the content blocks; returns the SSE text ('' when not streaming). */
@@ -70,31 +55,35 @@ function replyText(c: AnthropicContent): string {
 }
 
 /** Answers with one message; returns its text. */
-async function unaryMessage(ex: Exchange, req: AnthropicRequest, outputs: AsyncIterable<ParsedEvent>, id: string): Promise<string> {
+async function unaryMessage(ex: Exchange, req: AnthropicRequest, run: ChatTurnRun, id: string): Promise<string> {
   const c = new AnthropicContent(false);
   let stop = stopReasonOf('stop', null);
   let stopSequence: string | null = null;
-  for await (const ev of outputs) {
-    if (ev.kind === 'finish') {
-      stop = stopReasonOf(ev.reason, ev.matchedStop);
-      stopSequence = typeof ev.matchedStop === 'string' ? ev.matchedStop : null;
-    } else if (ev.kind === 'end') {
-      c.finish();
-      const u = ev.usage;
-      ex.sendJson(200, anthropicMessage(id, req.model, c.content, stop, stopSequence, anthropicUsage(u.promptTokens, u.completionTokens, u.cachedTokens)));
-    } else addEvent(c, ev);
-  }
+  await runGeneration(run.request, {
+    event(ev) {
+      if (ev.kind === 'finish') {
+        stop = stopReasonOf(ev.reason, ev.matchedStop);
+        stopSequence = typeof ev.matchedStop === 'string' ? ev.matchedStop : null;
+      } else if (ev.kind === 'end') {
+        c.finish();
+        const u = ev.usage;
+        ex.sendJson(200, anthropicMessage(id, req.model, c.content, stop, stopSequence, anthropicUsage(u.promptTokens, u.completionTokens, u.cachedTokens)));
+      } else addEvent(c, ev);
+    },
+  });
   return replyText(c);
 }
 
 /** Streams the message; returns its text. */
-async function streamMessage(ex: Exchange, req: AnthropicRequest, outputs: AsyncIterable<ParsedEvent>, id: string, first: TokenCounts): Promise<string> {
+async function streamMessage(ex: Exchange, req: AnthropicRequest, run: ChatTurnRun, id: string): Promise<string> {
   const w = new AnthropicStreamWriter(id, req.model);
   const c = new AnthropicContent(true);
   let stop = stopReasonOf('stop', null);
   let stopSequence: string | null = null;
-  await streamEvents(ex, outputs, {
-    start: () => w.start(anthropicUsage(first.promptTokens, 0, first.cachedTokens)),
+  const fmt: StreamFormat<ParsedEvent> = {
+    // message_start reports the prompt's cached tokens, which the engine reports from its
+    // first output on: the counts as of the event the stream is committed with.
+    start: (first) => w.start(anthropicUsage(first ? first.usage.promptTokens : run.promptIds.length, 0, first ? first.usage.cachedTokens : 0)),
     event(ev) {
       if (ev.kind === 'finish') {
         stop = stopReasonOf(ev.reason, ev.matchedStop);
@@ -106,7 +95,8 @@ async function streamMessage(ex: Exchange, req: AnthropicRequest, outputs: Async
     },
     error: (err) => w.error(err),
     done: '',
-  });
+  };
+  await streamGeneration(ex, fmt, (sink) => runGeneration(run.request, sink));
   return replyText(c);
 }
 

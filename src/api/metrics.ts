@@ -5,7 +5,7 @@
 
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { mergeSnapshots, renderFamilies } from '../metrics/snapshot.js';
-import type { AppContext } from './context.js';
+import { baseModels, type AppContext } from './context.js';
 import type { Exchange } from './exchange.js';
 import { ModelRouter } from '../router/router.js';
 import { LoadField } from '../router/load-table.js';
@@ -24,7 +24,7 @@ export function scrapeGauges(ctx: AppContext): () => void {
     lag.reset();
     // Other frontend replicas' requests (replica sync) count once: in shard 0's figure.
     const withRemote = ctx.eventPlane?.replicaSync === true && (!ctx.shards || ctx.shards.id === 0);
-    for (const model of ctx.models.values()) {
+    for (const model of baseModels(ctx)) {
       const kv = model.router instanceof ModelRouter && model.router.opts.mode === 'kv' ? model.router : null;
       const router = withRemote ? kv : null;
       for (const w of model.pool.workers) {

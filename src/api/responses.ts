@@ -8,10 +8,14 @@ import { ResponsesStreamWriter, responseObject, responsesUsage, type ResponseSta
 import type { ParsedEvent } from '../pipeline/parse-outputs.js';
 import { ResponseOutput } from '../protocol/responses-output.js';
 import type { ServedModel } from '../pipeline/served-model.js';
-import { modelFor, type AppContext } from './context.js';
+import { chatProcessorOf, modelFor, type AppContext } from './context.js';
+import { serveResponses } from '../processors/serve-responses.js';
 import type { Exchange } from './exchange.js';
-import { streamEvents } from './sse.js';
-import { endChatTurn, startChatTurn, type ChatTurn } from './chat-turn.js';
+import { streamGeneration, type StreamFormat } from './sse.js';
+import { endChatTurn, startChatTurn, type ChatTurn, type ChatTurnRun } from './chat-turn.js';
+import { runGeneration, type GenerationSink } from '../pipeline/run.js';
+import { conversationPrompt } from '../protocol/responses-chain.js';
+import { chainItems, persist, tenantOf } from './responses-state.js';
 
 export function responses(ctx: AppContext) {
   return async (ex: Exchange): Promise<void> => {
@@ -19,22 +23,28 @@ export function responses(ctx: AppContext) {
     const req = readResponsesRequest(ex.body, ctx.ignoreUnsupportedFields, (h) => ex.header(h));
     const model = modelFor(ctx, req.model);
     ex.describe(model, req.stream);
+    const tenant = tenantOf(ctx, ex);
     const turn: ChatTurn = {
       endpoint: '/v1/responses',
-      prompt: req.prompt,
+      prompt: req.previousResponseId === null ? req.prompt : conversationPrompt(req, await chainItems(ctx, tenant, req)),
       nvext: req.nvext,
       maxTokens: req.maxOutputTokens,
       sampling: { temperature: req.temperature, topP: req.topP, constraint: req.constraint },
       toolChoice: req.toolMode,
     };
+    const processor = chatProcessorOf(ctx, model);
+    if (processor) return serveResponses(processor.current(), ex, model, req, turn);
     const run = await startChatTurn(model, ex, arrived, turn);
-    const outputs = run.decoded;
     const hex = randomUUID().replaceAll('-', '');
-    const state: ResponseState = { id: `resp_${hex}`, hex, createdAt: Math.floor(Date.now() / 1000), req };
-    const reply = req.stream ? await streamResponse(ex, model, state, outputs) : await unaryResponse(ex, model, state, outputs);
+    const state: ResponseState = { id: `resp_${hex}`, hex, createdAt: Math.floor(Date.now() / 1000), req, store: req.store && !!ctx.responseStore };
+    // Stored (durably) before the client sees it complete: the JSON body, or response.completed.
+    const save: Save = (response) => persist(ctx, tenant, req, response);
+    const reply = req.stream ? await streamResponse(ex, model, state, run, save) : await unaryResponse(ex, model, state, run, save);
     endChatTurn(model, ex, turn, run, reply);
   };
 }
+
+type Save = (response: ReturnType<typeof responseObject>) => Promise<void>;
 
 /** One parsed output event into the output items; returns the stream events ('' when not streaming). */
 function addEvent(o: ResponseOutput, ev: ParsedEvent): string {
@@ -61,26 +71,36 @@ function replyText(o: ResponseOutput): string {
 }
 
 /** Answers with one response object; returns its text. */
-async function unaryResponse(ex: Exchange, model: ServedModel, s: ResponseState, outputs: AsyncIterable<ParsedEvent>): Promise<string> {
+async function unaryResponse(ex: Exchange, model: ServedModel, s: ResponseState, run: ChatTurnRun, save: Save): Promise<string> {
   const o = new ResponseOutput(s.hex, null);
   let finish = 'stop';
-  for await (const ev of outputs) {
-    if (ev.kind === 'finish') finish = ev.reason;
-    else if (ev.kind === 'end') {
-      o.finish(finish === 'length');
-      const u = ev.usage;
-      ex.sendJson(200, JSON.stringify(responseObject(s, o.output, finish, responsesUsage(u.promptTokens, u.completionTokens, u.cachedTokens, reasoningTokens(model, o)))));
-    } else addEvent(o, ev);
-  }
+  await runGeneration(run.request, {
+    event(ev) {
+      if (ev.kind === 'finish') finish = ev.reason;
+      else if (ev.kind === 'end') {
+        o.finish(finish === 'length');
+        const u = ev.usage;
+        const response = responseObject(s, o.output, finish, responsesUsage(u.promptTokens, u.completionTokens, u.cachedTokens, reasoningTokens(model, o)));
+        return save(response).then(() => ex.sendJson(200, JSON.stringify(response)));
+      } else addEvent(o, ev);
+    },
+  });
   return replyText(o);
 }
 
 /** Streams the response events; returns the text. */
-async function streamResponse(ex: Exchange, model: ServedModel, s: ResponseState, outputs: AsyncIterable<ParsedEvent>): Promise<string> {
+async function streamResponse(ex: Exchange, model: ServedModel, s: ResponseState, run: ChatTurnRun, save: Save): Promise<string> {
   const w = new ResponsesStreamWriter(s);
   const o = new ResponseOutput(s.hex, w);
   let finish = 'stop';
-  await streamEvents(ex, outputs, {
+  let closing = '';
+  // The last items close and the response is stored before the end event is written.
+  const atEnd = (ev: Extract<ParsedEvent, { kind: 'end' }>): Promise<void> => {
+    const u = ev.usage;
+    closing = o.finish(finish === 'length');
+    return save(responseObject(s, o.output, finish, responsesUsage(u.promptTokens, u.completionTokens, u.cachedTokens, reasoningTokens(model, o))));
+  };
+  const fmt: StreamFormat<ParsedEvent> = {
     start: () => w.start(),
     event(ev) {
       if (ev.kind === 'finish') {
@@ -89,13 +109,21 @@ async function streamResponse(ex: Exchange, model: ServedModel, s: ResponseState
       }
       if (ev.kind === 'end') {
         const u = ev.usage;
-        const closing = o.finish(finish === 'length');
         return closing + w.end(finish, responsesUsage(u.promptTokens, u.completionTokens, u.cachedTokens, reasoningTokens(model, o)), o.output);
       }
       return addEvent(o, ev);
     },
     error: (err) => w.error(err),
     done: '',
-  });
+  };
+  await streamGeneration(ex, fmt, (sink) => runGeneration(run.request, savedBeforeEnd(sink, atEnd)));
   return replyText(o);
+}
+
+/** `sink`, with `atEnd` awaited when the end event arrives and before it is passed on (the generation waits). */
+function savedBeforeEnd(sink: GenerationSink, atEnd: (ev: Extract<ParsedEvent, { kind: 'end' }>) => Promise<void>): GenerationSink {
+  return {
+    begin: sink.begin,
+    event: (ev) => (ev.kind === 'end' ? atEnd(ev).then(() => sink.event(ev)) : sink.event(ev)),
+  };
 }

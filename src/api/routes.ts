@@ -6,9 +6,11 @@ import { chatCompletions } from './chat.js';
 import { completions } from './completions.js';
 import { embeddings } from './embeddings.js';
 import { health, live } from './health.js';
-import { listModels } from './models.js';
+import { getModel, listModels } from './models.js';
+import { loadLoraAdapter, unloadLoraAdapter } from './lora.js';
 import { metrics } from './metrics.js';
 import { responses } from './responses.js';
+import { deleteResponse, listInputItems, retrieveResponse } from './responses-retrieve.js';
 import { countTokens, messages } from './messages.js';
 import { parseFunctionCall, parseReasoning } from './parse.js';
 import { detokenize, tokenize } from './tokenize.js';
@@ -20,6 +22,9 @@ export function routes(ctx: AppContext): Route[] {
     { method: 'post', path: '/v1/chat/completions', handler: chatCompletions(ctx), generation: true },
     { method: 'post', path: '/v1/completions', handler: completions(ctx), generation: true },
     { method: 'post', path: '/v1/responses', handler: responses(ctx), generation: true },
+    { method: 'get', path: '/v1/responses/:id', handler: retrieveResponse(ctx) },
+    { method: 'delete', path: '/v1/responses/:id', handler: deleteResponse(ctx) },
+    { method: 'get', path: '/v1/responses/:id/input_items', handler: listInputItems(ctx) },
     { method: 'post', path: '/v1/embeddings', handler: embeddings(ctx), generation: true },
     { method: 'post', path: '/v1/messages', handler: messages(ctx), errors: 'anthropic', generation: true },
     { method: 'post', path: '/v1/messages/count_tokens', handler: countTokens(ctx), errors: 'anthropic' },
@@ -28,6 +33,9 @@ export function routes(ctx: AppContext): Route[] {
     { method: 'post', path: '/parse/function_call', handler: parseFunctionCall(ctx) },
     { method: 'post', path: '/parse/reasoning', handler: parseReasoning(ctx) },
     { method: 'get', path: '/v1/models', handler: listModels(ctx) },
+    { method: 'get', path: '/v1/models/:id', handler: getModel(ctx) },
+    { method: 'post', path: '/v1/load_lora_adapter', handler: loadLoraAdapter(ctx), admin: true },
+    { method: 'post', path: '/v1/unload_lora_adapter', handler: unloadLoraAdapter(ctx), admin: true },
     { method: 'get', path: '/admin/workers', handler: listWorkers(ctx), admin: true },
     { method: 'post', path: '/admin/workers', handler: addWorker(ctx), admin: true },
     { method: 'delete', path: '/admin/workers/:id', handler: removeWorker(ctx), admin: true },

@@ -1,5 +1,6 @@
-// Workers found through etcd, joined to (and removed from) the served model through
-// the same control-plane change /admin/workers makes, so every server shard applies it.
+// Workers found through etcd, joined to (and removed from) the served model their record
+// names, through the same control-plane change /admin/workers (and addWorkerToModel in
+// src/api/control.ts) makes, so every server shard applies it.
 // A URL registered under several keys (a registrant that re-made its lease before the
 // old key expired) is one worker, removed when its last key goes. A worker that was
 // already serving (--worker) is left alone when its key goes.
@@ -15,8 +16,7 @@ export type ApplyChange = (c: ControlChange) => Promise<ControlReply>;
 /**
  * Join the worker at `url` to model `model`: the worker id, or null when it was already
  * serving it (not ours to remove). Throws with the reason when it cannot join.
- * (The one place that knows how a worker joins a model; with several models per process
- * the change names the model.)
+ * (The one place that knows how a discovered worker joins a model: the change names it.)
  */
 export async function joinWorker(apply: ApplyChange, model: string, url: string): Promise<number | null> {
   const r = await apply({ op: 'add-worker', url, model });

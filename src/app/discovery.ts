@@ -1,12 +1,13 @@
 // --discovery for `portico serve`: the shared status every shard reports on /health and
-// /metrics, and the etcd watcher (main thread) whose changes join and remove workers.
+// /metrics, and the etcd watcher (main thread) whose changes join and remove workers
+// (each to the served model its record names; a name not served is ignored and counted).
 // etcd unreachable at start is a startup error (the server that was started is closed).
 
 import { etcdEndpoints } from '../discovery/endpoints.js';
 import { DiscoveryStatus } from '../discovery/status.js';
 import { EtcdWorkerWatcher } from '../discovery/watcher.js';
 import { discoveredWorkers, type ApplyChange } from './discovered-workers.js';
-import { modelName, type Running, type ServeOptions } from './options.js';
+import type { Running, ServeOptions } from './options.js';
 
 export interface PreparedDiscovery {
   /** The options with the status buffer the shards read. */
@@ -27,7 +28,7 @@ export function prepareDiscovery(o: ServeOptions): PreparedDiscovery | null {
         endpoints,
         namespace: o.namespace ?? 'portico',
         status,
-        onChange: discoveredWorkers(new Set([modelName(o)]), apply, status),
+        onChange: discoveredWorkers(new Set(o.models.map((m) => m.name)), apply, status),
       });
       try {
         await watcher.start();
@@ -37,6 +38,7 @@ export function prepareDiscovery(o: ServeOptions): PreparedDiscovery | null {
       }
       return {
         port: running.port,
+        grpcPort: running.grpcPort,
         async close() {
           await watcher.close();
           await running.close();

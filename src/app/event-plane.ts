@@ -1,6 +1,6 @@
 // --event-plane for one frontend (one shard): its NATS connection, the KV event source
-// of every worker (NATS instead of each worker's gRPC stream), and replica sync with
-// the other frontends of the model.
+// of every served model's workers (NATS instead of each worker's gRPC stream), and, per
+// model, replica sync with the other frontends serving it.
 
 import { comparableWorkerUrl } from '../api/worker-url.js';
 import { connectEventPlane, type EventPlane } from '../events/connection.js';
@@ -13,10 +13,13 @@ import type { KvSourceFactory } from '../router/worker-slots.js';
 import type { ServeOptions } from './options.js';
 
 export interface FrontendEventPlane {
-  kvSource: KvSourceFactory;
+  /** The KV event source of model `model`'s workers (its router's kvSource). */
+  kvSource(model: string): KvSourceFactory;
   status: { readonly connected: boolean; readonly reconnects: number; readonly replicaSync: boolean };
-  sync: ReplicaSync | null;
-  attach(router: ModelRouter): void;
+  /** Replica sync of model `model`, once attached. */
+  sync(model: string): ReplicaSync | undefined;
+  /** Share model `model`'s load and routing decisions with the other replicas (kv mode). */
+  attach(model: string, router: ModelRouter): void;
   detach(): void;
   close(): Promise<void>;
 }
@@ -34,16 +37,17 @@ function canonCache(): (url: string) => string {
   };
 }
 
-export async function startEventPlane(o: ServeOptions, model: string, shard: number): Promise<FrontendEventPlane | null> {
+/** One NATS connection per frontend (shard), shared by every served model's KV sources and replica sync. */
+export async function startEventPlane(o: ServeOptions, shard: number): Promise<FrontendEventPlane | null> {
   if (!o.eventPlane) return null;
   const replica = o.replicaId ?? 'replica';
   const plane: EventPlane = await connectEventPlane(natsServers(o.eventPlane), `portico-frontend-${replica}-${shard}`);
   const namespace = o.namespace ?? 'portico';
   const canon = canonCache();
   const withSync = o.replicaSync !== false;
-  let sync: ReplicaSync | null = null;
+  const syncs = new Map<string, ReplicaSync>();
   return {
-    kvSource: (s) => new NatsKvEventSource({ nc: plane.nc, namespace, model, url: canon(s.url), sink: s.sink, onError: s.onError }),
+    kvSource: (model) => (s) => new NatsKvEventSource({ nc: plane.nc, namespace, model, url: canon(s.url), sink: s.sink, onError: s.onError }),
     status: {
       get connected() {
         return plane.connected;
@@ -53,18 +57,17 @@ export async function startEventPlane(o: ServeOptions, model: string, shard: num
       },
       replicaSync: withSync,
     },
-    get sync() {
-      return sync;
-    },
-    attach(router) {
-      if (!withSync) return;
-      sync = new ReplicaSync({ nc: plane.nc, namespace, model, replica, router, publishLoad: shard === 0, canon, expiryMs: (o.replicaSyncExpirySecs ?? 3) * 1000 });
+    sync: (model) => syncs.get(model),
+    attach(model, router) {
+      if (!withSync || syncs.has(model)) return;
+      const sync = new ReplicaSync({ nc: plane.nc, namespace, model, replica, router, publishLoad: shard === 0, canon, expiryMs: (o.replicaSyncExpirySecs ?? 3) * 1000 });
+      syncs.set(model, sync);
       sync.start();
       log.info('replica sync on', { replica, model });
     },
     detach() {
-      sync?.close();
-      sync = null;
+      for (const s of syncs.values()) s.close();
+      syncs.clear();
     },
     close: () => plane.close(),
   };

@@ -1,5 +1,5 @@
-// One HTTP frontend on the current thread: the model's worker pool, router, served
-// model, routes and uWS app. `portico serve` (./serve.ts) runs one frontend on the main
+// One HTTP frontend on the current thread: per model a worker pool, router and served
+// model; the routes and uWS app. `portico serve` (./serve.ts) runs one frontend on the main
 // thread, or one per shard thread (src/shards/shard-thread.ts).
 
 import type { Model } from '../native/core.js';
@@ -14,11 +14,20 @@ import type { AppContext, ShardLink } from '../api/context.js';
 import type { ControlPlane } from '../api/control-change.js';
 import { startHttpServer } from '../http/server.js';
 import { FrontendMetrics, modelStats } from '../metrics/frontend.js';
-import { modelName, type Running, type ServeOptions } from './options.js';
+import type { Running, ServeOptions } from './options.js';
 import { installLeanAsyncBind } from '../runtime/lean-async-bind.js';
 import { configureStreams } from '../api/sse.js';
 import { DiscoveryStatus } from '../discovery/status.js';
-import { startEventPlane } from './event-plane.js';
+import { startEventPlane, type FrontendEventPlane } from './event-plane.js';
+import { openStore, DEFAULT_STORE_URL } from '../store/open.js';
+import { startKserveServer, type KserveServer } from '../kserve/server.js';
+import { startProcessors } from '../processors/start.js';
+
+/** The engine client options of --engine-first-response-timeout-secs (undefined: the client's default). */
+export function engineClientOptions(o: ServeOptions): { firstResponseTimeoutMs: number } | undefined {
+  const ms = secs(o.faults?.firstResponseTimeoutSecs);
+  return ms === undefined ? undefined : { firstResponseTimeoutMs: ms };
+}
 
 /** Seconds (a flag) to ms; undefined stays undefined (the default applies). */
 function secs(s: number | undefined): number | undefined {
@@ -48,26 +57,60 @@ export interface Frontend extends Running {
   readonly ctx: AppContext;
 }
 
-/** One HTTP frontend on this thread: model, workers, router, routes, uWS app. */
-export async function startFrontend(o: ServeOptions, workerUrls: string[], native: Model, shard?: ShardContext): Promise<Frontend> {
-  installLeanAsyncBind(); // before the engine clients open their first http2 stream
-  const name = modelName(o);
-  const f = o.faults ?? {};
-  const clients: EngineClient[] = workerUrls.map((url) => createEngineClient(url, secs(f.firstResponseTimeoutSecs) === undefined ? undefined : { firstResponseTimeoutMs: secs(f.firstResponseTimeoutSecs) }));
-  const pool = new WorkerPool(clients, { model: name, healthIntervalMs: secs(f.healthCheckIntervalSecs), breaker: { consecutive: f.breakerFailures, failureRate: f.breakerFailureRate } });
-  configureStreams({ peekMs: f.precommitPeekMs, keepAliveMs: secs(f.keepAliveSecs), stallMs: secs(f.stallTimeoutSecs) });
-  await pool.start();
+/** The serve options a chat processor's provider sees: the keys left out. */
+function withoutSecrets(o: ServeOptions): Record<string, unknown> {
+  const { apiKey: _a, adminApiKey: _b, metricsApiKey: _c, ...rest } = o;
+  return rest;
+}
 
+/** One HTTP frontend on this thread: its models (each with its workers, router and tokenizer), routes, uWS app. */
+export async function startFrontend(o: ServeOptions, natives: ReadonlyMap<string, Model>, shard?: ShardContext): Promise<Frontend> {
+  installLeanAsyncBind(); // before the engine clients open their first http2 stream
+  const f = o.faults ?? {};
+  configureStreams({ peekMs: f.precommitPeekMs, keepAliveMs: secs(f.keepAliveSecs), stallMs: secs(f.stallTimeoutSecs) });
   const metrics = new FrontendMetrics(o.metricsPrefix, shard?.link.id);
-  const queued = metrics.queued.labels(name);
-  const plane = await startEventPlane(o, name, shard?.link.id ?? 0);
-  const router = new ModelRouter(pool, o.router, { onQueueLength: (n) => queued.set(n), loadBuffer: shard?.models[0]!.load, queueDepth: shard ? new Int32Array(shard.models[0]!.queueDepth) : undefined, sessionTable: shard?.models[0]!.sessions, kvSource: plane?.kvSource });
-  plane?.attach(router);
-  const model = new ServedModel(name, native, pool, router, modelStats(metrics, name), { tool: o.toolCallParser ?? null, reasoning: o.reasoningParser ?? null }, o.maxPromptTokens);
-  await model.adoptEngineContext();
+  // One id sequence for every model's workers: an id names one worker (DELETE /admin/workers/:id).
+  const ids = { next: 0 };
+  const models = new Map<string, ServedModel>();
+  const routers: ModelRouter[] = [];
+  const pools: WorkerPool[] = [];
+  // --event-plane: one NATS connection for this frontend; each model's KV sources and replica sync use it.
+  let plane: FrontendEventPlane | null = null;
+  try {
+    plane = await startEventPlane(o, shard?.link.id ?? 0);
+    for (const [i, spec] of o.models.entries()) {
+      const name = spec.name;
+      const clients: EngineClient[] = spec.workers.map((url) => createEngineClient(url, engineClientOptions(o)));
+      const pool = new WorkerPool(clients, { model: name, ids, healthIntervalMs: secs(f.healthCheckIntervalSecs), breaker: { consecutive: f.breakerFailures, failureRate: f.breakerFailureRate } });
+      pools.push(pool);
+      await pool.start();
+      const queued = metrics.queued.labels(name);
+      const shared = shard?.models[i];
+      const router = new ModelRouter(pool, o.router, { onQueueLength: (n) => queued.set(n), loadBuffer: shared?.load, queueDepth: shared ? new Int32Array(shared.queueDepth) : undefined, sessionTable: shared?.sessions, kvSource: plane?.kvSource(name) });
+      routers.push(router);
+      plane?.attach(name, router);
+      const parsers = { tool: spec.toolCallParser ?? o.toolCallParser ?? null, reasoning: spec.reasoningParser ?? o.reasoningParser ?? null };
+      const model = new ServedModel(name, natives.get(name)!, pool, router, modelStats(metrics, name), parsers, spec.maxPromptTokens ?? o.maxPromptTokens, spec.path);
+      await model.adoptEngineFacts();
+      models.set(name, model);
+    }
+  } catch (err) {
+    plane?.detach();
+    for (const r of routers) r.close();
+    for (const p of pools) p.close();
+    await plane?.close();
+    throw err;
+  }
   const lifecycle = { draining: false };
   const discovery = o.discoveryStatus ? new DiscoveryStatus(o.discoveryStatus) : undefined;
-  const ctx: AppContext = { models: new Map([[name, model]]), ignoreUnsupportedFields: ignoreUnsupportedFields(), lifecycle, metrics, control: shard?.control, shards: shard?.link, discovery, eventPlane: plane?.status };
+  const rs = o.responsesStore ?? { url: DEFAULT_STORE_URL, ttlSecs: 30 * 24 * 3600, maxRows: 0 };
+  const responseStore = await openStore(rs.url, { ttlMs: rs.ttlSecs * 1000, maxRows: rs.maxRows });
+  const tenantPerKey = o.apiKey !== undefined && o.apiKey.length > 0;
+  // One count of admitted generations for HTTP and gRPC (and every shard): the limit is per process.
+  const admitted = shard?.admitted ?? new SharedArrayBuffer(4);
+  const paths = new Map(o.models.map((m) => [m.name, m.path]));
+  const processors = await startProcessors({ name: o.chatProcessor, config: o.chatProcessorConfig }, models, paths, withoutSecrets(o));
+  const ctx: AppContext = { models, ignoreUnsupportedFields: ignoreUnsupportedFields(), lifecycle, metrics, control: shard?.control, shards: shard?.link, chatProcessors: processors?.slots, responseStore, tenantPerKey, discovery, eventPlane: plane?.status };
   const http = await startHttpServer({
     host: o.host,
     port: o.httpPort,
@@ -76,7 +119,7 @@ export async function startFrontend(o: ServeOptions, workerUrls: string[], nativ
     adminApiKey: o.adminApiKey,
     metricsApiKey: o.metricsApiKey,
     maxConcurrentRequests: o.maxConcurrentRequests,
-    admitted: shard?.admitted,
+    admitted,
     exclusivePort: !shard,
     metrics,
     logRequests: o.logRequests,
@@ -84,16 +127,42 @@ export async function startFrontend(o: ServeOptions, workerUrls: string[], nativ
     requestTimeoutMs: (o.requestTimeoutSecs ?? 0) * 1000,
     routes: routes(ctx),
   });
+  // The KServe gRPC face: one server per process, on this thread or on shard 0's.
+  let grpc: KserveServer | null = null;
+  if (o.grpcPort !== undefined && (shard?.link.id ?? 0) === 0) {
+    try {
+      grpc = await startKserveServer({
+        host: o.host,
+        port: o.grpcPort,
+        ctx,
+        apiKey: o.apiKey,
+        maxMessageBytes: o.maxBodyBytes,
+        limits: { maxConcurrentRequests: o.maxConcurrentRequests ?? 0, admitted, requestTimeoutMs: (o.requestTimeoutSecs ?? 0) * 1000 },
+      });
+    } catch (err) {
+      http.close();
+      processors?.close();
+      plane?.detach();
+      for (const r of routers) r.close();
+      for (const p of pools) p.close();
+      await plane?.close();
+      throw err;
+    }
+  }
   return {
     port: http.port,
+    grpcPort: grpc?.port,
     ctx,
     async close() {
       lifecycle.draining = true;
-      await http.drain((o.shutdownTimeoutSecs ?? 30) * 1000);
+      const grace = (o.shutdownTimeoutSecs ?? 30) * 1000;
+      await Promise.all([http.drain(grace), grpc?.close(grace)]);
+      processors?.close();
       plane?.detach();
-      router.close();
-      pool.close();
+      for (const r of routers) r.close();
+      for (const p of pools) p.close();
       await plane?.close();
+      await responseStore?.close();
     },
   };
 }

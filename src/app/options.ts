@@ -5,19 +5,49 @@ import { basename, resolve } from 'node:path';
 import type { RouterOptions } from '../router/options.js';
 import type { Level } from '../log.js';
 
+/** One served model: its folder, its name, the workers assigned to it by name, its own parsers and limits. */
+export interface ModelSpec {
+  name: string;
+  /** Hugging Face layout folder (tokenizer, template, config.json, generation_config.json). */
+  path: string;
+  /** Worker URLs assigned to this model (--worker NAME=URL, a config `worker` list, or by GetModelInfo). */
+  workers: string[];
+  /** Per-model output parsers (the config form); unset: the top-level --tool-call-parser / --reasoning-parser. */
+  toolCallParser?: string;
+  reasoningParser?: string;
+  /** Per-model --max-prompt-tokens; unset: the top-level one. */
+  maxPromptTokens?: number;
+  /** Per-model chat template file (the config form's `chat-template`); unset: --chat-template. */
+  chatTemplate?: string;
+}
+
+/** A LoRA adapter served as model `name` on the workers of model `base` (--lora NAME=PATH@BASE). */
+export interface LoraSpec {
+  name: string;
+  /** The adapter folder as the workers read it. */
+  path: string;
+  base: string;
+}
+
 export interface ServeOptions {
-  modelPath: string;
-  modelName?: string;
+  /** The served models, in serving order (at least one). */
+  models: ModelSpec[];
   host: string;
   httpPort: number;
+  /** KServe v2 gRPC port (src/kserve); 0 picks a free port; undefined: no gRPC server. */
+  grpcPort?: number;
+  /** Bare worker URLs not yet assigned to a model (serve() assigns them by GetModelInfo). */
   workers: string[];
+  /** LoRA adapters loaded at startup. */
+  loras?: LoraSpec[];
   mock?: 'echo' | 'sim';
   mockWorkers: number;
   maxBodyBytes?: number;
   /** Prompt tokens accepted while the context length is unknown (default DEFAULT_MAX_PROMPT_TOKENS). */
   maxPromptTokens?: number;
   maxConcurrentRequests?: number;
-  apiKey?: string;
+  /** The accepted API keys (each a tenant of the Responses store). */
+  apiKey?: string | readonly string[];
   /** Guards /admin/workers and /busy_threshold (unset: loopback clients only). */
   adminApiKey?: string;
   /** Guards /metrics (unset: public). */
@@ -49,6 +79,14 @@ export interface ServeOptions {
   replicaSyncExpirySecs?: number;
   /** This process's replica id (set by serve(); every shard shares it). */
   replicaId?: string;
+  /** --chat-processor: 'portico' (or unset) for the native path, else a custom processor's name or module path. */
+  chatProcessor?: string;
+  /** --chat-processor-config, parsed: the provider's `config`. */
+  chatProcessorConfig?: Record<string, unknown>;
+  /** --chat-template FILE: a Jinja file, or a tokenizer_config-style JSON file, replacing every model's folder template (unless the model has its own). */
+  chatTemplate?: string;
+  /** The Responses store (default: sqlite:portico-responses.db, 30-day TTL). */
+  responsesStore?: { url: string; ttlSecs: number; maxRows: number };
   /** Log settings, handed to shard threads (the main thread is configured by the CLI). */
   log?: { level: Level; format: 'json' | 'text' };
 }
@@ -65,11 +103,13 @@ export interface FaultOptions {
 
 export interface Running {
   port: number;
+  /** The KServe gRPC server's port, when one runs. */
+  grpcPort?: number;
   /** Graceful stop: health turns 503, in-flight work drains (bounded), then everything closes. */
   close(): Promise<void>;
 }
 
-/** The name the model is served under: --model-name, or the model directory's name. */
-export function modelName(o: ServeOptions): string {
-  return o.modelName ?? basename(resolve(o.modelPath));
+/** The name a model folder is served under when none is given: the folder's name. */
+export function defaultModelName(path: string): string {
+  return basename(resolve(path));
 }

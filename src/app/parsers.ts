@@ -1,6 +1,6 @@
-// Startup check of the output-parser names given on the command line, against the
-// native parser registry: an unknown name is an error listing the valid names, never a
-// silent fallback.
+// Startup check of the output-parser names given on the command line or per model in the
+// config, against the native parser registry: an unknown name is an error listing the
+// valid names, never a silent fallback.
 
 import { reasoningParserNames, toolParserNames } from '../native/parsers.js';
 
@@ -9,7 +9,8 @@ function check(flag: string, name: string | undefined, valid: readonly string[])
   throw new Error(`${flag}: unknown parser \`${name}\` (valid names: ${valid.join(', ')})`);
 }
 
-export function checkParserNames(toolCall: string | undefined, reasoning: string | undefined): void {
-  check('--tool-call-parser', toolCall, toolParserNames());
-  check('--reasoning-parser', reasoning, reasoningParserNames());
+/** `where` prefixes the message (a model of the config form). */
+export function checkParserNames(toolCall: string | undefined, reasoning: string | undefined, where = ''): void {
+  check(`${where}--tool-call-parser`, toolCall, toolParserNames());
+  check(`${where}--reasoning-parser`, reasoning, reasoningParserNames());
 }

@@ -1,55 +1,75 @@
-// A running `portico serve`, assembled: load the model natively, connect its workers
-// (or start mock engines on loopback), and serve HTTP — on this thread (--shards 1), or
-// on several worker threads sharing the port (src/shards, whose threads each build their
-// frontend with ./frontend.ts). With --discovery, the workers registered in etcd join
-// too, watched from this (main) thread and applied in every shard (./discovery.ts).
+// A running `portico serve`, assembled: load every model natively, assign the bare
+// workers to their models, connect the workers (or start mock engines on loopback), and
+// serve HTTP — on this thread (--shards 1), or on several worker threads sharing the
+// port (src/shards, whose threads each build their frontend with ./frontend.ts). With
+// --discovery, the workers registered in etcd join the model their record names too,
+// watched from this (main) thread and applied in every shard (./discovery.ts).
 
-import { resolve } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { Model } from '../native/core.js';
 import { checkParserNames } from './parsers.js';
-import { startFrontend } from './frontend.js';
+import { startFrontend, type Frontend } from './frontend.js';
+import { loadModels } from './natives.js';
 import { startMocks } from './mocks.js';
+import { assignWorkers } from './assign-workers.js';
+import { loadStartupAdapters } from './adapters.js';
 import type { Running, ServeOptions } from './options.js';
 import { serveSharded } from '../shards/supervisor.js';
+import { DEFAULT_STORE_URL, parseStoreUrl } from '../store/open.js';
 import { probePort } from '../http/port-guard.js';
 import { localControl } from '../api/control.js';
 import { prepareDiscovery } from './discovery.js';
 import { natsServers } from '../events/servers.js';
 
+/** A bad --responses-store is a startup error; a memory store would be one per shard thread. */
+function checkStoreUrl(o: ServeOptions): void {
+  const u = parseStoreUrl(o.responsesStore?.url ?? DEFAULT_STORE_URL);
+  if (u.kind === 'sqlite' && u.path === ':memory:' && (o.shards ?? 1) > 1) {
+    throw new Error('--responses-store sqlite::memory: holds responses in one thread: use a file (sqlite:PATH) or postgres:// with --shards above 1');
+  }
+}
+
 export async function serve(opts: ServeOptions): Promise<Running> {
   checkParserNames(opts.toolCallParser, opts.reasoningParser);
-  if (opts.workers.length === 0 && !opts.mock && !opts.discovery) {
+  for (const m of opts.models) checkParserNames(m.toolCallParser, m.reasoningParser, `model \`${m.name}\`: `);
+  if (opts.workers.length === 0 && !opts.mock && !opts.discovery && opts.models.every((m) => m.workers.length === 0)) {
     throw new Error('no workers: pass --worker grpc://HOST:PORT (repeatable), --mock echo|sim or --discovery etcd://HOST:PORT');
   }
+  checkStoreUrl(opts);
   const discovery = prepareDiscovery(opts);
-  const o = { ...(discovery?.options ?? opts) };
+  const o: ServeOptions = { ...(discovery?.options ?? opts) };
   if (o.eventPlane) {
     natsServers(o.eventPlane); // a bad URL is an error before anything starts
     o.replicaId ??= randomUUID();
   }
   // A taken port is an error, before anything else starts (src/http/port-guard.ts).
   if (o.httpPort !== 0) await probePort(o.host, o.httpPort);
+  const models = o.models.map((m) => ({ ...m, workers: [...m.workers] }));
+  await assignWorkers(models, o.workers);
+  const assigned: ServeOptions = { ...o, models, workers: [] };
   if ((o.shards ?? 1) > 1) {
-    const sharded = await serveSharded(o);
+    const sharded = await serveSharded(assigned);
     return discovery ? discovery.start(sharded, sharded.apply) : sharded;
   }
-  const native = Model.load(resolve(o.modelPath));
-  const mocks = await startMocks(o, native);
-  let fe;
+  const natives = loadModels(assigned);
+  const mocks = await startMocks(assigned, natives);
+  let fe: Frontend | undefined;
   try {
-    fe = await startFrontend(o, [...o.workers, ...mocks.urls], native);
+    fe = await startFrontend({ ...assigned, models: mocks.models, mock: undefined }, natives);
+    await loadStartupAdapters(fe.ctx, o.loras ?? []);
   } catch (err) {
+    await fe?.close();
     await mocks.close();
     throw err;
   }
+  const front = fe;
   const running: Running = {
-    port: fe.port,
+    port: front.port,
+    grpcPort: front.grpcPort,
     async close() {
-      await fe.close();
+      await front.close();
       await mocks.close();
     },
   };
-  const control = localControl(fe.ctx);
+  const control = localControl(front.ctx);
   return discovery ? discovery.start(running, (c) => control.apply(c)) : running;
 }

@@ -3,7 +3,7 @@
 export const MAIN_HELP = `portico — a native-accelerated frontend for LLM serving
 
 Usage:
-  portico serve --model-path DIR [options]       serve the OpenAI and Anthropic APIs for one model
+  portico serve --model-path DIR | --model NAME=DIR ...   serve the OpenAI and Anthropic APIs for one or several models
   portico mock-engine --model-path DIR [options] run a GPU-free engine simulator (SGLang or vLLM gRPC protocol)
   portico register --discovery etcd://HOST:PORT --worker URL --model NAME
                                                  register a worker that cannot (SGLang, vLLM) in etcd, as a sidecar

@@ -11,6 +11,8 @@ import { formatSummary, runBench } from './bench.js';
 import { serve } from '../app/serve.js';
 import { runMockEngine } from './mock-engine.js';
 import { registerCommand } from './register.js';
+import { precommitPeekMs, readProcessorOptions } from './processor-options.js';
+import { modelFlags } from './model-flags.js';
 import type { RouterMode, RouterOptions } from '../router/options.js';
 import type { QueuePolicy } from '../router/queue.js';
 
@@ -41,12 +43,14 @@ async function serveCommand(args: string[]): Promise<void> {
     return;
   }
   configureLog({ level: v['log-level'] as Level, format: v['log-format'] as 'json' | 'text' });
+  const processor = await readProcessorOptions(v);
   const running = await serve({
-    modelPath: v['model-path'] as string,
-    modelName: v['model-name'] as string | undefined,
+    ...processor,
+    chatTemplate: v['chat-template'] as string | undefined,
+    ...modelFlags(v),
     host: v.host as string,
     httpPort: v['http-port'] as number,
-    workers: v.worker as string[],
+    grpcPort: v['grpc-port'] as number,
     mock: v.mock as 'echo' | 'sim' | undefined,
     mockWorkers: v['mock-workers'] as number,
     discovery: v.discovery as string | undefined,
@@ -57,7 +61,7 @@ async function serveCommand(args: string[]): Promise<void> {
     maxBodyBytes: v['max-body-bytes'] as number,
     maxPromptTokens: v['max-prompt-tokens'] as number,
     maxConcurrentRequests: v['max-concurrent-requests'] as number,
-    apiKey: v['api-key'] as string | undefined,
+    apiKey: (v['api-key'] as string[]).length > 0 ? (v['api-key'] as string[]) : undefined,
     adminApiKey: v['admin-api-key'] as string | undefined,
     metricsApiKey: v['metrics-api-key'] as string | undefined,
     shutdownTimeoutSecs: v['shutdown-timeout-secs'] as number,
@@ -73,14 +77,16 @@ async function serveCommand(args: string[]): Promise<void> {
       healthCheckIntervalSecs: v['health-check-interval-secs'] as number,
       breakerFailures: v['worker-breaker-failures'] as number,
       breakerFailureRate: v['worker-breaker-failure-rate'] as number,
-      precommitPeekMs: v['stream-precommit-peek-ms'] as number,
+      precommitPeekMs: precommitPeekMs(v),
       keepAliveSecs: v['stream-keep-alive-secs'] as number,
       stallTimeoutSecs: v['stream-stall-timeout-secs'] as number,
     },
     shards: (v.shards as number | undefined) ?? availableParallelism(),
+    responsesStore: { url: v['responses-store'] as string, ttlSecs: v['responses-store-ttl-secs'] as number, maxRows: v['responses-store-max-rows'] as number },
     log: { level: v['log-level'] as Level, format: v['log-format'] as 'json' | 'text' },
   });
   log.info(`portico listening on http://${v.host as string}:${running.port}`, { port: running.port });
+  if (running.grpcPort !== undefined) log.info(`portico KServe gRPC listening on ${v.host as string}:${running.grpcPort} (inference.GRPCInferenceService)`, { grpc_port: running.grpcPort });
   let stopping = false;
   const stop = () => {
     if (stopping) return;

@@ -23,9 +23,11 @@ export type OptionSpec =
   | (Base & { kind: 'int'; default?: number; min?: number })
   | (Base & { kind: 'number'; default?: number; min?: number; exclusiveMin?: boolean })
   | (Base & { kind: 'bool'; default?: boolean })
-  | (Base & { kind: 'list' });
+  | (Base & { kind: 'list' })
+  /** A JSON array of objects: a config-file array, or JSON text in a flag or the environment. */
+  | (Base & { kind: 'objects' });
 
-export type OptionValue = string | number | boolean | string[] | undefined;
+export type OptionValue = string | number | boolean | string[] | Record<string, unknown>[] | undefined;
 
 export function envName(flag: string): string {
   return `PORTICO_${flag.replaceAll('-', '_').toUpperCase()}`;
@@ -35,6 +37,8 @@ function convert(spec: OptionSpec, raw: unknown, source: string): OptionValue {
   const where = source === 'flag' ? `--${spec.name}` : source;
   switch (spec.kind) {
     case 'string': {
+      // A config array or object is not a string (it was once joined into one bogus path).
+      if (typeof raw === 'object' && raw !== null) throw new UsageError(`${where} must be a string, got ${JSON.stringify(raw)}`);
       const v = String(raw);
       if (spec.choices && !spec.choices.includes(v)) throw new UsageError(`${where} must be one of ${spec.choices.map((c) => `'${c}'`).join(', ')}, got '${v}'`);
       return v;
@@ -58,6 +62,18 @@ function convert(spec: OptionSpec, raw: unknown, source: string): OptionValue {
       if (['0', 'false', 'no', 'off', ''].includes(s)) return false;
       throw new UsageError(`${where} must be a boolean, got '${raw}'`);
     }
+    case 'objects': {
+      let v = raw;
+      if (typeof raw === 'string') {
+        try {
+          v = JSON.parse(raw);
+        } catch (err) {
+          throw new UsageError(`${where} must be a JSON array of objects: ${(err as Error).message}`);
+        }
+      }
+      if (!Array.isArray(v) || v.some((x) => typeof x !== 'object' || x === null || Array.isArray(x))) throw new UsageError(`${where} must be an array of objects, got ${JSON.stringify(v)}`);
+      return v as Record<string, unknown>[];
+    }
     case 'list': {
       if (Array.isArray(raw)) return raw.map(String);
       return String(raw)
@@ -71,7 +87,9 @@ function convert(spec: OptionSpec, raw: unknown, source: string): OptionValue {
 /** Parse argv against the table, filling gaps from the environment, the config file and defaults. */
 export function resolveOptions(specs: readonly OptionSpec[], argv: string[], env: NodeJS.ProcessEnv = process.env): { values: Record<string, OptionValue>; help: boolean } {
   const parseOpts: Record<string, { type: 'string' | 'boolean'; multiple?: boolean; short?: string }> = { help: { type: 'boolean', short: 'h' }, config: { type: 'string' } };
-  for (const s of specs) parseOpts[s.name] = s.kind === 'bool' ? { type: 'boolean' } : { type: 'string', multiple: s.kind === 'list' };
+  // Every value flag is read as `multiple`, so that a repeated single-valued flag is an
+  // error instead of the last one silently winning.
+  for (const s of specs) parseOpts[s.name] = s.kind === 'bool' ? { type: 'boolean' } : { type: 'string', multiple: true };
   const { values: flags } = parseArgs({ args: argv, options: parseOpts, strict: true, allowPositionals: false });
   if (flags.help) return { values: {}, help: true };
 
@@ -93,10 +111,11 @@ export function resolveOptions(specs: readonly OptionSpec[], argv: string[], env
     const f = flags[s.name];
     const e = env[envName(s.name)];
     let v: OptionValue;
-    if (f !== undefined && !(Array.isArray(f) && f.length === 0)) v = s.kind === 'list' ? (f as string[]).flatMap((x) => convert(s, x, 'flag') as string[]) : convert(s, f, 'flag');
+    if (Array.isArray(f) && f.length > 1 && s.kind !== 'list') throw new UsageError(`--${s.name} was given ${f.length} times; it takes one value${s.name === 'model-path' || s.name === 'model-name' ? ' (serve several models with --model NAME=DIR, repeatable)' : ''}`);
+    if (f !== undefined && !(Array.isArray(f) && f.length === 0)) v = s.kind === 'list' ? (f as string[]).flatMap((x) => convert(s, x, 'flag') as string[]) : convert(s, Array.isArray(f) ? f[0] : f, 'flag');
     else if (e !== undefined && e !== '') v = convert(s, e, envName(s.name));
     else if (config[s.name] !== undefined) v = convert(s, config[s.name], `config '${s.name}'`);
-    else v = s.kind === 'list' ? [] : s.default;
+    else v = s.kind === 'list' || s.kind === 'objects' ? [] : s.default;
     if (s.kind === 'string' && s.required && v === undefined) throw new UsageError(`--${s.name} is required`);
     values[s.name] = v;
   }

@@ -7,7 +7,7 @@
 import { ConnectError } from '@connectrpc/connect';
 
 import { EngineError } from './errors.js';
-import { isFirstResponseTimeout, isWorkerStatus, type ServerStream } from './grpc-h2.js';
+import { isFirstResponseTimeout, isWorkerStatus, pumpStream, type ServerStream, type StreamListener } from './grpc-h2.js';
 import type { Cancellation, EngineEvent, GenerateDone, GenerateParams, TokenLogprobs } from './types.js';
 
 /** OutputLogProbs of both protocols (SGLang's has an extra field, unused here). */
@@ -55,13 +55,36 @@ export interface WireResponse {
 
 const ONCE: AddEventListenerOptions = { once: true };
 
+/** Where a pushed engine stream (EngineEvents.pipe) hands its events. */
+export interface EngineEventHandler {
+  event(ev: EngineEvent): void;
+  /** Every choice completed and the stream ended. */
+  end(): void;
+  /** The stream failed (an EngineError), or could not be opened. */
+  fail(err: unknown): void;
+}
+
+/** An engine stream that can push its events (pipe) as well as be read with next(). */
+export interface EngineEvents extends AsyncIterableIterator<EngineEvent> {
+  pipe(h: EngineEventHandler): void;
+  hold(): void;
+  release(): void;
+  /** Leave the stream (aborting it unless every choice completed; see close()). */
+  return(): Promise<IteratorResult<EngineEvent>>;
+}
+
+/** Whether `s` (what EngineClient.generate returned) can push its events. */
+export function isEngineEvents(s: AsyncIterable<EngineEvent>): s is EngineEvents {
+  return typeof (s as Partial<EngineEvents>).pipe === 'function';
+}
+
 export function generateStream(
   url: string,
   p: GenerateParams,
   signal: Cancellation,
   open: () => ServerStream<WireResponse>,
   abort: (requestId: string, reason: string) => Promise<void>,
-): AsyncIterableIterator<EngineEvent> {
+): EngineEvents {
   return new GenerateEvents(url, p, signal, open, abort);
 }
 
@@ -71,7 +94,7 @@ export function generateStream(
  * own when a message is already buffered beyond the wire's). Opens the stream on the first
  * read, as a generator's body would.
  */
-class GenerateEvents implements AsyncIterableIterator<EngineEvent> {
+class GenerateEvents implements EngineEvents {
   private readonly n: number;
   private wire: ServerStream<WireResponse> | null = null;
   /** Every choice is complete. */
@@ -135,38 +158,8 @@ class GenerateEvents implements AsyncIterableIterator<EngineEvent> {
           this.streamEnded = true;
           break;
         }
-        const r = step.value.response;
-        if (r.case === 'chunk') {
-          const c = r.value;
-          if (c.tokenIds.length === 0 && !p.stream) continue;
-          const chunk: EngineEvent & { kind: 'chunk' } = {
-            kind: 'chunk',
-            chunk: {
-              tokenIds: c.tokenIds,
-              promptTokens: c.promptTokens,
-              completionTokens: c.completionTokens,
-              cachedTokens: c.cachedTokens,
-              index: c.index,
-            },
-          };
-          if (p.logprobs === true) chunk.chunk.logprobs = toLogprobs(c.outputLogprobs, c.tokenIds.length);
-          if (p.promptLogprobs !== undefined && c.inputLogprobs && c.inputLogprobs.tokenLogprobs.length > 0) {
-            chunk.chunk.promptLogprobs = toLogprobs(
-              { tokenLogprobs: c.inputLogprobs.tokenLogprobs.map((v) => v.value ?? NaN), topLogprobs: c.inputLogprobs.topLogprobs },
-              c.inputLogprobs.tokenLogprobs.length,
-            );
-          }
-          return { value: chunk, done: false };
-        } else if (r.case === 'complete') {
-          if (this.doneIdx) {
-            this.doneIdx.add(r.value.index);
-            this.doneCount = this.doneIdx.size;
-          } else this.doneCount = 1;
-          if (this.doneCount >= this.n) this.finished = true;
-          const done = toDone(r.value, p.stream);
-          if (p.logprobs === true && !p.stream) done.logprobs = toLogprobs(r.value.outputLogprobs, done.outputIds.length);
-          return { value: { kind: 'done', done }, done: false };
-        }
+        const ev = this.toEvent(step.value);
+        if (ev) return { value: ev, done: false };
       }
     } catch (err) {
       const e = this.failure(err);
@@ -175,14 +168,120 @@ class GenerateEvents implements AsyncIterableIterator<EngineEvent> {
     }
     // The stream ended.
     this.close();
-    if (!this.finished) {
-      const id = p.requestId;
-      if (this.signal.aborted) {
-        throw new EngineError('aborted', `request ${id} on ${this.url} aborted by caller`, this.url);
-      }
-      throw new EngineError('internal', `engine worker ${this.url} ended the stream of request ${id} after ${this.doneCount}/${this.n} completions`, this.url);
-    }
+    const e = this.ended();
+    if (e) throw e;
     return DONE;
+  }
+
+  /** One wire message as an event (null: an empty chunk of a unary request, skipped). */
+  private toEvent(res: WireResponse): EngineEvent | null {
+    const p = this.p;
+    const r = res.response;
+    if (r.case === 'chunk') {
+      const c = r.value;
+      if (c.tokenIds.length === 0 && !p.stream) return null;
+      const chunk: EngineEvent & { kind: 'chunk' } = {
+        kind: 'chunk',
+        chunk: {
+          tokenIds: c.tokenIds,
+          promptTokens: c.promptTokens,
+          completionTokens: c.completionTokens,
+          cachedTokens: c.cachedTokens,
+          index: c.index,
+        },
+      };
+      if (p.logprobs === true) chunk.chunk.logprobs = toLogprobs(c.outputLogprobs, c.tokenIds.length);
+      if (p.promptLogprobs !== undefined && c.inputLogprobs && c.inputLogprobs.tokenLogprobs.length > 0) {
+        chunk.chunk.promptLogprobs = toLogprobs(
+          { tokenLogprobs: c.inputLogprobs.tokenLogprobs.map((v) => v.value ?? NaN), topLogprobs: c.inputLogprobs.topLogprobs },
+          c.inputLogprobs.tokenLogprobs.length,
+        );
+      }
+      return chunk;
+    }
+    if (r.case === 'complete') {
+      if (this.doneIdx) {
+        this.doneIdx.add(r.value.index);
+        this.doneCount = this.doneIdx.size;
+      } else this.doneCount = 1;
+      if (this.doneCount >= this.n) this.finished = true;
+      const done = toDone(r.value, p.stream);
+      if (p.logprobs === true && !p.stream) done.logprobs = toLogprobs(r.value.outputLogprobs, done.outputIds.length);
+      return { kind: 'done', done };
+    }
+    return null;
+  }
+
+  /** The stream ended without a failure: the error when a choice is still missing, else null. */
+  private ended(): EngineError | null {
+    if (this.finished) return null;
+    const id = this.p.requestId;
+    if (this.signal.aborted) return new EngineError('aborted', `request ${id} on ${this.url} aborted by caller`, this.url);
+    return new EngineError('internal', `engine worker ${this.url} ended the stream of request ${id} after ${this.doneCount}/${this.n} completions`, this.url);
+  }
+
+  /**
+   * Push mode (instead of next()): opens the stream and hands every event, then the end or
+   * the failure (an EngineError, or what opening threw), to `h` as the wire delivers them.
+   * hold() / release() pause and resume the delivery; return() leaves as it does for next().
+   */
+  pipe(h: EngineEventHandler): void {
+    const p = this.p;
+    if (this.signal.aborted) {
+      this.closed = true;
+      h.fail(new EngineError('aborted', `request ${p.requestId} aborted before it was sent to ${this.url}`, this.url));
+      return;
+    }
+    let wire: ServerStream<WireResponse>;
+    try {
+      wire = this.wire = this.open();
+    } catch (err) {
+      this.closed = true;
+      h.fail(err);
+      return;
+    }
+    this.signal.addEventListener('abort', this.onAbort, ONCE);
+    const l: StreamListener<WireResponse> = {
+      message: (m) => {
+        if (this.closed) return;
+        let ev: EngineEvent | null;
+        try {
+          ev = this.toEvent(m);
+        } catch (err) {
+          l.fail(err);
+          return;
+        }
+        if (ev) h.event(ev);
+      },
+      end: () => {
+        if (this.closed) return;
+        this.streamEnded = true;
+        this.close();
+        const e = this.ended();
+        if (e) h.fail(e);
+        else h.end();
+      },
+      fail: (err) => {
+        if (this.closed) return;
+        const e = this.failure(err);
+        this.close();
+        h.fail(e);
+      },
+    };
+    if (wire.listen) {
+      wire.listen(l);
+      this.holder = wire as Required<Pick<ServerStream<WireResponse>, 'hold' | 'release'>>;
+    } else this.holder = pumpStream(wire, l);
+  }
+
+  private holder: { hold(): void; release(): void } | undefined;
+
+  hold(): void {
+    this.holder?.hold();
+  }
+
+  release(): void {
+    this.holder?.release();
   }
 
   async return(): Promise<IteratorResult<EngineEvent>> {

@@ -5,7 +5,9 @@
 // against the echo mock that was ~2 ms of CPU for an 8-token request
 // (bench/engine-path.bench.ts). Connection handling (connect timeout,
 // keep-alive PINGs, idle close, GOAWAY, reconnect) stays with connect-node's
-// Http2SessionManager; this file only frames messages and reads the status.
+// Http2SessionManager, and the status handling (HTTP status to code, the gRPC content
+// type, a non-OK grpc-status with its message and details) with Connect's protocol-grpc
+// helpers; this file only frames messages and routes the stream's events.
 //
 // Wire (grpc/doc/PROTOCOL-HTTP2.md): request HEADERS + one length-prefixed
 // message + END_STREAM; response HEADERS (:status 200, application/grpc),
@@ -15,9 +17,13 @@
 import http2 from 'node:http2';
 
 import { Code, ConnectError } from '@connectrpc/connect';
+import { codeFromHttpStatus, findTrailerError, grpcStatusOk, parseContentType } from '@connectrpc/connect/protocol-grpc';
 import type { Http2SessionManager } from '@connectrpc/connect-node';
 
 const { NGHTTP2_CANCEL } = http2.constants;
+
+/** The trailers that carry a call's status. */
+const STATUS_TRAILERS = ['grpc-status', 'grpc-message', 'grpc-status-details-bin'] as const;
 
 /** A server stream the caller reads with next() and may stop in two ways. */
 export interface ServerStream<T> extends AsyncIterator<T> {
@@ -31,6 +37,73 @@ export interface ServerStream<T> extends AsyncIterator<T> {
   cancel(after?: PromiseLike<boolean>): void;
   /** Stop delivering but let the stream end normally (read to its trailers). */
   detach(): void;
+  /**
+   * Push mode, instead of next(): every message, then the end or the failure, is handed to
+   * `l` as it is read (in the data callback; no promise per message). hold() makes it queue
+   * messages instead (the stream is paused past a high-water mark), release() delivers them
+   * and goes on. Streams without it are read with next() (pumpStream adapts them).
+   */
+  listen?(l: StreamListener<T>): void;
+  hold?(): void;
+  release?(): void;
+}
+
+/** What a server stream in push mode hands its messages to. */
+export interface StreamListener<T> {
+  message(m: T): void;
+  end(): void;
+  fail(err: unknown): void;
+}
+
+/**
+ * Push mode for a stream that only has next(): one read at a time, each message handed to
+ * `l`; hold() stops reading until release(). (The Connect transport's streams and test fakes.)
+ */
+export function pumpStream<T>(it: AsyncIterator<T>, l: StreamListener<T>): { hold(): void; release(): void } {
+  let held = false;
+  let reading = false;
+  let over = false;
+  // What a read brought while the consumer took hold (the read was already under way).
+  let stash: IteratorResult<T> | { failed: unknown } | null = null;
+  const pump = async () => {
+    if (reading) return;
+    reading = true;
+    while (!over && !held) {
+      let r: IteratorResult<T> | { failed: unknown };
+      if (stash) {
+        r = stash;
+        stash = null;
+      } else {
+        try {
+          r = await it.next();
+        } catch (err) {
+          r = { failed: err };
+        }
+        if (held) {
+          stash = r;
+          break;
+        }
+      }
+      if ('failed' in r) {
+        over = true;
+        l.fail(r.failed);
+      } else if (r.done) {
+        over = true;
+        l.end();
+      } else l.message(r.value);
+    }
+    reading = false;
+  };
+  void pump();
+  return {
+    hold: () => {
+      held = true;
+    },
+    release: () => {
+      held = false;
+      void pump();
+    },
+  };
 }
 
 const HEADERS_BASE = {
@@ -118,6 +191,10 @@ class H2ServerStream<T> implements ServerStream<T> {
   private waiter: { resolve: (r: IteratorResult<T>) => void; reject: (e: unknown) => void } | undefined;
   /** The first-response deadline, until the first byte of a response message (or the end). */
   private firstTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Push mode (listen): where messages go, whether the consumer holds them, whether the end or failure went out. */
+  private listener: StreamListener<T> | undefined;
+  private held = false;
+  private settledOut = false;
 
   constructor(
     private readonly sm: Http2SessionManager,
@@ -160,6 +237,46 @@ class H2ServerStream<T> implements ServerStream<T> {
   return(): Promise<IteratorResult<T>> {
     this.cancel();
     return Promise.resolve({ value: undefined, done: true });
+  }
+
+  listen(l: StreamListener<T>): void {
+    this.listener = l;
+    this.flush();
+  }
+
+  hold(): void {
+    this.held = true;
+  }
+
+  release(): void {
+    this.held = false;
+    this.flush();
+  }
+
+  /** Push mode: hand queued messages over until held, then the end or failure once everything is out. */
+  private flush(): void {
+    const l = this.listener!;
+    while (!this.held && this.head < this.queue.length) {
+      const value = this.queue[this.head]!;
+      this.queue[this.head++] = undefined as T;
+      l.message(value);
+    }
+    if (this.head === this.queue.length) {
+      this.queue.length = 0;
+      this.head = 0;
+    }
+    if (this.paused && this.queue.length - this.head < HIGH_WATER / 2) {
+      this.paused = false;
+      this.stream?.resume();
+    }
+    if (this.held || this.head < this.queue.length || this.settledOut) return;
+    if (this.failure) {
+      this.settledOut = true;
+      l.fail(this.failure);
+    } else if (this.ended) {
+      this.settledOut = true;
+      l.end();
+    }
   }
 
   cancel(after?: PromiseLike<boolean>): void {
@@ -231,27 +348,43 @@ class H2ServerStream<T> implements ServerStream<T> {
       this.fail(new ConnectError(`HTTP ${status} from the worker`, codeFromHttpStatus(status)));
       return;
     }
-    const ct = String(h['content-type'] ?? '');
-    if (!ct.startsWith('application/grpc')) {
-      this.fail(new ConnectError(`unexpected content-type ${JSON.stringify(ct)} from the worker`, Code.Internal));
+    const ct = h['content-type'];
+    // (Connect's gRPC content-type check; a +json response is not ours to decode.)
+    if (parseContentType(ct ?? null)?.binary !== true) {
+      this.fail(new ConnectError(`unexpected content-type ${JSON.stringify(String(ct ?? ''))} from the worker`, Code.Internal));
       return;
     }
     // Trailers-only response: the status rides on the headers.
     if (h['grpc-status'] !== undefined) this.onTrailers(h);
   }
 
-  /** @internal */
+  /**
+   * @internal The status of the call. An OK (the usual case) is read off the trailers
+   * directly; any other goes through Connect's findTrailerError (grpc-status-details-bin,
+   * code range, grpc-message decoding), with a malformed percent-encoding kept as sent.
+   */
   onTrailers(h: http2.IncomingHttpHeaders): void {
-    const code = Number(h['grpc-status']);
-    this.status = Number.isInteger(code) && code >= 0 && code <= 16 ? code : Code.Unknown;
-    const msg = h['grpc-message'];
-    if (typeof msg === 'string' && msg) {
-      try {
-        this.statusMessage = decodeURIComponent(msg);
-      } catch {
-        this.statusMessage = msg;
-      }
+    const code = h['grpc-status'];
+    if (code === grpcStatusOk) {
+      this.status = 0;
+      return;
     }
+    const headers = new Headers();
+    for (const k of STATUS_TRAILERS) {
+      const v = h[k];
+      if (typeof v === 'string') headers.set(k, v);
+    }
+    let err: ConnectError | undefined;
+    try {
+      err = findTrailerError(headers);
+    } catch {
+      // grpc-message is not valid percent-encoding (or details-bin is not a Status): keep it as sent.
+      const n = Number(code);
+      err = new ConnectError(String(h['grpc-message'] ?? ''), Number.isInteger(n) && n > 0 && n <= 16 ? (n as Code) : Code.Unknown);
+    }
+    // No grpc-status at all: an unknown status, as gRPC clients report it.
+    this.status = err ? err.code : code === undefined ? Code.Unknown : 0;
+    this.statusMessage = err ? err.rawMessage : '';
   }
 
   /** @internal (the first-response deadline passed) */
@@ -302,6 +435,8 @@ class H2ServerStream<T> implements ServerStream<T> {
       }
       off += 5 + len;
       this.push(msg);
+      // (In push mode the consumer may have stopped the stream from inside push.)
+      if (this.detached || this.failure) return;
     }
     if (off < buf.length) this.pending = off === 0 ? Buffer.from(buf) : Buffer.from(buf.subarray(off));
     if (!this.paused && this.queue.length - this.head >= HIGH_WATER && this.stream) {
@@ -311,6 +446,12 @@ class H2ServerStream<T> implements ServerStream<T> {
   }
 
   private push(msg: T): void {
+    const l = this.listener;
+    if (l) {
+      if (!this.held && this.head === this.queue.length) l.message(msg);
+      else this.queue.push(msg);
+      return;
+    }
     const w = this.waiter;
     if (w) {
       this.waiter = undefined;
@@ -345,6 +486,10 @@ class H2ServerStream<T> implements ServerStream<T> {
       return;
     }
     this.ended = true;
+    if (this.listener) {
+      this.flush();
+      return;
+    }
     const w = this.waiter;
     if (w) {
       this.waiter = undefined;
@@ -357,6 +502,10 @@ class H2ServerStream<T> implements ServerStream<T> {
     if (this.firstTimer !== undefined) this.clearFirstTimer();
     if (this.failure || this.ended) return;
     this.failure = err;
+    if (this.listener) {
+      this.flush();
+      return;
+    }
     // Queued messages are still delivered before the error.
     if (this.head < this.queue.length) return;
     const w = this.waiter;
@@ -388,27 +537,6 @@ function onStreamError(this: OwnedStream, err: unknown): void {
 }
 function onStreamClose(this: OwnedStream): void {
   this[kOwner].onClose();
-}
-
-/** gRPC's HTTP-to-status mapping for responses that are not gRPC at all. */
-function codeFromHttpStatus(status: number): Code {
-  switch (status) {
-    case 400:
-      return Code.Internal;
-    case 401:
-      return Code.Unauthenticated;
-    case 403:
-      return Code.PermissionDenied;
-    case 404:
-      return Code.Unimplemented;
-    case 429:
-    case 502:
-    case 503:
-    case 504:
-      return Code.Unavailable;
-    default:
-      return Code.Unknown;
-  }
 }
 
 /** Node / HTTP/2 failure → ConnectError, with the codes connect-node gives the same failures. */
@@ -448,5 +576,10 @@ export function mapStream<A, B>(s: ServerStream<A>, f: (a: A) => B): ServerStrea
     },
     cancel: (after) => s.cancel(after),
     detach: () => s.detach(),
+    listen: s.listen
+      ? (l) => s.listen!({ message: (m) => l.message(f(m)), end: () => l.end(), fail: (e) => l.fail(e) })
+      : undefined,
+    hold: s.hold ? () => s.hold!() : undefined,
+    release: s.release ? () => s.release!() : undefined,
   };
 }

@@ -3,7 +3,7 @@
 
 import type { EngineModelInfo } from './types.js';
 
-type ModelInfoReply = Omit<EngineModelInfo, 'servedModelName'> & { servedModelName: string };
+type ModelInfoReply = Omit<EngineModelInfo, 'servedModelName' | 'preferredSamplingParams'> & { servedModelName: string; preferredSamplingParams?: string };
 
 export function modelInfoFrom(r: ModelInfoReply): EngineModelInfo {
   return {
@@ -21,5 +21,6 @@ export function modelInfoFrom(r: ModelInfoReply): EngineModelInfo {
     architectures: r.architectures,
     supportsVision: r.supportsVision,
     defaultSamplingParamsJson: r.defaultSamplingParamsJson,
+    preferredSamplingParams: r.preferredSamplingParams ?? '',
   };
 }

@@ -20,16 +20,20 @@ import {
   GetModelInfoRequestSchema,
   GetServerInfoRequestSchema,
   HealthCheckRequestSchema,
+  ListLoadedLoRAAdaptersRequestSchema,
+  LoadLoRAAdapterRequestSchema,
   SamplingParamsSchema,
+  UnloadLoRAAdapterRequestSchema,
   SglangScheduler,
   type GenerateRequest,
   type SamplingParams,
 } from '../gen/sglang_scheduler_pb.js';
 import { sglangEmbed } from './embed.js';
-import type { EmbedParams, EmbedResult } from './types.js';
+import type { AdapterRef, EmbedParams, EmbedResult } from './types.js';
+import { EngineError } from './errors.js';
 import { generateStream, type WireResponse } from './generate-stream.js';
 import { decodeGenerateResponse, SGLANG_RESPONSE } from './generate-response-wire.js';
-import { encodeSglangGenerate, SGLANG_JSON_OBJECT_SCHEMA } from './sglang-generate-wire.js';
+import { encodeSglangGenerate, SGLANG_JSON_OBJECT_SCHEMA, SGLANG_SEED_KEY } from './sglang-generate-wire.js';
 import { EngineConnection, rankLoadOf, type EngineClientOptions } from './grpc-connection.js';
 import type {
   Cancellation,
@@ -107,9 +111,30 @@ export class SglangEngineClient implements EngineClient {
     return sglangEmbed(this.rpc, this.url, p, signal);
   }
 
+  async loadAdapter(a: AdapterRef): Promise<void> {
+    const r = await this.conn.unary(`LoadLoRAAdapter(${a.name})`, (o) => this.rpc.loadLoRAAdapter(create(LoadLoRAAdapterRequestSchema, { loraName: a.name, loraPath: a.path, loraId: a.id }), o));
+    if (!r.success) throw refused(this.url, 'LoadLoRAAdapter', r.message);
+  }
+
+  async unloadAdapter(a: Pick<AdapterRef, 'id' | 'name'>): Promise<void> {
+    const r = await this.conn.unary(`UnloadLoRAAdapter(${a.name})`, (o) => this.rpc.unloadLoRAAdapter(create(UnloadLoRAAdapterRequestSchema, { loraName: a.name, loraId: a.id }), o));
+    if (!r.success) throw refused(this.url, 'UnloadLoRAAdapter', r.message);
+  }
+
+  async listAdapters(): Promise<AdapterRef[]> {
+    const r = await this.conn.unary('ListLoadedLoRAAdapters', (o) => this.rpc.listLoadedLoRAAdapters(create(ListLoadedLoRAAdaptersRequestSchema), o));
+    return r.loadedAdapters.map((x) => ({ id: x.loraId, name: x.loraName, path: x.loraPath }));
+  }
+
   close(): void {
     this.conn.close();
   }
+}
+
+/** An engine's success=false answer: the request's fault, in the engine's words. */
+function refused(url: string, rpc: string, message: string): EngineError {
+  const words = message || `${rpc} refused`;
+  return new EngineError('invalid_argument', words, url, { engineMessage: words });
 }
 
 export function createSglangClient(url: string, opts?: SglangClientOptions): EngineClient {
@@ -141,6 +166,8 @@ export function buildGenerateRequest(p: GenerateParams): GenerateRequest {
     n: Math.max(1, p.n ?? 1),
     constraint: sglangConstraint(p.constraint),
     logitBias: p.logitBias ? Object.fromEntries(Array.from(p.logitBias, ([id, b]) => [String(id), b])) : {},
+    // No seed field on this protocol: custom_params.seed, as a decimal string (exact to 64 bits).
+    customParams: p.seed === undefined ? undefined : { [SGLANG_SEED_KEY]: String(p.seed) },
   });
   return create(GenerateRequestSchema, {
     requestId: p.requestId,

@@ -9,6 +9,13 @@ import { ProtoWriter, WIRE_FIXED32, WIRE_LEN, WIRE_VARINT } from './proto-writer
 
 const w = new ProtoWriter();
 
+/**
+ * SGLang's scheduler protocol has no seed field: the seed travels in
+ * SamplingParams.custom_params under this key, as a decimal string (a Struct number is a
+ * double, which would round a 64-bit seed past 2^53).
+ */
+export const SGLANG_SEED_KEY = 'seed';
+
 /** The JSON schema SGLang's own OpenAI server uses for "any JSON object". */
 export const SGLANG_JSON_OBJECT_SCHEMA = '{"type":"object"}';
 
@@ -87,5 +94,16 @@ function writeSampling(p: GenerateParams): void {
       w.tag(2, WIRE_FIXED32).float(bias[key]!, 'sglang.grpc.scheduler.SamplingParams.logit_bias');
       w.join();
     }
+  }
+  if (p.seed !== undefined) {
+    // 23 custom_params: Struct{1 fields: map<string, Value{3 string_value}>}
+    w.tag(23, WIRE_LEN).fork();
+    w.tag(1, WIRE_LEN).fork();
+    w.tag(1, WIRE_LEN).string(SGLANG_SEED_KEY);
+    w.tag(2, WIRE_LEN).fork();
+    w.tag(3, WIRE_LEN).string(String(p.seed));
+    w.join();
+    w.join();
+    w.join();
   }
 }

@@ -25,10 +25,11 @@ export interface GenerateParams {
   stopTokenIds?: number[];
   ignoreEos?: boolean;
   /**
-   * Sampling seed. Not every engine protocol carries one (the SGLang
-   * scheduler protocol does not); clients that cannot send it drop it.
+   * Sampling seed, a 64-bit integer. vLLM's protocol carries an int32 (a wider seed is
+   * refused); SGLang's has no seed field, so it travels in SamplingParams.custom_params
+   * as `seed`, a decimal string (a Struct number is a double).
    */
-  seed?: number;
+  seed?: bigint;
   /** Parallel choices; events carry their `index`. Default 1. */
   n?: number;
   /**
@@ -138,6 +139,8 @@ export interface EngineModelInfo {
   supportsVision: boolean;
   /** JSON object text of the engine's sampling defaults ('' = none). */
   defaultSamplingParamsJson: string;
+  /** SGLang only: JSON of its --preferred-sampling-params ('' or absent = none). */
+  preferredSamplingParams?: string;
 }
 
 export interface EngineServerInfo {
@@ -205,8 +208,25 @@ export interface EngineClient {
    * throw EngineError; `signal` cancels the call.
    */
   embed(p: EmbedParams, signal: AbortSignal): Promise<EmbedResult>;
+  /**
+   * LoRA adapters (SGLang's LoadLoRAAdapter / UnloadLoRAAdapter / ListLoadedLoRAAdapters).
+   * An engine's refusal throws EngineError('invalid_argument') with its message; a protocol
+   * without these rpcs (vLLM's) throws EngineError('unimplemented').
+   */
+  loadAdapter(a: AdapterRef): Promise<void>;
+  unloadAdapter(a: Pick<AdapterRef, 'id' | 'name'>): Promise<void>;
+  listAdapters(): Promise<AdapterRef[]>;
   /** Drop the connection; in-flight streams fail with EngineError. */
   close(): void;
+}
+
+/** A LoRA adapter as an engine knows it. */
+export interface AdapterRef {
+  /** GenerateRequest.lora_id. */
+  id: string;
+  name: string;
+  /** The folder the engine loads it from. */
+  path: string;
 }
 
 /** One embedding request, already tokenized. */

@@ -10,7 +10,7 @@
 //    carry. Without streaming, the GenerateComplete holds everything.
 //  - A chunk may carry several token ids.
 //  - top_k 0 means "no top-k"; temperature and max_tokens are optional;
-//    the request seed travels (SGLang's protocol has none).
+//    the request seed travels as an int32 (SGLang's goes in custom_params).
 //  - Abort takes a list of ids and answers nothing.
 import { modelInfoFrom } from './model-info.js';
 import { create } from '@bufbuild/protobuf';
@@ -37,6 +37,7 @@ import { decodeGenerateResponse, VLLM_RESPONSE } from './generate-response-wire.
 import { mapStream, type ServerStream } from './grpc-h2.js';
 import { EngineConnection, rankLoadOf, type EngineClientOptions } from './grpc-connection.js';
 import type {
+  AdapterRef,
   Cancellation,
   EngineClient,
   EngineEvent,
@@ -65,7 +66,7 @@ export class VllmEngineClient implements EngineClient {
   generate(p: GenerateParams, signal: Cancellation): AsyncIterableIterator<EngineEvent> {
     // vLLM's SamplingParams.seed is an int32 on this wire: a wider seed (valid for the API,
     // an int64) would be cut silently, so it is refused as the engine would refuse it.
-    if (p.seed !== undefined && (p.seed | 0) !== p.seed) {
+    if (p.seed !== undefined && (p.seed < -2147483648n || p.seed > 2147483647n)) {
       const words = `\`seed\` must be a 32-bit integer (-2147483648 to 2147483647) for this model's vLLM engine, got ${p.seed}`;
       throw new EngineError('invalid_argument', words, this.url, { engineMessage: words, requestId: p.requestId });
     }
@@ -127,6 +128,20 @@ export class VllmEngineClient implements EngineClient {
     return vllmEmbed(this.rpc, this.url, p, signal);
   }
 
+  // vLLM's engine protocol has no LoRA rpcs and no adapter field on GenerateRequest
+  // (proto/vllm_engine.proto): adapters cannot be loaded or selected through it.
+  loadAdapter(): Promise<void> {
+    return Promise.reject(noLora(this.url));
+  }
+
+  unloadAdapter(): Promise<void> {
+    return Promise.reject(noLora(this.url));
+  }
+
+  listAdapters(): Promise<AdapterRef[]> {
+    return Promise.resolve([]);
+  }
+
   close(): void {
     this.conn.close();
   }
@@ -173,7 +188,7 @@ export function buildVllmGenerateRequest(p: GenerateParams): GenerateRequest {
     skipSpecialTokens: true,
     spacesBetweenSpecialTokens: true,
     n: Math.max(1, p.n ?? 1),
-    seed: p.seed,
+    seed: p.seed === undefined ? undefined : Number(p.seed),
     constraint: vllmConstraint(p.constraint),
     logitBias: p.logitBias ? Object.fromEntries(p.logitBias) : {},
     // vLLM's logprobs = k: the sampled token's logprob plus the k best.
@@ -202,4 +217,9 @@ function vllmConstraint(c: GenerateParams['constraint']): SamplingParams['constr
 
 export function createVllmClient(url: string, opts?: VllmClientOptions): EngineClient {
   return new VllmEngineClient(url, opts);
+}
+
+function noLora(url: string): EngineError {
+  const words = "vLLM's engine protocol has no LoRA adapter rpcs (LoRA adapters need SGLang scheduler workers, grpc://)";
+  return new EngineError('unimplemented', words, url, { engineMessage: words });
 }

@@ -69,7 +69,7 @@ function writeSampling(p: GenerateParams): void {
   // 22 logprobs = k: the sampled token's logprob plus the k best.
   if (p.logprobs === true) w.tag(22, WIRE_VARINT).int32(p.topLogprobs ?? 0, 'vllm.grpc.engine.SamplingParams.logprobs');
   if (p.promptLogprobs !== undefined) w.tag(23, WIRE_VARINT).int32(p.promptLogprobs, 'vllm.grpc.engine.SamplingParams.prompt_logprobs');
-  if (p.seed !== undefined) w.tag(24, WIRE_VARINT).int32(p.seed, 'vllm.grpc.engine.SamplingParams.seed');
+  if (p.seed !== undefined) w.tag(24, WIRE_VARINT).int32(Number(p.seed), 'vllm.grpc.engine.SamplingParams.seed');
   if (p.logitBias && p.logitBias.size > 0) {
     // 26 map<int32, float>: entries in the order of a plain object's keys, as
     // protobuf-es writes them (integer-like keys ascending), keys parsed back.

@@ -39,6 +39,8 @@ export class UwsExchange implements Exchange {
   private counted = false;
   /** The allowed origin to echo in Access-Control-Allow-Origin, when CORS allows this request's. */
   corsOrigin: string | null = null;
+  /** Headers a handler added (addResponseHeader): written with the head. */
+  private added: [string, string][] | null = null;
   /** A HEAD request: answered with the status and headers its GET would get, and no body. */
   head = false;
 
@@ -101,6 +103,8 @@ export class UwsExchange implements Exchange {
 
   /** Path parameters, captured while the uWS request was still valid. */
   params: string[] = [];
+  /** The query string (without '?'), captured with them. */
+  query = '';
 
   param(i: number): string {
     return this.params[i] ?? '';
@@ -165,6 +169,18 @@ export class UwsExchange implements Exchange {
     this.abort();
   }
 
+  addResponseHeader(name: string, value: string): void {
+    if (this.done || this.status !== 0) return;
+    (this.added ??= []).push([name, value]);
+  }
+
+  /** The caller's headers plus the added ones (a name the caller sets is not repeated). */
+  private withAdded(extra: readonly [string, string][]): readonly [string, string][] {
+    const a = this.added;
+    if (a === null) return extra;
+    return [...extra, ...a.filter(([n]) => !hasHeader(extra, n))];
+  }
+
   sendJson(status: number, body: string, closeConnection = false, extraHeaders: readonly [string, string][] = []): void {
     this.send(status, body, 'application/json', closeConnection, extraHeaders);
   }
@@ -221,7 +237,7 @@ export class UwsExchange implements Exchange {
     // While draining, no connection is kept alive: a client that keeps reusing one would
     // otherwise hold a drained shard's thread open.
     corked.close = closeConnection || this.owner?.draining === true;
-    corked.extra = extraHeaders;
+    corked.extra = this.withAdded(extraHeaders);
     this.res.cork(writeCorked);
     corked.ex = null;
     corked.body = '';
@@ -328,6 +344,7 @@ export class UwsExchange implements Exchange {
     if (this.headPending) {
       this.headPending = false;
       res.writeStatus('200 OK').writeHeader('content-type', 'text/event-stream').writeHeader('cache-control', 'no-cache').writeHeader('x-request-id', this.requestId);
+      if (this.added) for (const [n, v] of this.added) res.writeHeader(n, v);
       if (this.corsOrigin) res.writeHeader('access-control-allow-origin', this.corsOrigin).writeHeader('vary', 'Origin');
     }
     if (end) {

@@ -18,8 +18,8 @@ export interface HttpServerOptions extends AccessOptions {
   port: number;
   routes: Route[];
   maxBodyBytes?: number;
-  /** Require this key (Bearer or x-api-key) on every route not marked public. */
-  apiKey?: string;
+  /** Require this key, or one of these keys (Bearer or x-api-key), on every route not marked public. */
+  apiKey?: string | readonly string[];
   /** Generation requests in flight before new ones get a 503; 0 or undefined: no limit. */
   maxConcurrentRequests?: number;
   /**
@@ -61,7 +61,8 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServer> {
   const live = new Set<UwsExchange>();
   let generating = 0;
   let draining = false;
-  const key = opts.apiKey ? Buffer.from(opts.apiKey) : null;
+  const keyList = (typeof opts.apiKey === 'string' ? [opts.apiKey] : (opts.apiKey ?? [])).filter((k) => k !== '').map((k) => Buffer.from(k));
+  const key = keyList.length > 0 ? keyList : null;
   const access = accessCheck(opts);
   const limit = opts.maxConcurrentRequests ?? 0;
   const admitted = new Int32Array(opts.admitted ?? new SharedArrayBuffer(4));
@@ -271,11 +272,14 @@ function logRequest(ex: UwsExchange, r: Route): void {
   });
 }
 
-function authorized(ex: UwsExchange, key: Buffer): boolean {
+function authorized(ex: UwsExchange, keys: readonly Buffer[]): boolean {
   const auth = ex.header('authorization');
   const given = auth.toLowerCase().startsWith('bearer ') ? auth.slice(7).trim() : ex.header('x-api-key');
   const b = Buffer.from(given);
-  return b.length === key.length && timingSafeEqual(b, key);
+  let ok = false;
+  // Every key is compared (no early exit), so the time does not tell which one matched.
+  for (const key of keys) ok = (b.length === key.length && timingSafeEqual(b, key)) || ok;
+  return ok;
 }
 
 /** The headers of the request being read, as [name, value, name, value, ...] (see collectHeader). */
@@ -292,6 +296,7 @@ function exchangeFor(res: HttpResponse, req: HttpRequest): UwsExchange {
   const given = headerIn(headers, 'x-request-id');
   const id = given && REQUEST_ID_RE.test(given) ? given : randomUUID();
   const ex = new UwsExchange(res, headers, id);
+  ex.query = req.getQuery() ?? '';
   res.onAborted(() => {
     try {
       ex.clientGone();

@@ -7,6 +7,7 @@ import { EngineLoadSchema, type EngineLoad } from '../gen/common_pb.js';
 import type { StreamStats } from './output-stream.js';
 import type { SimCore } from './sim-core.js';
 import { ReceivedLog } from './received.js';
+import { MockAdapters } from './lora.js';
 import { DEFAULT_EMBEDDING_DIM } from './embed.js';
 import { faultIn, type Fault, type FaultContext } from './faults.js';
 
@@ -32,6 +33,10 @@ export class MockContext {
   reportsContextLength = true;
   /** The last Generate requests received, for tests that prove delivery. */
   readonly received = new ReceivedLog();
+  /** GetModelInfo default_sampling_params_json (as an engine started with sampling defaults reports them; '' = none). */
+  defaultSamplingParamsJson = '';
+  /** Loaded LoRA adapters (SGLang protocol). */
+  readonly adapters = new MockAdapters();
   /** Set when faults are enabled (mock/faults.ts): reads a prompt's text to find its trigger. */
   decodePrompt: ((ids: ArrayLike<number>) => string) | null = null;
   protocol: 'sglang' | 'vllm' = 'sglang';

@@ -7,6 +7,8 @@ export interface ReceivedRequest {
   requestId: string;
   /** 'sglang' or 'vllm': which proto the JSON follows. */
   protocol: 'sglang' | 'vllm';
+  /** The LoRA adapter that served it (GenerateRequest.lora_id; '' for the base model). */
+  loraId?: string;
   /** GenerateRequest as proto JSON (`useProtoFieldName`: snake_case names). */
   json(): Record<string, unknown>;
 }

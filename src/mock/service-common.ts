@@ -114,6 +114,7 @@ export function modelInfoFields(m: MockContext) {
     eosTokenIds: core.o.eosTokenIds,
     modelType: 'mock',
     architectures: ['PorticoMockEngine'],
+    defaultSamplingParamsJson: m.defaultSamplingParamsJson,
   };
 }
 

@@ -18,7 +18,10 @@ import {
   GetLoadsResponseSchema,
   GetModelInfoResponseSchema,
   GetServerInfoResponseSchema,
+  ListLoadedLoRAAdaptersResponseSchema,
+  LoadLoRAAdapterResponseSchema,
   SglangScheduler,
+  UnloadLoRAAdapterResponseSchema,
   type GenerateRequest,
   type GenerateResponse,
 } from '../gen/sglang_scheduler_pb.js';
@@ -26,6 +29,14 @@ import { mockInputLogprobs, mockOutputLogprobs } from './logprobs.js';
 import { fastRoutes, modelInfoFields, rankLoads, serveGenerate, sharedHandlers } from './service-common.js';
 import type { CoreOutput } from './sim-core.js';
 import type { MockContext } from './mock-context.js';
+import { SGLANG_SEED_KEY } from '../engine/sglang-generate-wire.js';
+
+/** custom_params.seed (Portico's carrier of the seed on this protocol: a decimal int64), folded to the simulator's 32 bits. */
+function customSeed(v: unknown): number | undefined {
+  if (v === undefined) return undefined;
+  if (typeof v !== 'string' || !/^-?\d{1,19}$/.test(v)) throw new ConnectError(`custom_params.seed must be a decimal 64-bit integer string, got ${JSON.stringify(v)}`, Code.InvalidArgument);
+  return Number(BigInt.asIntN(32, BigInt(v)));
+}
 
 export function sglangRoutes(m: MockContext) {
   const { core, stats } = m;
@@ -36,7 +47,8 @@ export function sglangRoutes(m: MockContext) {
     if (!id) throw new ConnectError('request_id is required', Code.InvalidArgument);
     if (!req.tokenized) throw new ConnectError('tokenized input is required', Code.InvalidArgument);
     const sp = req.samplingParams;
-    m.received.record({ requestId: id, protocol: 'sglang', json: () => toJson(GenerateRequestSchema, req, { useProtoFieldName: true }) as Record<string, unknown> });
+    m.adapters.check(req.loraId);
+    m.received.record({ requestId: id, protocol: 'sglang', loraId: req.loraId, json: () => toJson(GenerateRequestSchema, req, { useProtoFieldName: true }) as Record<string, unknown> });
     const top = req.returnLogprob ? Math.max(0, req.topLogprobsNum) : -1;
     const logprobs = (ids: number[]) => (top >= 0 ? mockOutputLogprobs(ids, top, core.o.vocabSize) : undefined);
     // Prompt logprobs from logprob_start_len, on each choice's first chunk.
@@ -57,6 +69,7 @@ export function sglangRoutes(m: MockContext) {
       stopTokenIds: sp?.stopTokenIds ?? [],
       ignoreEos: sp?.ignoreEos ?? false,
       dpRank: req.dataParallelRank,
+      seed: customSeed(sp?.customParams?.[SGLANG_SEED_KEY]),
     }, ctx, emit);
 
     function* emit(batch: CoreOutput[]): Generator<GenerateResponse> {
@@ -115,6 +128,15 @@ export function sglangRoutes(m: MockContext) {
         }
         stats.aborts++;
         return create(AbortResponseSchema, { success: true });
+      },
+      async loadLoRAAdapter(req) {
+        return create(LoadLoRAAdapterResponseSchema, m.adapters.load({ id: req.loraId, name: req.loraName, path: req.loraPath, pinned: req.pinned }));
+      },
+      async unloadLoRAAdapter(req) {
+        return create(UnloadLoRAAdapterResponseSchema, m.adapters.unload(req.loraName, req.loraId));
+      },
+      async listLoadedLoRAAdapters() {
+        return create(ListLoadedLoRAAdaptersResponseSchema, { loadedAdapters: m.adapters.list().map((a) => ({ loraId: a.id, loraName: a.name, loraPath: a.path, pinned: a.pinned })) });
       },
       async getModelInfo() {
         return create(GetModelInfoResponseSchema, { ...modelInfoFields(m), weightVersion: 'default' });

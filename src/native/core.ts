@@ -86,8 +86,12 @@ export interface Model {
 }
 
 export interface ModelConstructor {
-  /** Loads a model folder; throws "not a model folder: <path> (...)" when it is not one. */
-  load(dir: string): Model;
+  /**
+   * Loads a model folder; throws "not a model folder: <path> (...)" when it is not one.
+   * `chatTemplateJson`: the JSON text of a `chat_template` value (a template string, or a
+   * list of named templates) that replaces the folder's (--chat-template).
+   */
+  load(dir: string, chatTemplateJson?: string | null): Model;
 }
 
 /** One per generated sequence: turns token ids into text as they arrive. */

@@ -12,6 +12,7 @@ import type { Dispatch, RouteHints } from '../router/types.js';
 import { EngineError } from '../engine/errors.js';
 import type { Cancellation, EngineEvent, GenerateParams } from '../engine/types.js';
 import type { ServedModel } from './served-model.js';
+import { engineParams, routeFor } from './request.js';
 
 export type { RouteHints } from '../router/types.js';
 
@@ -59,31 +60,8 @@ export function generate(
   route: RouteHints = {},
 ): Generation {
   model.stats.inputTokens.observe(promptIds.length);
-  const params: GenerateParams = {
-    requestId,
-    inputIds: promptIds,
-    maxNewTokens: sampling.maxTokens,
-    temperature: sampling.temperature,
-    topP: sampling.topP,
-    topK: sampling.topK,
-    minP: sampling.minP,
-    frequencyPenalty: sampling.frequencyPenalty,
-    presencePenalty: sampling.presencePenalty,
-    repetitionPenalty: sampling.repetitionPenalty,
-    stopTokenIds: sampling.stopTokenIds,
-    ignoreEos: sampling.ignoreEos,
-    minNewTokens: sampling.minTokens,
-    seed: sampling.seed,
-    n: sampling.n,
-    constraint: sampling.constraint,
-    logitBias: sampling.logitBias,
-    logprobs: sampling.logprobs,
-    topLogprobs: sampling.topLogprobs,
-    promptLogprobs: sampling.promptLogprobs,
-    dataParallelRank: route.dpRank,
-    stream: true,
-  };
-  return new RoutedGeneration(model, promptIds, params, signal, route);
+  const params = engineParams(model, requestId, promptIds, sampling, route);
+  return new RoutedGeneration(model, promptIds, params, signal, routeFor(model, route));
 }
 
 /**
@@ -93,9 +71,8 @@ export function generate(
  * event, this costs one await.
  */
 class RoutedEvents implements AsyncIterableIterator<EngineEvent> {
-  private d: Dispatch | null = null;
+  private readonly turn: WorkerTurn;
   private inner: AsyncIterator<EngineEvent> | null = null;
-  private produced = 0;
   /** Over: ended, failed or returned (later reads answer done). */
   private closed = false;
 
@@ -106,7 +83,9 @@ class RoutedEvents implements AsyncIterableIterator<EngineEvent> {
     private readonly params: GenerateParams,
     private readonly signal: Cancellation,
     private readonly route: RouteHints,
-  ) {}
+  ) {
+    this.turn = new WorkerTurn(model);
+  }
 
   [Symbol.asyncIterator](): this {
     return this;
@@ -125,28 +104,68 @@ class RoutedEvents implements AsyncIterableIterator<EngineEvent> {
         this.closed = true;
         throw err;
       }
-      this.d = d;
       this.gen.dispatch = d;
-      this.gen.dispatchedAt = performance.now();
-      if (d.dpRank !== undefined) this.params.dataParallelRank = d.dpRank;
-      d.worker.inflight++;
+      this.gen.dispatchedAt = this.turn.start(d, this.params);
       try {
         inner = this.inner = d.worker.client.generate(this.params, this.signal)[Symbol.asyncIterator]();
       } catch (err) {
-        throw this.fail(err);
+        this.closed = true;
+        throw this.turn.fail(err);
       }
     }
     let step: IteratorResult<EngineEvent>;
     try {
       step = await inner.next();
     } catch (err) {
-      throw this.fail(err);
+      this.closed = true;
+      throw this.turn.fail(err);
     }
     if (step.done) {
-      this.finish();
+      this.closed = true;
+      this.turn.end();
       return DONE;
     }
-    const ev = step.value;
+    this.turn.observe(step.value);
+    return step;
+  }
+
+  async return(): Promise<IteratorResult<EngineEvent>> {
+    if (this.closed) return DONE;
+    this.closed = true;
+    const inner = this.inner;
+    if (!inner) return DONE;
+    try {
+      await inner.return?.();
+    } catch (err) {
+      throw this.turn.fail(err);
+    }
+    this.turn.end();
+    return DONE;
+  }
+}
+
+/**
+ * One request's time on its worker, for the router and the pool: taken when dispatched
+ * (in-flight count, dispatch time, the dp rank into the engine parameters), kept current per
+ * engine message (first token: the breaker's run of failures closes; output tokens), and
+ * given back once (end, or a failure: what the failure says of the worker).
+ */
+export class WorkerTurn {
+  private d: Dispatch | null = null;
+  private produced = 0;
+  private over = false;
+
+  constructor(private readonly model: ServedModel) {}
+
+  /** The request leaves for `d`'s worker: returns the dispatch time (performance.now()). */
+  start(d: Dispatch, params: GenerateParams): number {
+    this.d = d;
+    if (d.dpRank !== undefined) params.dataParallelRank = d.dpRank;
+    d.worker.inflight++;
+    return performance.now();
+  }
+
+  observe(ev: EngineEvent): void {
     const fresh = ev.kind === 'chunk' ? ev.chunk.tokenIds.length : ev.done.outputIds.length;
     if (fresh > 0 || ev.kind === 'done') {
       const d = this.d!;
@@ -158,36 +177,21 @@ class RoutedEvents implements AsyncIterableIterator<EngineEvent> {
       this.produced += fresh;
       d.output(this.produced);
     }
-    return step;
   }
 
-  async return(): Promise<IteratorResult<EngineEvent>> {
-    if (this.closed) return DONE;
-    const inner = this.inner;
-    if (!inner) {
-      this.closed = true;
-      return DONE;
-    }
-    try {
-      await inner.return?.();
-    } catch (err) {
-      throw this.fail(err);
-    }
-    this.finish();
-    return DONE;
-  }
-
-  private finish(): void {
-    if (this.closed) return;
-    this.closed = true;
+  /** The engine stream is over (ended, read out or aborted). Idempotent. */
+  end(): void {
+    if (this.over) return;
+    this.over = true;
     if (this.d) {
       this.d.worker.inflight--;
       this.d.done();
     }
   }
 
-  private fail(err: unknown): ApiError {
-    this.finish();
+  /** The engine stream failed: ends the turn, and returns the failure as the client sees it. */
+  fail(err: unknown): ApiError {
+    this.end();
     return engineFailure(this.model, this.d!.worker, err);
   }
 }

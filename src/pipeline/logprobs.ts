@@ -34,15 +34,47 @@ function entries(ids: readonly number[], lp: TokenLogprobs | undefined, into: To
   }
 }
 
+/**
+ * The logprobs of one generation's choices, recorded from its engine events (record) before
+ * they are decoded, and taken by the writers (take, takePrompt).
+ */
+export class LogprobBook {
+  private readonly pending: TokenLogprob[][] = [];
+  private readonly prompt: (TokenLogprobs | null)[] = [];
+
+  record(ev: EngineEvent): void {
+    if (ev.kind === 'chunk') {
+      const c = ev.chunk;
+      if (c.promptLogprobs && this.prompt[c.index] === undefined) this.prompt[c.index] = c.promptLogprobs;
+      entries(c.tokenIds, c.logprobs, (this.pending[c.index] ??= []));
+    } else if (ev.done.outputIds.length > 0) entries(ev.done.outputIds, ev.done.logprobs, (this.pending[ev.done.index] ??= []));
+  }
+
+  /** Entries of choice `index` not yet written; clears them. */
+  take(index: number): TokenLogprob[] {
+    const p = this.pending[index];
+    if (!p || p.length === 0) return [];
+    this.pending[index] = [];
+    return p;
+  }
+
+  /** See LogprobTap.takePrompt. */
+  takePrompt(index: number, ids: ArrayLike<number>): TokenLogprob[] | null {
+    const lp = this.prompt[index];
+    if (!lp) return null;
+    this.prompt[index] = null;
+    const out: TokenLogprob[] = [];
+    entries(Array.from(ids).slice(-lp.logprobs.length), lp, out);
+    return out;
+  }
+}
+
+/** A generation whose events are recorded in a LogprobBook on their way to the decoder. */
 export function tapLogprobs(gen: Generation): LogprobTap {
-  const pending: TokenLogprob[][] = [];
-  const prompt: (TokenLogprobs | null)[] = [];
-  const at = (i: number) => (pending[i] ??= []);
+  const book = new LogprobBook();
   async function* events(): AsyncGenerator<EngineEvent> {
     for await (const ev of gen.events) {
-      if (ev.kind === 'chunk' && ev.chunk.promptLogprobs && prompt[ev.chunk.index] === undefined) prompt[ev.chunk.index] = ev.chunk.promptLogprobs;
-      if (ev.kind === 'chunk') entries(ev.chunk.tokenIds, ev.chunk.logprobs, at(ev.chunk.index));
-      else if (ev.done.outputIds.length > 0) entries(ev.done.outputIds, ev.done.logprobs, at(ev.done.index));
+      book.record(ev);
       yield ev;
     }
   }
@@ -60,19 +92,7 @@ export function tapLogprobs(gen: Generation): LogprobTap {
   };
   return {
     gen: tapped,
-    take(index) {
-      const p = pending[index];
-      if (!p || p.length === 0) return [];
-      pending[index] = [];
-      return p;
-    },
-    takePrompt(index, ids) {
-      const lp = prompt[index];
-      if (!lp) return null;
-      prompt[index] = null;
-      const out: TokenLogprob[] = [];
-      entries(Array.from(ids).slice(-lp.logprobs.length), lp, out);
-      return out;
-    },
+    take: (index) => book.take(index),
+    takePrompt: (index, ids) => book.takePrompt(index, ids),
   };
 }

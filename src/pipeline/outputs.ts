@@ -8,23 +8,10 @@ import type { Generation } from './generate.js';
 import type { EngineEvent } from '../engine/types.js';
 import { ChoiceDecoder, finishReasonOf, type FinishReason, type OutputRules, type ParsingPlan } from './postprocess.js';
 import type { ServedModel } from './served-model.js';
-import type { SamplingOptions } from '../protocol/sampling.js';
+import type { OutputOptions } from './request.js';
 
-export interface OutputOptions extends OutputRules {
-  /** Number of choices the engine generates for this prompt. */
-  n: number;
-  /** Keep each choice's generated token ids and report them on its finish event. */
-  collectTokenIds?: boolean;
-  /** When the request arrived (performance.now()), for time-to-first-token. */
-  arrived?: number;
-  /** How the choices' text is parsed (reasoning, tool calls; parse-outputs.ts), or none. */
-  parsing?: ParsingPlan | null;
-}
-
-/** The output rules a request's sampling options imply, with its final token budget. */
-export function outputRules(s: SamplingOptions, maxTokens: number | undefined): Omit<OutputRules, 'skipSpecialTokens'> {
-  return { stop: s.stop, stopTokenIds: s.stopTokenIds, includeStopStrInOutput: s.includeStopStrInOutput, minTokens: s.minTokens, ignoreEos: s.ignoreEos, maxTokens };
-}
+export type { OutputOptions } from './request.js';
+export { outputRules } from './request.js';
 
 export interface TokenCounts {
   promptTokens: number;
@@ -71,57 +58,38 @@ class TextOutput {
 }
 
 /**
- * The output events of a generation. A plain iterator rather than an async generator: a
- * generator layer cost several promise jobs per event. The events one engine message makes
- * (text, a held tail, a finish, the end) are queued and handed out one per read; the next
- * engine message is read only once they are all out, so a text event's lazy usage and a
- * logprobs tap still see the state as of that event.
+ * The choices of one generation, decoded: one native ChoiceDecoder per choice, pushed once
+ * per engine message. `push` makes the output events of one engine message; it is the
+ * decoding step shared by runGeneration (run.ts) and the iterator decodeOutputs.
  */
-export function decodeOutputs(model: ServedModel, gen: Generation, opts: OutputOptions & { parsing?: null }): AsyncIterableIterator<OutputEvent>;
-export function decodeOutputs(model: ServedModel, gen: Generation, opts: OutputOptions): AsyncIterableIterator<ParsedEvent>;
-export function decodeOutputs(model: ServedModel, gen: Generation, opts: OutputOptions): AsyncIterableIterator<ParsedEvent> {
-  return new DecodedOutputs(model, gen, opts);
-}
-
-class DecodedOutputs implements AsyncIterableIterator<ParsedEvent> {
+export class ChoiceOutputs {
   private readonly decoders: ChoiceDecoder[] = [];
   private readonly ids: number[][] | null;
   private readonly finished: boolean[];
-  private remaining: number;
+  /** Choices not over yet. */
+  remaining: number;
   private promptTokens = 0;
   private cachedTokens = 0;
-  private readonly counts = (): TokenCounts => ({
+  readonly counts = (): TokenCounts => ({
     promptTokens: this.promptTokens,
     completionTokens: this.decoders.reduce((s, x) => s + (x?.completionTokens ?? 0), 0),
     cachedTokens: this.cachedTokens,
   });
   private last = -1;
-  // Whether every choice that Portico ended before the engine did ended on a rule the engine
-  // applies too: the token limit (it gets the same max_new_tokens), or a stop token (it gets
-  // stop_token_ids and ignore_eos, and knows the model's EOS). Stop strings are Portico's alone.
-  private engineEndsItself = true;
-  private it: AsyncIterator<EngineEvent> | null = null;
-  // The engine stream is open and not failing: leaving must either abort it or read it out.
-  private open = false;
-  /** Events made from the last engine message, not handed out yet. */
-  private readonly out: ParsedEvent[] = [];
-  private outHead = 0;
-  /** The end event is queued: the next read after it settles the engine stream. */
-  private ending = false;
-  private closed = false;
+  /**
+   * Whether every choice that Portico ended before the engine did ended on a rule the engine
+   * applies too: the token limit (it gets the same max_new_tokens), or a stop token (it gets
+   * stop_token_ids and ignore_eos, and knows the model's EOS). Stop strings are Portico's alone.
+   */
+  engineEndsItself = true;
 
   constructor(
     private readonly model: ServedModel,
-    private readonly gen: Generation,
     private readonly opts: OutputOptions,
   ) {
     this.ids = opts.collectTokenIds ? Array.from({ length: opts.n }, () => []) : null;
     this.finished = new Array<boolean>(opts.n).fill(false);
     this.remaining = opts.n;
-  }
-
-  [Symbol.asyncIterator](): this {
-    return this;
   }
 
   private decoder(i: number): ChoiceDecoder {
@@ -134,8 +102,7 @@ class DecodedOutputs implements AsyncIterableIterator<ParsedEvent> {
    * queued; the first text event carries the message's ids. A text event queued here keeps
    * the usage as of now (the consumer reads it after later events of the message were made).
    */
-  private queueDeltas(index: number, flat: (string | number)[], ids: readonly number[]): void {
-    const out = this.out;
+  private queueDeltas(out: ParsedEvent[], index: number, flat: (string | number)[], ids: readonly number[]): void {
     // The usage as of this message (the same for every event it makes).
     let usage: TokenCounts | null = null;
     const counts = (): TokenCounts => (usage ??= this.counts());
@@ -176,7 +143,7 @@ class DecodedOutputs implements AsyncIterableIterator<ParsedEvent> {
       kind: 'finish',
       index,
       reason,
-      completionTokens: this.decoder(index).completionTokens,
+      completionTokens: dec.completionTokens,
       matchedStop,
       usage: this.counts(),
       tokenIds: this.ids ? this.ids[index] : null,
@@ -192,14 +159,102 @@ class DecodedOutputs implements AsyncIterableIterator<ParsedEvent> {
   }
 
   /** A choice is over (its last deltas are queued): its finish, and the end once every choice is. */
-  private over(index: number, reason: FinishReason, matchedStop: string | number | null): void {
+  private over(out: ParsedEvent[], index: number, reason: FinishReason, matchedStop: string | number | null): void {
     this.finished[index] = true;
     this.remaining--;
-    this.out.push(this.finishEvent(index, reason, matchedStop));
-    if (this.remaining === 0) {
-      this.out.push(this.end());
-      this.ending = true;
+    out.push(this.finishEvent(index, reason, matchedStop));
+    if (this.remaining === 0) out.push(this.end());
+  }
+
+  /**
+   * One engine message: the common case (content only, the choice goes on) is returned as
+   * its one event (or null for none) with nothing queued; anything else is appended to
+   * `out` in order (text, held tail, parser flush, finish, and the end once every choice is
+   * over) and null is returned.
+   */
+  push(ev: EngineEvent, out: ParsedEvent[]): ParsedEvent | null {
+    const now = performance.now();
+    const stats = this.model.stats;
+    const fresh = ev.kind === 'chunk' ? ev.chunk.tokenIds.length : ev.done.outputIds.length;
+    if (fresh > 0) {
+      if (this.last < 0) {
+        if (this.opts.arrived !== undefined) stats.ttft.observe((now - this.opts.arrived) / 1000);
+      } else {
+        const perToken = (now - this.last) / 1000 / fresh;
+        for (let k = 0; k < fresh; k++) stats.itl.observe(perToken);
+      }
+      this.last = now;
     }
+    if (ev.kind === 'chunk') {
+      const c = ev.chunk;
+      this.promptTokens = c.promptTokens;
+      this.cachedTokens = Math.max(this.cachedTokens, c.cachedTokens);
+      const dec = this.decoder(c.index);
+      if (this.finished[c.index]) return null; // a stop already ended this choice here
+      const r = dec.push(c.tokenIds);
+      if (this.ids) this.ids[c.index].push(...c.tokenIds);
+      if (typeof r === 'string') return r ? new TextOutput(c.index, r, c.tokenIds, this.counts) : null;
+      this.queueDeltas(out, c.index, r, c.tokenIds);
+      if (!dec.finished) return null;
+      // A stop string, stop token or the token limit ended the choice before the engine did.
+      this.engineEndsItself &&= enforcedByEngine(dec);
+      this.over(out, c.index, dec.finishReason ?? 'stop', dec.matchedStop);
+      return null;
+    }
+    const d = ev.done;
+    this.promptTokens = d.promptTokens;
+    this.cachedTokens = Math.max(this.cachedTokens, d.cachedTokens);
+    if (this.finished[d.index]) return null;
+    const dec = this.decoder(d.index);
+    if (d.outputIds.length > 0) {
+      if (this.ids) this.ids[d.index].push(...d.outputIds);
+      const r = dec.push(d.outputIds);
+      if (typeof r === 'string') {
+        if (r) this.queueDeltas(out, d.index, [0, 0, r], d.outputIds);
+      } else this.queueDeltas(out, d.index, r, d.outputIds);
+    }
+    // The engine ended the choice: the held text and the parser's flush (nothing when
+    // a stop in these last ids already ended it).
+    this.queueDeltas(out, d.index, dec.finish(), NO_IDS);
+    this.over(out, d.index, dec.finishReason ?? finishReasonOf(d.finishReason), dec.matchedStop ?? d.matchedStopStr ?? null);
+    return null;
+  }
+}
+
+/**
+ * The output events of a generation as an iterator (the shape endpoints read before
+ * runGeneration; kept for callers built against it). A plain iterator rather than an async
+ * generator: a generator layer cost several promise jobs per event. The events one engine
+ * message makes are queued and handed out one per read; the next engine message is read
+ * only once they are all out, so a text event's lazy usage and a logprobs tap still see the
+ * state as of that event.
+ */
+export function decodeOutputs(model: ServedModel, gen: Generation, opts: OutputOptions & { parsing?: null }): AsyncIterableIterator<OutputEvent>;
+export function decodeOutputs(model: ServedModel, gen: Generation, opts: OutputOptions): AsyncIterableIterator<ParsedEvent>;
+export function decodeOutputs(model: ServedModel, gen: Generation, opts: OutputOptions): AsyncIterableIterator<ParsedEvent> {
+  return new DecodedOutputs(model, gen, opts);
+}
+
+class DecodedOutputs implements AsyncIterableIterator<ParsedEvent> {
+  private readonly choices: ChoiceOutputs;
+  private it: AsyncIterator<EngineEvent> | null = null;
+  // The engine stream is open and not failing: leaving must either abort it or read it out.
+  private open = false;
+  /** Events made from the last engine message, not handed out yet. */
+  private readonly out: ParsedEvent[] = [];
+  private outHead = 0;
+  private closed = false;
+
+  constructor(
+    model: ServedModel,
+    private readonly gen: Generation,
+    opts: OutputOptions,
+  ) {
+    this.choices = new ChoiceOutputs(model, opts);
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
   }
 
   private take(): IteratorResult<ParsedEvent> {
@@ -215,73 +270,20 @@ class DecodedOutputs implements AsyncIterableIterator<ParsedEvent> {
   async next(): Promise<IteratorResult<ParsedEvent>> {
     if (this.outHead < this.out.length) return this.take();
     if (this.closed) return DONE;
-    if (this.ending) {
+    if (this.choices.remaining === 0) {
       await this.settle();
       return DONE;
     }
     const it = (this.it ??= this.gen.events[Symbol.asyncIterator]());
-    const opts = this.opts;
-    const stats = this.model.stats;
     try {
       for (;;) {
         this.open = false;
         const step = await it.next();
         if (step.done) break;
         this.open = true;
-        const ev = step.value;
-        const now = performance.now();
-        const fresh = ev.kind === 'chunk' ? ev.chunk.tokenIds.length : ev.done.outputIds.length;
-        if (fresh > 0) {
-          if (this.last < 0) {
-            if (opts.arrived !== undefined) stats.ttft.observe((now - opts.arrived) / 1000);
-          } else {
-            const perToken = (now - this.last) / 1000 / fresh;
-            for (let k = 0; k < fresh; k++) stats.itl.observe(perToken);
-          }
-          this.last = now;
-        }
-        if (ev.kind === 'chunk') {
-          const c = ev.chunk;
-          this.promptTokens = c.promptTokens;
-          this.cachedTokens = Math.max(this.cachedTokens, c.cachedTokens);
-          const dec = this.decoder(c.index);
-          if (this.finished[c.index]) continue; // a stop already ended this choice here
-          const r = dec.push(c.tokenIds);
-          if (this.ids) this.ids[c.index].push(...c.tokenIds);
-          // The common case: content only, the choice goes on (one event, or none).
-          if (typeof r === 'string') {
-            if (r) return { value: new TextOutput(c.index, r, c.tokenIds, this.counts), done: false };
-            continue;
-          }
-          this.queueDeltas(c.index, r, c.tokenIds);
-          if (!dec.finished) {
-            if (this.out.length > 0) return this.take();
-            continue;
-          }
-          // A stop string, stop token or the token limit ended the choice before the engine
-          // did: finish it now; once every choice is over, the read after the end aborts the
-          // request unless the engine is about to end it too (see settle()).
-          this.engineEndsItself &&= enforcedByEngine(dec);
-          this.over(c.index, dec.finishReason ?? 'stop', dec.matchedStop);
-          return this.take();
-        }
-        const d = ev.done;
-        this.promptTokens = d.promptTokens;
-        this.cachedTokens = Math.max(this.cachedTokens, d.cachedTokens);
-        if (this.finished[d.index]) continue;
-        const dec = this.decoder(d.index);
-        if (d.outputIds.length > 0) {
-          if (this.ids) this.ids[d.index].push(...d.outputIds);
-          const r = dec.push(d.outputIds);
-          if (typeof r === 'string') {
-            if (r) this.queueDeltas(d.index, [0, 0, r], d.outputIds);
-          } else this.queueDeltas(d.index, r, d.outputIds);
-        }
-        // The engine ended the choice: the held text and the parser's flush (nothing when
-        // a stop in these last ids already ended it).
-        this.queueDeltas(d.index, dec.finish(), NO_IDS);
-        this.over(d.index, dec.finishReason ?? finishReasonOf(d.finishReason), dec.matchedStop ?? d.matchedStopStr ?? null);
-        return this.take();
+        const one = this.choices.push(step.value, this.out);
+        if (one) return { value: one, done: false };
+        if (this.out.length > 0) return this.take();
       }
     } catch (err) {
       await this.settle();
@@ -298,19 +300,25 @@ class DecodedOutputs implements AsyncIterableIterator<ParsedEvent> {
     return DONE;
   }
 
-  // Every choice is answered, or the consumer stopped reading. When the engine ends the
-  // request by itself right after (max_tokens, a stop token), read the rest of its stream
-  // in the background: aborting would cost an Abort rpc and a stream reset per request
-  // (the usual case for short max_tokens). Otherwise abort it.
+  // Every choice is answered, or the consumer stopped reading (see settleEngine).
   private async settle(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     if (!this.open) return;
     this.open = false;
-    const it = this.it!;
-    if (this.remaining === 0 && this.engineEndsItself) drain(it);
-    else await it.return?.();
+    await settleEngine(this.it!, this.choices.remaining === 0 && this.choices.engineEndsItself);
   }
+}
+
+/**
+ * Leave an open engine stream. When every choice is answered and the engine ends the request
+ * by itself right after (max_tokens, a stop token), read the rest of its stream in the
+ * background: aborting would cost an Abort rpc and a stream reset per request (the usual
+ * case for short max_tokens). Otherwise abort it.
+ */
+export async function settleEngine(it: AsyncIterator<unknown>, endsItself: boolean): Promise<void> {
+  if (endsItself) drain(it);
+  else await it.return?.();
 }
 
 /** Whether a choice Portico ended ended on a rule the engine applies too (see decodeOutputs). */

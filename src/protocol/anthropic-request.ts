@@ -14,6 +14,7 @@ import type { ToolChoice } from './tools.js';
 import { readAnthropicToolChoice } from './anthropic-tool-choice.js';
 import { templateKwargsWithThinking } from './thinking.js';
 import { toolChoiceConstraint } from './tool-choice-schema.js';
+import type { ToolFunction } from './tools.js';
 import { integerIn, I32_MAX, U32_MAX } from './sampling.js';
 import type { GenerateConstraint } from '../engine/types.js';
 
@@ -76,10 +77,9 @@ export function readAnthropicRequest(body: Buffer, ignoreUnsupported: boolean, h
     if (!list.every((x) => typeof x === 'string' && x !== '')) throw bad('stop_sequences: must be an array of non-empty strings', 'stop_sequences');
     stopSequences = list as string[];
   }
-  const prompt = reshape(f, body);
-  const toolNames = prompt.tools ? (JSON.parse(prompt.body.toString('utf8', prompt.tools.start, prompt.tools.end)) as { function: { name: string } }[]).map((t) => t.function.name) : [];
-  const { choice: toolChoice, parallel } = readAnthropicToolChoice(f.given('tool_choice') ? (JSON.parse(f.raw('tool_choice')!) as Json) : undefined, toolNames);
-  const constraint = prompt.tools ? toolChoiceConstraint(prompt.body.toString('utf8', prompt.tools.start, prompt.tools.end), toolChoice, parallel) : undefined;
+  const { prompt, functions } = reshape(f, body);
+  const { choice: toolChoice, parallel } = readAnthropicToolChoice(f.given('tool_choice') ? (JSON.parse(f.raw('tool_choice')!) as Json) : undefined, functions.map((t) => t.name));
+  const constraint = prompt.tools ? toolChoiceConstraint(functions, toolChoice, parallel) : undefined;
   return {
     model,
     prompt,
@@ -99,7 +99,7 @@ export function readCountTokensRequest(body: Buffer, ignoreUnsupported: boolean)
   countTable ??= new FieldTable(COUNT_FIELDS);
   const f = Fields.scan(body, countTable);
   admit(f.unknown, '', ignoreUnsupported);
-  return { model: modelOf(f), prompt: reshape(f, body) };
+  return { model: modelOf(f), prompt: reshape(f, body).prompt };
 }
 
 type ShapeReader = Pick<Fields<'messages' | 'system' | 'tools' | 'thinking'>, 'array' | 'type' | 'raw' | 'string'>;
@@ -109,7 +109,8 @@ function thinkingKwargs(f: ShapeReader): string | null {
   return templateKwargsWithThinking({ type: () => f.type('thinking'), raw: () => f.raw('thinking'), string: () => undefined }, null);
 }
 
-function reshape(f: ShapeReader, body: Buffer): AnthropicPrompt {
+/** The chat-template body of the request, and its tools' functions (parsed once, here). */
+function reshape(f: ShapeReader, body: Buffer): { prompt: AnthropicPrompt; functions: ToolFunction[] } {
   const span = f.array('messages');
   if (!span) throw bad('messages: Field required', 'messages');
   if (span.length === 0) throw bad('messages: must contain at least one message', 'messages');
@@ -119,8 +120,9 @@ function reshape(f: ShapeReader, body: Buffer): AnthropicPrompt {
   const messages = JSON.parse(body.toString('utf8', span.start, span.end)) as Json[];
   messages.forEach((m, i) => out.push(...reshapeMessage(m, i)));
   const tools = f.array('tools') ? reshapeTools(JSON.parse(f.raw('tools')!) as Json[]) : null;
-
-  return templateBody(out, tools, thinkingKwargs(f));
+  const prompt = templateBody(out, tools, thinkingKwargs(f));
+  // (templateBody leaves an empty tools array out of the template, as no tools.)
+  return { prompt, functions: prompt.tools && tools ? tools.map((t) => t.function as unknown as ToolFunction) : [] };
 }
 
 function systemText(f: ShapeReader): string | null {

@@ -72,9 +72,9 @@ export function readChatRequest(body: Buffer, ignoreUnsupported: boolean, header
   if (messages === undefined) throw ApiError.badRequest('`messages` is required', 'messages');
   if (messages.length === 0) throw ApiError.badRequest('`messages` must not be empty', 'messages');
 
-  const { tools, toolChoice, toolNames, parallelToolCalls } = readTools(f);
+  const { tools, toolChoice, toolNames, functions, parallelToolCalls } = readTools(f);
   // PRE.4: required / named ask the engine for guided JSON (the parsers read it back)
-  const toolConstraint = tools ? toolChoiceConstraint(f.raw('tools')!, toolChoice, parallelToolCalls) : undefined;
+  const toolConstraint = tools ? toolChoiceConstraint(functions, toolChoice, parallelToolCalls) : undefined;
 
   const { stream, includeUsage, continuousUsage } = readStream(f, ignoreUnsupported);
   const nvext = readNvext(f, header, f.string('cache_salt'), undefined, ignoreUnsupported);

@@ -14,8 +14,10 @@ import { readNvext, type NvExt } from './nvext.js';
 import type { ToolChoice } from './tools.js';
 import { readResponsesToolChoice } from './responses-tool-choice.js';
 import { toolChoiceConstraint } from './tool-choice-schema.js';
+import type { ToolFunction } from './tools.js';
 import { readResponsesReasoning, readResponsesText } from './responses-format.js';
 import { integerIn, U32_MAX } from './sampling.js';
+import { readInclude } from './responses-include.js';
 import type { GenerateConstraint } from '../engine/types.js';
 
 const RESPONSES_FIELDS = [
@@ -36,6 +38,7 @@ const RESPONSES_FIELDS = [
   'nvext',
   'text',
   'reasoning',
+  'include',
 ] as const;
 
 let table: FieldTable<(typeof RESPONSES_FIELDS)[number]> | null = null;
@@ -62,6 +65,14 @@ export interface ResponsesRequest {
   /** `text` and `reasoning` as the response object echoes them. */
   text: { format: Record<string, unknown> };
   reasoning: { effort: string | null; summary: string | null };
+  /** `store` (default true, as OpenAI): keep the response for retrieval and chaining. */
+  store: boolean;
+  previousResponseId: string | null;
+  include: string[];
+  /** The input as items (a string input is one user message), as stored and listed by input_items. */
+  input: Obj[];
+  /** What conversationPrompt (responses-chain.ts) needs to render the chain before the input. */
+  template: { tools: Obj[]; kwargs: string | null };
 }
 
 function bad(message: string, param: string | null = null): ApiError {
@@ -73,9 +84,9 @@ export function readResponsesRequest(body: Buffer, ignoreUnsupported: boolean, h
   const f = Fields.scan(body, table);
   admit(f.unknown, '', ignoreUnsupported);
   const model = requireModel(f);
-  if (f.given('previous_response_id')) {
-    throw new ApiError(400, '`previous_response_id` is not supported: Portico stores no responses; send the whole conversation in `input`', { param: 'previous_response_id', code: 'unsupported_parameter' });
-  }
+  const previousResponseId = f.given('previous_response_id') ? (f.string('previous_response_id') ?? null) : null;
+  if (previousResponseId === '') throw bad('`previous_response_id` must not be empty', 'previous_response_id');
+  const include = readInclude(f.given('include') ? (JSON.parse(f.raw('include')!) as Json) : undefined, ignoreUnsupported);
   const maxOutputTokens = f.integer('max_output_tokens');
   if (maxOutputTokens !== undefined && maxOutputTokens < 1) throw bad(`\`max_output_tokens\` must be at least 1, got ${maxOutputTokens}`, 'max_output_tokens');
   integerIn('max_output_tokens', maxOutputTokens, 1, U32_MAX, 'a 32-bit unsigned integer');
@@ -84,18 +95,23 @@ export function readResponsesRequest(body: Buffer, ignoreUnsupported: boolean, h
   const topP = f.number('top_p');
   if (topP !== undefined && (topP < 0 || topP > 1)) throw bad(`\`top_p\` must be at least 0 and at most 1, got ${topP}`, 'top_p');
   if (f.given('user')) f.string('user');
-  if (f.given('store')) f.boolean('store');
+  const store = f.boolean('store') ?? true;
   const instructions = f.string('instructions') ?? null;
 
   const messages: Obj[] = [];
   if (instructions !== null) messages.push({ role: 'system', content: instructions });
   const t = f.type('input');
+  let input: Obj[];
   if (t === undefined || t === JsonType.Null) throw bad('`input` is required', 'input');
-  if (t === JsonType.String) messages.push({ role: 'user', content: f.string('input')! });
-  else if (t === JsonType.Array) {
+  if (t === JsonType.String) {
+    const text = f.string('input')!;
+    messages.push({ role: 'user', content: text });
+    input = [{ type: 'message', role: 'user', content: [{ type: 'input_text', text }] }];
+  } else if (t === JsonType.Array) {
     const items = JSON.parse(f.raw('input')!) as Json[];
     if (items.length === 0) throw bad('`input` must not be empty', 'input');
     items.forEach((item, i) => appendItem(messages, item, i));
+    input = items as Obj[];
   } else throw bad('`input` must be a string or an array of input items', 'input');
 
   const tools = f.array('tools') ? (JSON.parse(f.raw('tools')!) as Json[]) : [];
@@ -112,13 +128,19 @@ export function readResponsesRequest(body: Buffer, ignoreUnsupported: boolean, h
   const toolMode = readResponsesToolChoice(toolChoice, chatTools.map((t) => t.function.name as string));
   const parallelToolCalls = f.boolean('parallel_tool_calls') ?? true;
   // PRE.4: required / named ask the engine for guided tool-call JSON (the parsers read it back).
-  const toolConstraint = chatTools.length > 0 ? toolChoiceConstraint(JSON.stringify(chatTools), toolMode, parallelToolCalls) : undefined;
+  const toolConstraint = chatTools.length > 0 ? toolChoiceConstraint(chatTools.map((t) => t.function as unknown as ToolFunction), toolMode, parallelToolCalls) : undefined;
   const text = readResponsesText(f.given('text') ? (JSON.parse(f.raw('text')!) as Json) : undefined);
   const reasoning = readResponsesReasoning(f.given('reasoning') ? (JSON.parse(f.raw('reasoning')!) as Json) : undefined);
+  // reasoning.effort reaches the template as on chat completions (reasoning_effort).
+  const kwargs = reasoning.effort === null ? null : JSON.stringify({ reasoning_effort: reasoning.effort });
   return {
     model,
-    // reasoning.effort reaches the template as on chat completions (reasoning_effort).
-    prompt: templateBody(messages, chatTools, reasoning.effort === null ? null : JSON.stringify({ reasoning_effort: reasoning.effort })),
+    prompt: templateBody(messages, chatTools, kwargs),
+    template: { tools: chatTools, kwargs },
+    store,
+    previousResponseId,
+    include,
+    input,
     constraint: oneConstraint(text.constraint, toolConstraint),
     text: text.echo,
     reasoning,
@@ -157,8 +179,8 @@ function contentText(content: Json | undefined, where: string): string {
     .join('\n');
 }
 
-function appendItem(out: Obj[], item: Json, i: number): void {
-  const where = `input[${i}]`;
+/** One input item onto the chat messages; `where` names it in errors (input[i] by default). */
+export function appendItem(out: Obj[], item: Json, i: number, where = `input[${i}]`): void {
   if (!isObj(item)) throw bad(`\`${where}\` must be an object`, 'input');
   const type = item.type ?? 'message';
   if (type === 'message') {

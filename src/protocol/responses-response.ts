@@ -32,6 +32,8 @@ export interface ResponseState {
   hex: string;
   createdAt: number;
   req: ResponsesRequest;
+  /** The response is kept (store: true and the server has a store). */
+  store?: boolean;
 }
 
 /** The response object; `finish` null while in progress. */
@@ -50,9 +52,9 @@ export function responseObject(s: ResponseState, output: OutputItem[], finish: s
     model: s.req.model,
     output,
     parallel_tool_calls: s.req.parallelToolCalls,
-    previous_response_id: null,
+    previous_response_id: s.req.previousResponseId,
     reasoning: s.req.reasoning,
-    store: false,
+    store: s.store ?? false,
     temperature: s.req.temperature ?? 1,
     text: s.req.text,
     tool_choice: s.req.toolChoice,

@@ -48,7 +48,8 @@ export interface SamplingOptions {
   frequencyPenalty?: number;
   presencePenalty?: number;
   repetitionPenalty?: number;
-  seed?: number;
+  /** A 64-bit integer, exactly as the client wrote it (a double would round past 2^53). */
+  seed?: bigint;
   stopTokenIds?: number[];
   /** Stop strings, applied by Portico's stop jail (the engine gets the token-level stops). */
   stop?: string[];
@@ -90,12 +91,13 @@ const I64_MAX = 2n ** 63n - 1n;
  * `seed`: int64 (vLLM's bound). Past 2^53 a double cannot tell 2^63 - 1 from 2^63, so the
  * literal itself is compared (the gate has already said it is an integer literal).
  */
-function seedOf(f: Reader): number | undefined {
+function seedOf(f: Reader): bigint | undefined {
   const v = f.integer('seed');
-  if (v === undefined || Math.abs(v) < 2 ** 53) return v;
+  if (v === undefined) return undefined;
+  if (Math.abs(v) < 2 ** 53) return BigInt(v);
   const exact = BigInt(f.raw('seed')!);
   if (exact < I64_MIN || exact > I64_MAX) throw ApiError.badRequest(`\`seed\` must be a 64-bit integer from ${I64_MIN} to ${I64_MAX}, got ${exact}`, 'seed');
-  return v;
+  return exact;
 }
 
 function inRange(name: string, v: number | undefined, lo: number, hi: number, loOpen = false): number | undefined {

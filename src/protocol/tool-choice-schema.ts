@@ -9,7 +9,7 @@
 
 import type { GenerateConstraint } from '../engine/types.js';
 import { ApiError } from './errors.js';
-import type { ToolChoice } from './tools.js';
+import type { ToolChoice, ToolFunction } from './tools.js';
 
 type Schema = Record<string, unknown>;
 
@@ -17,13 +17,17 @@ const EMPTY_PARAMETERS: Schema = { type: 'object', properties: {} };
 
 const isObj = (v: unknown): v is Schema => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** The constraint for `choice`, or undefined when tool_choice does not constrain the output. */
-export function toolChoiceConstraint(toolsJson: string, choice: ToolChoice, parallelToolCalls: boolean): GenerateConstraint | undefined {
+/**
+ * The constraint for `choice`, or undefined when tool_choice does not constrain the output.
+ * `tools`: the functions the reader already parsed (or, for callers holding only the
+ * chat-shaped tools JSON, that text).
+ */
+export function toolChoiceConstraint(tools: readonly ToolFunction[] | string, choice: ToolChoice, parallelToolCalls: boolean): GenerateConstraint | undefined {
   if (choice.kind !== 'required' && choice.kind !== 'named') return undefined;
-  // readTools has already checked the shape of every tool.
-  const tools = (JSON.parse(toolsJson) as Array<{ function: { name: string; parameters?: Schema | null } }>).map((t) => t.function);
+  // The readers have already checked the shape of every tool.
+  const fns = typeof tools === 'string' ? (JSON.parse(tools) as Array<{ function: ToolFunction }>).map((t) => t.function) : tools;
   const defs: Schema = {};
-  const params = (name: string, p: Schema | null | undefined): Schema => {
+  const params = (name: string, p: unknown): Schema => {
     if (!isObj(p)) return EMPTY_PARAMETERS;
     if (!isObj(p.$defs)) return p;
     const { $defs, ...rest } = p;
@@ -40,7 +44,7 @@ export function toolChoiceConstraint(toolsJson: string, choice: ToolChoice, para
   };
   let schema: Schema;
   if (choice.kind === 'named') {
-    const fn = tools.find((t) => t.name === choice.name)!;
+    const fn = fns.find((t) => t.name === choice.name)!;
     schema = params(fn.name, fn.parameters);
   } else {
     schema = {
@@ -49,7 +53,7 @@ export function toolChoiceConstraint(toolsJson: string, choice: ToolChoice, para
       ...(parallelToolCalls ? {} : { maxItems: 1 }),
       items: {
         type: 'object',
-        anyOf: tools.map((t) => ({
+        anyOf: fns.map((t) => ({
           properties: { name: { type: 'string', enum: [t.name] }, parameters: params(t.name, t.parameters) },
           required: ['name', 'parameters'],
         })),

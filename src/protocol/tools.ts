@@ -11,10 +11,18 @@ const TOOL_NAME = /^[A-Za-z0-9_-]{1,96}$/;
 
 export type ToolChoice = { kind: 'none' } | { kind: 'auto' } | { kind: 'required' } | { kind: 'named'; name: string };
 
+/** A tool's function as the readers parsed it (name, and its parameters schema if any). */
+export interface ToolFunction {
+  name: string;
+  parameters?: unknown;
+}
+
 export interface ToolSettings {
   /** The tools array span, or null when absent or empty. */
   tools: Span | null;
   toolNames: string[];
+  /** The tools' functions, parsed once here (tool_choice required / named build their schema from them). */
+  functions: ToolFunction[];
   toolChoice: ToolChoice;
   parallelToolCalls: boolean;
 }
@@ -32,6 +40,7 @@ function isObj(v: unknown): v is Record<string, unknown> {
 export function readTools(f: Reader): ToolSettings {
   const span = f.array('tools');
   const names: string[] = [];
+  const functions: ToolFunction[] = [];
   if (span) {
     if (span.length > MAX_TOOLS) throw bad(`\`tools\` may hold at most ${MAX_TOOLS} tools, got ${span.length}`, 'tools');
     const list = JSON.parse(f.raw('tools')!) as unknown[];
@@ -46,12 +55,14 @@ export function readTools(f: Reader): ToolSettings {
       if (fn.parameters !== undefined && fn.parameters !== null && !isObj(fn.parameters)) throw bad(`\`tools[${i}].function.parameters\` must be an object (a JSON schema)`, 'tools');
       if (fn.description !== undefined && fn.description !== null && typeof fn.description !== 'string') throw bad(`\`tools[${i}].function.description\` must be a string`, 'tools');
       names.push(fn.name);
+      functions.push(fn as unknown as ToolFunction);
     });
   }
   const toolChoice = readToolChoice(f, names, span !== undefined);
   return {
     tools: span && span.length > 0 ? { start: span.start, end: span.end } : null,
     toolNames: names,
+    functions,
     toolChoice,
     parallelToolCalls: f.boolean('parallel_tool_calls') ?? true,
   };

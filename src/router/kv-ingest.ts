@@ -2,9 +2,12 @@
 // engine's own block hashes, which Portico cannot reproduce; so each stored
 // block is re-hashed with Portico's chain (hash.ts) from its token ids and its
 // parent's Portico hash, and the engine hash is remembered only to resolve later
-// parents and removals. Events name no salt or adapter here, so they index into
-// the unsalted namespace. Each data-parallel rank's blocks are indexed under their
-// own holder (holders.ts): a prefix on rank 1 is not a prefix on rank 0.
+// parents and removals. Events name no salt, so they index into the unsalted
+// namespace — or, for blocks an engine computed with a LoRA adapter it names, into
+// that adapter's namespace (its blocks never match the base model's); blocks of an
+// adapter named only by the engine's number are not indexed. Each data-parallel rank's
+// blocks are indexed under their own holder (holders.ts): a prefix on rank 1 is not a
+// prefix on rank 0.
 
 import type { KvEvent } from '../engine/kv-events/index.js';
 import { chainBlock, keyOf, rootLanes, type Lanes } from './hash.js';
@@ -26,23 +29,34 @@ export interface IngestStats {
   badSize: number;
   /** Events of a rank at or past MAX_DP_RANKS (not indexed). */
   badRank: number;
+  /** Stored events of an adapter the engine named only by number (not indexed). */
+  unnamedLora: number;
 }
 
 export class WorkerKvIngest {
   /** Per data-parallel rank: engine hash → Portico block. */
   private readonly ranks = new Map<number, Map<bigint, Known>>();
-  readonly stats: IngestStats = { stored: 0, removed: 0, orphans: 0, badSize: 0, badRank: 0 };
+  readonly stats: IngestStats = { stored: 0, removed: 0, orphans: 0, badSize: 0, badRank: 0, unnamedLora: 0 };
   /** One past the highest rank an event came from (0 before any event). */
   rankCount = 0;
   private readonly root: Lanes;
+  /** Per adapter name, its namespace's root. */
+  private readonly loraRoots = new Map<string, Lanes>();
 
   constructor(
     private readonly index: KvIndex,
     readonly slot: number,
     private readonly blockSize: number,
-    seed?: number,
+    private readonly seed?: number,
   ) {
     this.root = rootLanes(seed);
+  }
+
+  private rootOf(lora: string | undefined): Lanes {
+    if (lora === undefined) return this.root;
+    let r = this.loraRoots.get(lora);
+    if (!r) this.loraRoots.set(lora, (r = rootLanes(this.seed, undefined, lora)));
+    return r;
   }
 
   /** Blocks this worker holds (all ranks). */
@@ -62,7 +76,11 @@ export class WorkerKvIngest {
     }
     switch (e.kind) {
       case 'stored':
-        this.store(e.dpRank, e.parentHash, e.blocks);
+        if (e.loraUnnamed) {
+          this.stats.unnamedLora++;
+          break;
+        }
+        this.store(e.dpRank, e.parentHash, e.blocks, e.loraName);
         break;
       case 'removed': {
         const m = this.ranks.get(e.dpRank);
@@ -98,11 +116,12 @@ export class WorkerKvIngest {
     this.ranks.delete(rank);
   }
 
-  private store(rank: number, parentHash: bigint | undefined, blocks: readonly { hash: bigint; tokenIds: number[] }[]): void {
+  private store(rank: number, parentHash: bigint | undefined, blocks: readonly { hash: bigint; tokenIds: number[] }[], lora?: string): void {
     let m = this.ranks.get(rank);
     if (!m) this.ranks.set(rank, (m = new Map()));
     let parent: Lanes;
-    if (parentHash === undefined) parent = this.root;
+    // (A child's parent hash carries its namespace: only the first block needs the root.)
+    if (parentHash === undefined) parent = this.rootOf(lora);
     else {
       const p = m.get(parentHash);
       if (!p) {

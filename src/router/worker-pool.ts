@@ -54,12 +54,14 @@ export interface WorkerPoolOptions {
   model: string;
   healthIntervalMs?: number;
   breaker?: Partial<BreakerOptions>;
+  /** Worker ids shared by the pools of one frontend (several models): an id names one worker across models. */
+  ids?: { next: number };
 }
 
 export class WorkerPool {
   /** The routing set. Ids are stable for a worker's life and never reused. */
   workers: Worker[];
-  private nextId: number;
+  private readonly ids: { next: number };
   private next = 0;
   private timer: NodeJS.Timeout | null = null;
   readonly model: string;
@@ -71,8 +73,8 @@ export class WorkerPool {
   private readonly rechecking = new Set<Worker>();
 
   constructor(clients: EngineClient[], opts: WorkerPoolOptions) {
-    this.workers = clients.map((client, id) => ({ id, client, healthy: false, inflight: 0 }));
-    this.nextId = clients.length;
+    this.ids = opts.ids ?? { next: 0 };
+    this.workers = clients.map((client) => ({ id: this.ids.next++, client, healthy: false, inflight: 0 }));
     this.model = opts.model;
     this.intervalMs = opts.healthIntervalMs ?? 2000;
     this.breakerOptions = { ...DEFAULT_BREAKER };
@@ -129,15 +131,27 @@ export class WorkerPool {
     return w;
   }
 
+  private readonly changeListeners: Array<() => void> = [];
+
+  /** `fn` runs after each worker registers (add) or leaves (remove): a chat processor's card follows them. */
+  onWorkersChanged(fn: () => void): void {
+    this.changeListeners.push(fn);
+  }
+
+  private changed(): void {
+    for (const fn of this.changeListeners) fn();
+  }
+
   /** Add a worker at run time; it takes requests once its first health check passes. */
   async add(client: EngineClient): Promise<Worker> {
-    const w: Worker = { id: this.nextId++, client, healthy: false, inflight: 0 };
+    const w: Worker = { id: this.ids.next++, client, healthy: false, inflight: 0 };
     this.workers = [...this.workers, w];
     try {
       w.healthy = await client.health();
     } catch {
       w.healthy = false;
     }
+    this.changed();
     return w;
   }
 
@@ -156,6 +170,7 @@ export class WorkerPool {
       else w.client.close();
     };
     closeWhenIdle();
+    this.changed();
     return true;
   }
 

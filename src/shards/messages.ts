@@ -26,7 +26,7 @@ export interface ShardData {
 }
 
 export type ToMain =
-  | { t: 'listening'; port: number }
+  | { t: 'listening'; port: number; grpcPort?: number }
   | { t: 'failed'; error: string }
   | { t: 'crashed'; error: string }
   | { t: 'drained' }

@@ -5,10 +5,10 @@
 // values). The router's load table is a SharedArrayBuffer from the main thread.
 
 import { parentPort, workerData } from 'node:worker_threads';
-import { resolve } from 'node:path';
-import { Model } from '../native/core.js';
 import { configureLog, log } from '../log.js';
 import { startFrontend, type Frontend } from '../app/frontend.js';
+import { loadModels } from '../app/natives.js';
+import { loadStartupAdapters } from '../app/adapters.js';
 import { applyChange } from '../api/control.js';
 import type { ControlPlane } from '../api/control-change.js';
 import type { ShardLink } from '../api/context.js';
@@ -49,7 +49,9 @@ process.on('uncaughtException', (err) => {
 
 let fe: Frontend;
 try {
-  fe = await startFrontend(o, o.workers, Model.load(resolve(o.modelPath)), { link, control, models: data.models, admitted: data.admitted });
+  fe = await startFrontend(o, loadModels(o), { link, control, models: data.models, admitted: data.admitted });
+  // Each shard registers the startup adapters itself (the engines load each once: src/api/adapters.ts).
+  await loadStartupAdapters(fe.ctx, o.loras ?? []);
 } catch (err) {
   post({ t: 'failed', error: (err as Error).message });
   port.close();
@@ -90,4 +92,4 @@ port.on('message', (m: ToShard) => {
       break;
   }
 });
-post({ t: 'listening', port: fe.port });
+post({ t: 'listening', port: fe.port, grpcPort: fe.grpcPort });

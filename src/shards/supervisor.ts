@@ -91,9 +91,10 @@ export async function serveSharded(o: ServeOptions): Promise<ShardedServer> {
   const count = o.shards!;
   const mocks = await startMocks(o);
   const maxWorkers = o.router?.maxWorkers ?? DEFAULT_ROUTER_OPTIONS.maxWorkers;
-  const models = [{ load: new LoadTable(maxWorkers).buffer, queueDepth: new SharedArrayBuffer(4), sessions: SharedSessionAffinity.buffer() }];
+  // Per model, in serving order: the router state every shard shares.
+  const models = o.models.map(() => ({ load: new LoadTable(maxWorkers).buffer, queueDepth: new SharedArrayBuffer(4), sessions: SharedSessionAffinity.buffer() }));
   const admitted = new SharedArrayBuffer(4);
-  const base: ServeOptions = { ...o, workers: [...o.workers, ...mocks.urls], mock: undefined, mockWorkers: 0, shards: 1 };
+  const base: ServeOptions = { ...o, models: mocks.models, workers: [], mock: undefined, mockWorkers: 0, shards: 1 };
   const shards: Shard[] = [];
   let closing: Promise<void> | null = null;
   let controlChain: Promise<void> = Promise.resolve();
@@ -162,12 +163,16 @@ export async function serveSharded(o: ServeOptions): Promise<ShardedServer> {
     void close().then(() => process.exit(1));
   };
 
+  let grpcPort: number | undefined;
   const start = (id: number, httpPort: number): Promise<number> => {
     const s = new Shard(id, { shard: id, options: { ...base, httpPort }, models, admitted }, onMessage);
     shards[id] = s;
     return new Promise((done, fail) => {
       const onStart = (m: ToMain) => {
-        if (m.t === 'listening') done(m.port);
+        if (m.t === 'listening') {
+          if (m.grpcPort !== undefined) grpcPort = m.grpcPort; // shard 0 serves KServe gRPC
+          done(m.port);
+        }
         else if (m.t === 'failed') fail(new Error(`shard ${id} did not start: ${m.error}`));
         else return;
         s.worker.off('message', onStart);
@@ -190,7 +195,7 @@ export async function serveSharded(o: ServeOptions): Promise<ShardedServer> {
     // port between the probe (serve.ts) and their listen (src/http/port-guard.ts).
     assertSoleListener(o.host, port);
     log.info(`serving on ${count} shards`, { shards: count });
-    return { port, close, apply: (change) => broadcast(change, null) };
+    return { port, grpcPort, close, apply: (change) => broadcast(change, null) };
   } catch (err) {
     await close();
     throw err;

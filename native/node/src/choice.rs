@@ -22,9 +22,9 @@ use napi_derive::napi;
 use crate::model::Model;
 use crate::parsers::OutputParser;
 use crate::raw::{self, Env, Value};
-use crate::sequence::sequence_options;
+use crate::sequence::{finish_reason_value, matched_stop_value, sequence_options};
 use portico_core::parsers::Delta;
-use portico_core::{ChoiceOutput as CoreChoice, MatchedStop};
+use portico_core::ChoiceOutput as CoreChoice;
 
 const CHOICE_TAG: sys::napi_type_tag = sys::napi_type_tag {
     lower: 0x3b71_c9d2_0e5a_8f46,
@@ -41,52 +41,23 @@ unsafe fn this_choice<'a>(env: Env, this: Value) -> Option<&'a mut CoreChoice> {
 
 /// Methods: the class signature stands in for the tag (as Sequence's methods).
 unsafe fn this_choice_method<'a>(env: Env, this: Value) -> Option<&'a mut CoreChoice> {
-    let mut wrapped: *mut std::ffi::c_void = ptr::null_mut();
-    unsafe {
-        if raw::ok(sys::napi_unwrap(env, this, &mut wrapped)) && !wrapped.is_null() {
-            return Some(&mut *wrapped.cast::<CoreChoice>());
-        }
-        raw::throw_type(env, NOT_A_CHOICE);
-    }
-    None
+    unsafe { raw::unwrap_method::<CoreChoice>(env, this, NOT_A_CHOICE) }
 }
 
 /// The ChoiceOutput class (a new constructor per call: core.ts calls it once per thread).
 #[napi(ts_return_type = "unknown")]
 pub fn choice_output_class(env: napi::Env) -> Result<Unknown<'static>> {
     let env = env.raw();
-    let method = |name: &'static std::ffi::CStr, cb: sys::napi_callback| sys::napi_property_descriptor {
-        utf8name: name.as_ptr(),
-        name: ptr::null_mut(),
-        method: cb,
-        getter: None,
-        setter: None,
-        value: ptr::null_mut(),
-        attributes: sys::PropertyAttributes::writable | sys::PropertyAttributes::configurable,
-        data: ptr::null_mut(),
-    };
-    let getter = |name: &'static std::ffi::CStr, cb: sys::napi_callback| sys::napi_property_descriptor {
-        method: None,
-        getter: cb,
-        attributes: sys::PropertyAttributes::configurable,
-        ..method(name, None)
-    };
     let props = [
-        method(c"pushToken", Some(push_token)),
-        method(c"pushTokens", Some(push_tokens)),
-        method(c"finish", Some(finish)),
-        getter(c"finishReason", Some(finish_reason)),
-        getter(c"matchedStop", Some(matched_stop)),
-        getter(c"generatedTokens", Some(generated_tokens)),
-        getter(c"toolCallCount", Some(tool_call_count)),
+        raw::method(c"pushToken", Some(push_token)),
+        raw::method(c"pushTokens", Some(push_tokens)),
+        raw::method(c"finish", Some(finish)),
+        raw::getter(c"finishReason", Some(finish_reason)),
+        raw::getter(c"matchedStop", Some(matched_stop)),
+        raw::getter(c"generatedTokens", Some(generated_tokens)),
+        raw::getter(c"toolCallCount", Some(tool_call_count)),
     ];
-    let mut class = ptr::null_mut();
-    let status = unsafe {
-        sys::napi_define_class(env, c"ChoiceOutput".as_ptr(), 12, Some(construct), ptr::null_mut(), props.len(), props.as_ptr(), &mut class)
-    };
-    if !raw::ok(status) {
-        return Err(napi::Error::from_reason(format!("defining the ChoiceOutput class failed (napi status {status})")));
-    }
+    let class = raw::define_class(env, c"ChoiceOutput", Some(construct), &props)?;
     Ok(unsafe { Unknown::from_raw_unchecked(env, class) })
 }
 
@@ -223,10 +194,7 @@ unsafe extern "C" fn finish_reason(env: Env, info: sys::napi_callback_info) -> V
     unsafe {
         let Some((this, [])) = raw::args::<0>(env, info) else { return ptr::null_mut() };
         let Some(c) = this_choice(env, this) else { return ptr::null_mut() };
-        match c.finish_reason() {
-            Some(r) => raw::string(env, r.as_str()),
-            None => raw::null(env),
-        }
+        finish_reason_value(env, c.finish_reason())
     }
 }
 
@@ -236,11 +204,7 @@ unsafe extern "C" fn matched_stop(env: Env, info: sys::napi_callback_info) -> Va
     unsafe {
         let Some((this, [])) = raw::args::<0>(env, info) else { return ptr::null_mut() };
         let Some(c) = this_choice(env, this) else { return ptr::null_mut() };
-        match c.matched_stop() {
-            Some(MatchedStop::Text(s)) => raw::string(env, s),
-            Some(MatchedStop::TokenId(id)) => raw::uint32(env, *id),
-            Some(MatchedStop::Eos(_)) | None => raw::null(env),
-        }
+        matched_stop_value(env, c.matched_stop())
     }
 }
 

@@ -60,8 +60,10 @@ impl Model {
 impl Model {
     /// Loads a Hugging Face model folder (tokenizer.json required).
     #[napi(factory)]
-    pub fn load(dir: String) -> Result<Model> {
-        let inner = portico_core::Model::load(&dir).map_err(to_napi)?;
+    /// `chat_template_json`: the JSON text of a `chat_template` value that replaces the
+    /// folder's templates (`--chat-template`), or null.
+    pub fn load(dir: String, chat_template_json: Option<String>) -> Result<Model> {
+        let inner = portico_core::Model::load_with_template(&dir, chat_template_json.as_deref()).map_err(to_napi)?;
         crate::release_free_memory();
         Ok(Model {
             inner: Arc::new(inner),

@@ -47,54 +47,25 @@ pub(crate) unsafe fn this_sequence<'a>(env: Env, this: Value) -> Option<&'a mut 
 /// there; the type-tag lookup (a private-symbol property read, ~15% of a token's cost) is
 /// not repeated.
 pub(crate) unsafe fn this_sequence_method<'a>(env: Env, this: Value) -> Option<&'a mut CoreSequence> {
-    let mut wrapped: *mut std::ffi::c_void = ptr::null_mut();
-    unsafe {
-        if raw::ok(sys::napi_unwrap(env, this, &mut wrapped)) && !wrapped.is_null() {
-            // SAFETY: as above (the class signature stands in for the tag).
-            return Some(&mut *wrapped.cast::<CoreSequence>());
-        }
-        raw::throw_type(env, NOT_A_SEQUENCE);
-    }
-    None
+    // SAFETY: as above (the class signature stands in for the tag).
+    unsafe { raw::unwrap_method::<CoreSequence>(env, this, NOT_A_SEQUENCE) }
 }
 
 /// The Sequence class (a new constructor per call: core.ts calls it once per thread).
 #[napi(ts_return_type = "unknown")]
 pub fn sequence_class(env: napi::Env) -> Result<Unknown<'static>> {
     let env = env.raw();
-    let method = |name: &'static std::ffi::CStr, cb: sys::napi_callback| sys::napi_property_descriptor {
-        utf8name: name.as_ptr(),
-        name: ptr::null_mut(),
-        method: cb,
-        getter: None,
-        setter: None,
-        value: ptr::null_mut(),
-        attributes: sys::PropertyAttributes::writable | sys::PropertyAttributes::configurable,
-        data: ptr::null_mut(),
-    };
-    let getter = |name: &'static std::ffi::CStr, cb: sys::napi_callback| sys::napi_property_descriptor {
-        method: None,
-        getter: cb,
-        attributes: sys::PropertyAttributes::configurable,
-        ..method(name, None)
-    };
     let props = [
-        method(c"pushToken", Some(sequence_fast::push_token)),
-        method(c"pushTokens", Some(sequence_fast::push_tokens)),
-        method(c"push", Some(sequence_fast::push)),
-        method(c"finish", Some(finish)),
-        getter(c"finished", Some(finished)),
-        getter(c"finishReason", Some(finish_reason)),
-        getter(c"matchedStop", Some(matched_stop)),
-        getter(c"generatedTokens", Some(generated_tokens)),
+        raw::method(c"pushToken", Some(sequence_fast::push_token)),
+        raw::method(c"pushTokens", Some(sequence_fast::push_tokens)),
+        raw::method(c"push", Some(sequence_fast::push)),
+        raw::method(c"finish", Some(finish)),
+        raw::getter(c"finished", Some(finished)),
+        raw::getter(c"finishReason", Some(finish_reason)),
+        raw::getter(c"matchedStop", Some(matched_stop)),
+        raw::getter(c"generatedTokens", Some(generated_tokens)),
     ];
-    let mut class = ptr::null_mut();
-    let status = unsafe {
-        sys::napi_define_class(env, c"Sequence".as_ptr(), 8, Some(construct), ptr::null_mut(), props.len(), props.as_ptr(), &mut class)
-    };
-    if !raw::ok(status) {
-        return Err(napi::Error::from_reason(format!("defining the Sequence class failed (napi status {status})")));
-    }
+    let class = raw::define_class(env, c"Sequence", Some(construct), &props)?;
     Ok(unsafe { Unknown::from_raw_unchecked(env, class) })
 }
 
@@ -182,10 +153,7 @@ unsafe extern "C" fn finish_reason(env: Env, info: sys::napi_callback_info) -> V
     unsafe {
         let Some((this, [])) = raw::args::<0>(env, info) else { return ptr::null_mut() };
         let Some(seq) = this_sequence(env, this) else { return ptr::null_mut() };
-        match seq.finish_reason() {
-            Some(r) => raw::string(env, r.as_str()),
-            None => raw::null(env),
-        }
+        finish_reason_value(env, seq.finish_reason())
     }
 }
 
@@ -195,11 +163,7 @@ unsafe extern "C" fn matched_stop(env: Env, info: sys::napi_callback_info) -> Va
     unsafe {
         let Some((this, [])) = raw::args::<0>(env, info) else { return ptr::null_mut() };
         let Some(seq) = this_sequence(env, this) else { return ptr::null_mut() };
-        match seq.matched_stop() {
-            Some(MatchedStop::Text(s)) => raw::string(env, s),
-            Some(MatchedStop::TokenId(id)) => raw::uint32(env, *id),
-            Some(MatchedStop::Eos(_)) | None => raw::null(env),
-        }
+        matched_stop_value(env, seq.matched_stop())
     }
 }
 
@@ -209,5 +173,27 @@ unsafe extern "C" fn generated_tokens(env: Env, info: sys::napi_callback_info) -
         let Some((this, [])) = raw::args::<0>(env, info) else { return ptr::null_mut() };
         let Some(seq) = this_sequence(env, this) else { return ptr::null_mut() };
         raw::uint32(env, seq.generated_tokens())
+    }
+}
+
+/// A finish reason as JS: its OpenAI name, or null while unfinished (Sequence and ChoiceOutput).
+pub(crate) unsafe fn finish_reason_value(env: Env, reason: Option<portico_core::FinishReason>) -> Value {
+    unsafe {
+        match reason {
+            Some(r) => raw::string(env, r.as_str()),
+            None => raw::null(env),
+        }
+    }
+}
+
+/// What ended the output as JS (vLLM's stop_reason): the stop string or request stop token
+/// id; null for EOS, length, an end the engine decided, or not finished.
+pub(crate) unsafe fn matched_stop_value(env: Env, stop: Option<&MatchedStop>) -> Value {
+    unsafe {
+        match stop {
+            Some(MatchedStop::Text(s)) => raw::string(env, s),
+            Some(MatchedStop::TokenId(id)) => raw::uint32(env, *id),
+            Some(MatchedStop::Eos(_)) | None => raw::null(env),
+        }
     }
 }

@@ -138,6 +138,7 @@ export function normaliseBatch(b: KvEventBatch, worker: string): KvEvent[] {
           parentHash: d.value.parentBlockHash,
           blocks,
           blockSize: d.value.blocks[0]?.blockSize ?? 0,
+          ...(d.value.loraName ? { loraName: d.value.loraName } : d.value.blocks.some((x) => x.loraId !== undefined && x.loraId !== 0n) ? { loraUnnamed: true } : {}),
         });
         break;
       }

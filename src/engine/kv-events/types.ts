@@ -11,7 +11,18 @@ export interface KvBlockRef {
 
 export type KvEvent =
   /** Blocks cached, in prefix order; the first one's parent is `parentHash` (none = prefix root). */
-  | { kind: 'stored'; worker: string; dpRank: number; parentHash: bigint | undefined; blocks: KvBlockRef[]; blockSize: number }
+  | {
+      kind: 'stored';
+      worker: string;
+      dpRank: number;
+      parentHash: bigint | undefined;
+      blocks: KvBlockRef[];
+      blockSize: number;
+      /** The LoRA adapter the blocks were computed with, by name (its own hash namespace); unset: the base model. */
+      loraName?: string;
+      /** The engine named an adapter only by its internal number (no name): the blocks cannot be placed. */
+      loraUnnamed?: boolean;
+    }
   /** Blocks evicted. Unknown hashes are to be ignored. */
   | { kind: 'removed'; worker: string; dpRank: number; hashes: bigint[] }
   /** The rank dropped its whole prefix cache. */

@@ -52,6 +52,9 @@ function decodeEvent(ev: unknown, worker: string, dpRank: number): KvEvent | und
       const tokens = ((f('token_ids', 3) as unknown[]) ?? []).map(Number);
       const blockSize = Number(f('block_size', 4) ?? 0) || (hashes.length ? Math.floor(tokens.length / hashes.length) : 0);
       const blocks: KvBlockRef[] = hashes.map((hash, i) => ({ hash, tokenIds: tokens.slice(i * blockSize, (i + 1) * blockSize) }));
+      // vLLM names the adapter (lora_name, 8th field) besides its number (lora_id, 6th).
+      const loraName = f('lora_name', 7);
+      const loraId = f('lora_id', 5);
       return {
         kind: 'stored',
         worker,
@@ -59,6 +62,7 @@ function decodeEvent(ev: unknown, worker: string, dpRank: number): KvEvent | und
         parentHash: parent === null || parent === undefined ? undefined : toHash(parent),
         blocks,
         blockSize,
+        ...(typeof loraName === 'string' && loraName !== '' ? { loraName } : loraId !== null && loraId !== undefined && loraId !== 0 ? { loraUnnamed: true } : {}),
       };
     }
     case 'BlockRemoved':

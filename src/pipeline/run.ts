@@ -1,0 +1,280 @@
+// The one loop of a generation: route → open the engine stream → for each engine message,
+// push its ids into the choices' native outputs → hand the events to the sink. It alone
+// decides how the engine stream is left (read out in the background when the engine ends
+// the request by itself, aborted otherwise) and when the request's turn on its worker ends.
+// Every endpoint (OpenAI chat and completions, Anthropic messages, Responses; unary and
+// streaming) is a GenerationSink over it.
+
+import { ApiError } from '../protocol/errors.js';
+import type { EngineEvent } from '../engine/types.js';
+import { isEngineEvents, type EngineEventHandler, type EngineEvents } from '../engine/generate-stream.js';
+import { pumpStream } from '../engine/grpc-h2.js';
+import type { Dispatch } from '../router/types.js';
+import type { Worker } from '../router/worker-pool.js';
+import { WorkerTurn } from './generate.js';
+import { LogprobBook } from './logprobs.js';
+import { ChoiceOutputs, type ParsedEvent } from './outputs.js';
+import type { GenerationRequest } from './request.js';
+
+/** Returned (or resolved) by GenerationSink.event to end the generation early (the engine is aborted). */
+export const STOP = Symbol('stop generation');
+export type SinkResult = void | typeof STOP | Promise<void | typeof STOP | unknown>;
+
+/** What a generation is once it left the router. */
+export interface RunningGeneration {
+  readonly worker: Worker;
+  /** When the request left the router for its worker (performance.now()). */
+  readonly dispatchedAt: number;
+  /** Leading prompt blocks the router believed the worker held. */
+  readonly overlapBlocks: number;
+  /** The data-parallel rank the request was pinned to, if any. */
+  readonly dpRank?: number;
+  /** The choices' logprobs (the request asked for them), else null. */
+  readonly logprobs: LogprobBook | null;
+  /** End the generation now: the engine is aborted and runGeneration resolves. */
+  stop(): void;
+}
+
+export interface GenerationSink {
+  /** The worker was chosen (before the engine stream is opened). */
+  begin?(g: RunningGeneration): void;
+  /**
+   * One output event, in order; every generation ends with one `end` event. A promise
+   * pauses the generation until it settles (backpressure); STOP (or a promise of it) ends it.
+   */
+  event(ev: ParsedEvent): SinkResult;
+}
+
+class Running implements RunningGeneration {
+  readonly logprobs: LogprobBook | null;
+  stopped = false;
+
+  constructor(
+    readonly dispatch: Dispatch,
+    readonly dispatchedAt: number,
+    logprobs: boolean,
+  ) {
+    this.logprobs = logprobs ? new LogprobBook() : null;
+  }
+
+  get worker(): Worker {
+    return this.dispatch.worker;
+  }
+
+  get overlapBlocks(): number {
+    return this.dispatch.overlapBlocks;
+  }
+
+  get dpRank(): number | undefined {
+    return this.dispatch.dpRank;
+  }
+
+  /** Set by runGeneration once the engine stream is open. */
+  halt: (() => void) | null = null;
+
+  stop(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.halt?.();
+  }
+}
+
+/**
+ * Run one generation into `sink`. Resolves once the end event was handed over (or the sink
+ * or a stop() ended it); rejects with the ApiError of a routing or engine failure, having
+ * handed over no end event.
+ */
+export async function runGeneration(req: GenerationRequest, sink: GenerationSink): Promise<void> {
+  const { model } = req;
+  model.stats.inputTokens.observe(req.promptIds.length);
+  const routed = model.router.route({ tokens: req.promptIds, hints: req.route, signal: req.signal });
+  const d = routed instanceof Promise ? await routed : routed;
+  const turn = new WorkerTurn(model);
+  const g = new Running(d, turn.start(d, req.engine), req.logprobs);
+  sink.begin?.(g);
+  let events: EngineEvents;
+  try {
+    events = pushed(d.worker.client.generate(req.engine, req.signal));
+  } catch (err) {
+    throw turn.fail(err);
+  }
+  if (g.stopped) {
+    turn.end();
+    return;
+  }
+  return new Promise<void>((resolve, reject) => {
+    const run = new PushedRun(req, sink, g, turn, events, resolve, reject);
+    g.halt = () => run.stop();
+    events.pipe(run);
+  });
+}
+
+/**
+ * The loop's body, called by the engine stream for each message (in its data callback: no
+ * promise per message). A sink's promise holds the stream until it settles; events of one
+ * message that were not handed over yet wait with it.
+ */
+class PushedRun implements EngineEventHandler {
+  private readonly choices: ChoiceOutputs;
+  private readonly out: ParsedEvent[] = [];
+  private at = 0;
+  /** The sink's answer is pending (the stream is held). */
+  private waiting = false;
+  /** 'open' while the sink gets events; then the stream is read out ('drain', DRAIN_EVENTS at most) or gone. */
+  state: 'open' | 'drain' | 'gone' = 'open';
+  private drained = 0;
+
+  constructor(
+    private readonly req: GenerationRequest,
+    private readonly sink: GenerationSink,
+    private readonly g: Running,
+    private readonly turn: WorkerTurn,
+    private readonly events: EngineEvents,
+    private readonly resolve: () => void,
+    private readonly reject: (err: unknown) => void,
+  ) {
+    this.choices = new ChoiceOutputs(req.model, req.output);
+  }
+
+  event(ev: EngineEvent): void {
+    if (this.state === 'drain') {
+      // Read out in the background; an engine that does not stop where Portico did is aborted.
+      if (++this.drained >= DRAIN_EVENTS) this.leave(false);
+      return;
+    }
+    if (this.state !== 'open') return;
+    try {
+      this.turn.observe(ev);
+      this.g.logprobs?.record(ev);
+      const one = this.choices.push(ev, this.out);
+      if (one) this.out.push(one);
+      this.deliver();
+    } catch (err) {
+      this.failWith(err);
+    }
+  }
+
+  end(): void {
+    this.turn.end();
+    if (this.state !== 'open') return;
+    this.state = 'gone';
+    this.reject(new ApiError(502, 'the engine ended the stream before every choice finished', { code: 'engine_error' }));
+  }
+
+  fail(err: unknown): void {
+    const state = this.state;
+    this.state = 'gone';
+    if (state === 'drain') {
+      this.turn.fail(err); // its outcome reaches no one; the pool still hears what it says of the worker
+      return;
+    }
+    if (state !== 'open') {
+      this.turn.end();
+      return;
+    }
+    // A stop() cancels the stream: its failure is not the worker's.
+    if (this.g.stopped) {
+      this.turn.end();
+      this.resolve();
+      return;
+    }
+    this.reject(this.turn.fail(err));
+  }
+
+  /** Hand the queued events to the sink, in order, until one makes it wait. */
+  private deliver(): void {
+    const out = this.out;
+    while (this.at < out.length) {
+      const r = this.sink.event(out[this.at++]!);
+      if (r === undefined) continue;
+      if (r === STOP) return this.stop();
+      if (r instanceof Promise) {
+        this.waiting = true;
+        this.events.hold();
+        r.then(
+          (v) => {
+            this.waiting = false;
+            if (this.state !== 'open') return;
+            if (v === STOP) return this.stop();
+            try {
+              this.deliver();
+            } catch (err) {
+              return this.failWith(err);
+            }
+            if (!this.waiting && (this.state as PushedRun['state']) !== 'gone') this.events.release();
+          },
+          (err: unknown) => {
+            this.waiting = false;
+            this.failWith(err);
+          },
+        );
+        return;
+      }
+    }
+    out.length = 0;
+    this.at = 0;
+    // Every choice is answered: leave the engine stream (read out, or aborted).
+    if (this.choices.remaining === 0) {
+      this.resolve();
+      this.leave(this.choices.engineEndsItself);
+    }
+  }
+
+  /**
+   * Leave the open engine stream. When every choice is answered and the engine ends the
+   * request by itself right after (max_tokens, a stop token), read the rest of its stream in
+   * the background: aborting would cost an Abort rpc and a stream reset per request (the
+   * usual case for short max_tokens). Otherwise abort it. The worker's turn ends when the
+   * stream is over.
+   */
+  private leave(endsItself: boolean): void {
+    if (endsItself && this.state === 'open') {
+      this.state = 'drain';
+      return;
+    }
+    this.state = 'gone';
+    void this.events.return().then(
+      () => this.turn.end(),
+      () => this.turn.end(),
+    );
+  }
+
+  /** The sink or stop() ends the generation early. */
+  stop(): void {
+    if (this.state !== 'open') return;
+    this.leave(false);
+    this.resolve();
+  }
+
+  private failWith(err: unknown): void {
+    if (this.state !== 'open') return;
+    this.leave(false);
+    this.reject(err);
+  }
+}
+
+/**
+ * Events an engine may still send after Portico ended every choice on a rule the engine
+ * applies too (its final message, or a few tokens if it saw the stop differently) before
+ * the request is aborted after all.
+ */
+const DRAIN_EVENTS = 4;
+
+/** The engine client's stream in push mode: its own, or its iterator read one message at a time. */
+function pushed(s: AsyncIterable<EngineEvent>): EngineEvents {
+  if (isEngineEvents(s)) return s;
+  const it = s[Symbol.asyncIterator]();
+  let holder: { hold(): void; release(): void } | undefined;
+  return {
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+    next: () => it.next(),
+    return: async () => (await it.return?.()) ?? { value: undefined, done: true },
+    pipe(h) {
+      holder = pumpStream(it, { message: (ev) => h.event(ev), end: () => h.end(), fail: (err) => h.fail(err) });
+    },
+    hold: () => holder?.hold(),
+    release: () => holder?.release(),
+  };
+}

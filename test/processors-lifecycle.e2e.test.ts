@@ -1,0 +1,170 @@
+// How a custom chat processor is found and kept (spec 002), through the real `portico`
+// command: an installed package's registered name (the example package in examples/,
+// installed into a temporary node_modules the way npm lays it out), unknown names and bad
+// config failing at argument parsing with the registered names listed, Dynamo's
+// DYN_CHAT_PROCESSOR and DYN_HTTP_PRE_COMMIT_ERROR_PEEK_MS, the factory retried with backoff
+// until it succeeds, and rebuilt when a worker registers with another card.
+
+import { test, before, after, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import OpenAI from 'openai';
+import Anthropic from '@anthropic-ai/sdk';
+import { startPortico, runPortico, QWEN3, ROOT, type Proc } from './helpers/portico.js';
+import { eventually } from './helpers/eventually.js';
+
+const RULES = `${ROOT}test/fixtures/processors/rules.mjs:provider`;
+const EXAMPLE = 'portico-example-passthrough-processor';
+
+/** A project folder with the example processor and portico installed in its node_modules. */
+let project: string;
+
+before(() => {
+  project = mkdtempSync(join(tmpdir(), 'portico-processor-'));
+  mkdirSync(join(project, 'node_modules'));
+  cpSync(join(ROOT, 'examples/passthrough-processor'), join(project, 'node_modules', EXAMPLE), { recursive: true });
+  // The example imports 'portico' (its peer dependency): the repository, linked as npm links a local package.
+  symlinkSync(ROOT, join(project, 'node_modules', 'portico'), 'dir');
+});
+
+after(() => {
+  rmSync(project, { recursive: true, force: true });
+});
+
+const serveArgs = ['serve', '--http-port', '0', '--host', '127.0.0.1', '--model-path', QWEN3, '--model-name', 'm'];
+
+describe('argument parsing', () => {
+  test('an unknown name fails before serving, listing the registered processors', async () => {
+    const r = await runPortico([...serveArgs, '--mock', 'echo', '--chat-processor', 'no-such-processor'], {}, project);
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /unknown chat processor 'no-such-processor'/);
+    assert.match(r.stderr, /Registered chat processors: portico, example-passthrough/);
+  });
+
+  test('a module path that is not there, or has no such export, fails too', async () => {
+    const missing = await runPortico([...serveArgs, '--mock', 'echo', '--chat-processor', './nowhere.mjs:provider']);
+    assert.equal(missing.code, 2);
+    assert.match(missing.stderr, /no such module file/);
+    const noExport = await runPortico([...serveArgs, '--mock', 'echo', '--chat-processor', `${ROOT}test/fixtures/processors/rules.mjs:nothing`]);
+    assert.equal(noExport.code, 2);
+    assert.match(noExport.stderr, /has no exported function `nothing`/);
+  });
+
+  test('--chat-processor-config must be a JSON object', async () => {
+    for (const bad of ['{not json', '[1,2]', '3']) {
+      const r = await runPortico([...serveArgs, '--mock', 'echo', '--chat-processor', RULES, '--chat-processor-config', bad]);
+      assert.equal(r.code, 2, bad);
+      assert.match(r.stderr, /--chat-processor-config must be a JSON object/);
+    }
+  });
+
+  test('the help lists the flags', async () => {
+    const r = await runPortico(['serve', '--help']);
+    assert.match(r.stdout, /--chat-processor NAME/);
+    assert.match(r.stdout, /--chat-processor-config JSON/);
+    assert.match(r.stdout, /--chat-template FILE/);
+  });
+});
+
+describe('an installed package registers a name', () => {
+  let server: Proc;
+  /** `--chat-processor portico`: the native path. */
+  let native: Proc;
+  before(async () => {
+    [server, native] = await Promise.all([
+      startPortico([...serveArgs, '--mock', 'echo', '--mock-workers', '1', '--chat-processor', 'example-passthrough', '--chat-processor-config', '{"max_tokens_limit": 1000}'], {}, project),
+      startPortico([...serveArgs, '--mock', 'echo', '--mock-workers', '1', '--chat-processor', 'portico']),
+    ]);
+  });
+  after(async () => {
+    await server?.stop();
+    await native?.stop();
+  });
+
+  test('the example processor serves chat, Responses and Messages, with its config', async () => {
+    const openai = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'x', maxRetries: 0 });
+    const r = await openai.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hello there' }], max_tokens: 5 });
+    assert.ok(r.choices[0]!.message.content!.length > 0);
+    assert.equal(r.choices[0]!.finish_reason, 'length');
+    assert.ok(r.usage!.prompt_tokens > 0);
+    await assert.rejects(openai.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hi' }], max_tokens: 5000 }), (e: any) => e.status === 400 && /above this server's limit of 1000/.test(e.message));
+    const resp = await openai.responses.create({ model: 'm', input: 'hello there', max_output_tokens: 4 });
+    assert.ok(resp.output_text.length > 0);
+    const anthropic = new Anthropic({ baseURL: server.url, apiKey: 'x', maxRetries: 0 });
+    const m = await anthropic.messages.create({ model: 'm', max_tokens: 4, messages: [{ role: 'user', content: 'hello there' }] });
+    assert.equal(m.stop_reason, 'max_tokens');
+    assert.ok((m.content[0] as { text: string }).text.length > 0);
+  });
+
+  test("it answers what the native path ('portico') answers: same template, same echo engine", async () => {
+    {
+      // The echo engine sends the prompt back, EOS (<|im_end|>) included: both stop there.
+      const body = JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'the same words' }], max_tokens: 200 });
+      const ask = async (url: string) => ((await (await fetch(`${url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body })).json()) as any).choices[0].message.content;
+      const [mine, theirs] = [await ask(server.url), await ask(native.url)];
+      assert.equal(mine, theirs);
+      assert.match(mine, /the same words$/);
+    }
+  });
+});
+
+describe('the factory: retried with backoff, rebuilt on a card change', () => {
+  let server: Proc;
+  let second: Proc | undefined;
+  before(async () => {
+    // Dynamo's environment names: DYN_CHAT_PROCESSOR names the processor.
+    server = await startPortico([...serveArgs, '--mock', 'echo', '--mock-workers', '1', '--chat-processor-config', '{"failTimes": 2}'], { DYN_CHAT_PROCESSOR: RULES, DYN_HTTP_PRE_COMMIT_ERROR_PEEK_MS: '30000' });
+  });
+  after(async () => {
+    await server?.stop();
+    await second?.stop();
+  });
+
+  const card = async (): Promise<Record<string, any> | null> => {
+    const r = await fetch(`${server.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'card' }] }) });
+    if (r.status === 503) {
+      assert.equal(((await r.json()) as any).error.code, 'model_not_ready');
+      assert.ok(r.headers.get('retry-after'));
+      return null;
+    }
+    assert.equal(r.status, 200);
+    return JSON.parse(((await r.json()) as any).choices[0].message.content) as Record<string, any>;
+  };
+
+  test('a factory that throws is retried with backoff; the model is served once it succeeds', async () => {
+    let v: Record<string, any> | null = null;
+    await eventually(async () => (v = await card()) !== null, 'the processor serves the model');
+    assert.equal(v!.built, 3, 'two failures, then the third call succeeded');
+    const out = server.output();
+    assert.match(out, /factory for model m failed \(attempt 1\); retrying in 250 ms/);
+    assert.match(out, /factory for model m failed \(attempt 2\); retrying in 500 ms/);
+    assert.match(out, /factory failure 2 on purpose/);
+  });
+
+  test('the pre-commit peek set by DYN_HTTP_PRE_COMMIT_ERROR_PEEK_MS lets a stream carry headers', async () => {
+    const r = await fetch(`${server.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'header:x-dyn=1' }], stream: true }) });
+    assert.equal(r.headers.get('x-dyn'), '1');
+    assert.match(await r.text(), /set=true/);
+  });
+
+  test('a worker registering with another card rebuilds the engine for it', async () => {
+    const before = (await card())!;
+    second = await startPortico(['mock-engine', '--model-path', QWEN3, '--port', '0', '--max-model-len', '4321']);
+    const add = await fetch(`${server.url}/admin/workers`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ url: `grpc://127.0.0.1:${second.port}` }) });
+    assert.equal(add.status, 201);
+    const id = ((await add.json()) as any).worker.id as number;
+    let v: Record<string, any> | null = null;
+    await eventually(async () => (v = await card())!.built > before.built, 'the factory ran for the new card');
+    assert.equal(v!.built, before.built + 1);
+    assert.equal(v!.instanceId, id, 'the worker that brought the card');
+    assert.equal(v!.runtime.maxContextLength, 4321);
+    assert.notEqual(before.runtime.maxContextLength, 4321);
+    // The same card again (the worker leaves and the first one is the newest again) rebuilds back.
+    const del = await fetch(`${server.url}/admin/workers/${id}`, { method: 'DELETE' });
+    assert.equal(del.status, 200);
+    await eventually(async () => (v = await card())!.built > before.built + 1, 'rebuilt for the first worker\'s card');
+    assert.equal(v!.runtime.maxContextLength, before.runtime.maxContextLength);
+  });
+});
