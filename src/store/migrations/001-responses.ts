@@ -3,7 +3,7 @@
 // TTL and max-rows policy count from. Lookups are by (id, tenant); the chain walk follows
 // previous_id; pruning scans stored_at.
 
-import type { Migration } from './index.js';
+import type { Migration } from './migration.js';
 
 const TABLE = `
 CREATE TABLE portico_responses (

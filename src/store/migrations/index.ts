@@ -4,12 +4,8 @@
 // where they differ.
 
 import { m001 } from './001-responses.js';
+import type { Migration } from './migration.js';
 
-export interface Migration {
-  version: number;
-  name: string;
-  sqlite: string;
-  postgres: string;
-}
+export type { Migration } from './migration.js';
 
 export const MIGRATIONS: readonly Migration[] = [m001];
