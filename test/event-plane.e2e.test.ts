@@ -73,6 +73,9 @@ test('a prefix warmed through one replica is routed to the same worker by the ot
   // B hears the worker's stored events over NATS (and A's routing decision).
   await eventually(async () => (await metric(b, 'worker_kv_blocks', first.worker)) > 10, "B indexes the worker's blocks from NATS");
   assert.equal(await metric(b, 'worker_kv_blocks', 1 - first.worker), 0, 'the other worker holds nothing');
+  // A's load snapshot (the request ended) can arrive after the worker's KV events; until it
+  // does, B counts A's request (and its prefill tokens) on that worker, and may rightly avoid it.
+  await eventually(async () => (await metric(b, 'worker_active_requests', first.worker)) === 0, "B hears that A's request ended");
   const second = await complete(b, p);
   assert.equal(second.worker, first.worker, 'B routes the prefix to the worker A warmed');
   assert.ok(second.cached > 100, `served from the prefix cache (${second.cached} cached tokens)`);
