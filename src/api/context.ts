@@ -5,6 +5,7 @@ import type { ServedModel } from '../pipeline/served-model.js';
 import type { FrontendMetrics } from '../metrics/frontend.js';
 import type { FamilySnapshot } from '../metrics/snapshot.js';
 import type { ControlPlane } from './control-change.js';
+import type { DiscoveryStatus } from '../discovery/status.js';
 import type { ProcessorSlot } from '../processors/lifecycle.js';
 import type { ResponseStore } from '../store/types.js';
 
@@ -23,6 +24,10 @@ export interface AppContext {
   readonly control?: ControlPlane;
   /** Set when this is one of several server shards (--shards above 1). */
   readonly shards?: ShardLink;
+  /** With --discovery: the etcd watcher's state (shared by every shard). */
+  readonly discovery?: DiscoveryStatus;
+  /** With --event-plane: the NATS connection's state. */
+  readonly eventPlane?: { readonly connected: boolean; readonly reconnects: number; readonly replicaSync: boolean };
   /** Models served by a custom chat processor (--chat-processor), by name. */
   readonly chatProcessors?: ReadonlyMap<string, ProcessorSlot>;
   /** The Responses store (--responses-store); absent or null: nothing is stored. */

@@ -20,7 +20,11 @@ export function health(ctx: AppContext) {
       ...(m.adapters.size > 0 ? { adapters: [...m.adapters.keys()] } : {}),
     }));
     const ready = models.some((m) => m.healthy_workers > 0);
-    ex.sendJson(ready ? 200 : 503, JSON.stringify({ status: ready ? 'healthy' : 'unhealthy', ...shard, models }));
+    // etcd lost: the last known workers keep serving; say so (not a reason to stop serving).
+    const discovery = ctx.discovery ? { discovery: ctx.discovery.view() } : {};
+    const p = ctx.eventPlane;
+    const plane = p ? { event_plane: { connected: p.connected, reconnects: p.reconnects, replica_sync: p.replicaSync } } : {};
+    ex.sendJson(ready ? 200 : 503, JSON.stringify({ status: ready ? 'healthy' : 'unhealthy', ...shard, models, ...discovery, ...plane }));
   };
 }
 

@@ -8,6 +8,8 @@ import { mergeSnapshots, renderFamilies } from '../metrics/snapshot.js';
 import { ignoredHeaderCounts } from '../protocol/ignored-headers.js';
 import { baseModels, type AppContext } from './context.js';
 import type { Exchange } from './exchange.js';
+import { ModelRouter } from '../router/router.js';
+import { LoadField } from '../router/load-table.js';
 
 const CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 
@@ -21,14 +23,29 @@ export function scrapeGauges(ctx: AppContext): () => void {
     m.heapUsed.labels().set(process.memoryUsage().heapUsed);
     m.loopLag.labels().set(lag.percentile(99) / 1e9);
     lag.reset();
+    // Other frontend replicas' requests (replica sync) count once: in shard 0's figure.
+    const withRemote = ctx.eventPlane?.replicaSync === true && (!ctx.shards || ctx.shards.id === 0);
     for (const model of baseModels(ctx)) {
+      const kv = model.router instanceof ModelRouter && model.router.opts.mode === 'kv' ? model.router : null;
+      const router = withRemote ? kv : null;
       for (const w of model.pool.workers) {
         const id = String(w.id);
-        m.workerInflight.labels(model.name, id).set(w.inflight);
+        const t = router?.slots.get(w.id);
+        const remote = t ? router!.load.remoteOf(t.slot, LoadField.Requests) : 0;
+        m.workerInflight.labels(model.name, id).set(w.inflight + remote);
         m.workerHealthy.labels(model.name, id).set(w.healthy ? 1 : 0);
+        const k = kv?.slots.get(w.id);
+        if (k) m.workerKvBlocks.labels(model.name, id).set(k.ingest.blocks);
       }
     }
     for (const [h, n] of ignoredHeaderCounts()) m.ignoredHeaders.labels(h).value = n;
+    if (ctx.discovery) {
+      const d = ctx.discovery.view();
+      m.discoveryConnected.labels().set(d.connected ? 1 : 0);
+      m.discoveryReconnects.labels().set(d.reconnects);
+      m.discoveryWorkers.labels().set(d.workers);
+      m.discoveryIgnored.labels().set(d.ignored + d.invalid);
+    }
     if (m.shardRequests && ctx.shards) m.shardRequests.labels(String(ctx.shards.id)).value = m.requests.total();
   };
 }

@@ -17,6 +17,8 @@ import { FrontendMetrics, modelStats } from '../metrics/frontend.js';
 import type { Running, ServeOptions } from './options.js';
 import { installLeanAsyncBind } from '../runtime/lean-async-bind.js';
 import { configureStreams } from '../api/sse.js';
+import { DiscoveryStatus } from '../discovery/status.js';
+import { startEventPlane, type FrontendEventPlane } from './event-plane.js';
 import { openStore, DEFAULT_STORE_URL } from '../store/open.js';
 import { startKserveServer, type KserveServer } from '../kserve/server.js';
 import { startProcessors } from '../processors/start.js';
@@ -72,7 +74,10 @@ export async function startFrontend(o: ServeOptions, natives: ReadonlyMap<string
   const models = new Map<string, ServedModel>();
   const routers: ModelRouter[] = [];
   const pools: WorkerPool[] = [];
+  // --event-plane: one NATS connection for this frontend; each model's KV sources and replica sync use it.
+  let plane: FrontendEventPlane | null = null;
   try {
+    plane = await startEventPlane(o, shard?.link.id ?? 0);
     for (const [i, spec] of o.models.entries()) {
       const name = spec.name;
       const clients: EngineClient[] = spec.workers.map((url) => createEngineClient(url, engineClientOptions(o)));
@@ -81,19 +86,23 @@ export async function startFrontend(o: ServeOptions, natives: ReadonlyMap<string
       await pool.start();
       const queued = metrics.queued.labels(name);
       const shared = shard?.models[i];
-      const router = new ModelRouter(pool, o.router, { onQueueLength: (n) => queued.set(n), loadBuffer: shared?.load, queueDepth: shared ? new Int32Array(shared.queueDepth) : undefined, sessionTable: shared?.sessions });
+      const router = new ModelRouter(pool, o.router, { onQueueLength: (n) => queued.set(n), loadBuffer: shared?.load, queueDepth: shared ? new Int32Array(shared.queueDepth) : undefined, sessionTable: shared?.sessions, kvSource: plane?.kvSource(name) });
       routers.push(router);
+      plane?.attach(name, router);
       const parsers = { tool: spec.toolCallParser ?? o.toolCallParser ?? null, reasoning: spec.reasoningParser ?? o.reasoningParser ?? null };
       const model = new ServedModel(name, natives.get(name)!, pool, router, modelStats(metrics, name), parsers, spec.maxPromptTokens ?? o.maxPromptTokens, spec.path);
       await model.adoptEngineFacts();
       models.set(name, model);
     }
   } catch (err) {
+    plane?.detach();
     for (const r of routers) r.close();
     for (const p of pools) p.close();
+    await plane?.close();
     throw err;
   }
   const lifecycle = { draining: false };
+  const discovery = o.discoveryStatus ? new DiscoveryStatus(o.discoveryStatus) : undefined;
   const rs = o.responsesStore ?? { url: DEFAULT_STORE_URL, ttlSecs: 30 * 24 * 3600, maxRows: 0 };
   const responseStore = await openStore(rs.url, { ttlMs: rs.ttlSecs * 1000, maxRows: rs.maxRows });
   const tenantPerKey = o.apiKey !== undefined && o.apiKey.length > 0;
@@ -101,7 +110,7 @@ export async function startFrontend(o: ServeOptions, natives: ReadonlyMap<string
   const admitted = shard?.admitted ?? new SharedArrayBuffer(4);
   const paths = new Map(o.models.map((m) => [m.name, m.path]));
   const processors = await startProcessors({ name: o.chatProcessor, config: o.chatProcessorConfig }, models, paths, withoutSecrets(o));
-  const ctx: AppContext = { models, ignoreUnsupportedFields: ignoreUnsupportedFields(), lifecycle, metrics, control: shard?.control, shards: shard?.link, chatProcessors: processors?.slots, responseStore, tenantPerKey };
+  const ctx: AppContext = { models, ignoreUnsupportedFields: ignoreUnsupportedFields(), lifecycle, metrics, control: shard?.control, shards: shard?.link, chatProcessors: processors?.slots, responseStore, tenantPerKey, discovery, eventPlane: plane?.status };
   const http = await startHttpServer({
     host: o.host,
     port: o.httpPort,
@@ -133,8 +142,10 @@ export async function startFrontend(o: ServeOptions, natives: ReadonlyMap<string
     } catch (err) {
       http.close();
       processors?.close();
+      plane?.detach();
       for (const r of routers) r.close();
       for (const p of pools) p.close();
+      await plane?.close();
       throw err;
     }
   }
@@ -147,8 +158,10 @@ export async function startFrontend(o: ServeOptions, natives: ReadonlyMap<string
       const grace = (o.shutdownTimeoutSecs ?? 30) * 1000;
       await Promise.all([http.drain(grace), grpc?.close(grace)]);
       processors?.close();
+      plane?.detach();
       for (const r of routers) r.close();
       for (const p of pools) p.close();
+      await plane?.close();
       await responseStore?.close();
     },
   };

@@ -65,6 +65,20 @@ export interface ServeOptions {
   shards?: number;
   /** Fault handling: first-response deadline, health polling, breaker, stream peek / keep-alive / stall limit. */
   faults?: FaultOptions;
+  /** etcd://HOST:PORT[,HOST:PORT]: workers registered there join their model (src/discovery). */
+  discovery?: string;
+  /** Key prefix (etcd) and subject prefix (NATS) of this deployment; default 'portico'. */
+  namespace?: string;
+  /** Set by serve() with --discovery: the watcher's state, read by every shard (discovery/status.ts). */
+  discoveryStatus?: SharedArrayBuffer;
+  /** nats://HOST:PORT[,HOST:PORT]: KV events from NATS and router replica sync (src/events). */
+  eventPlane?: string;
+  /** With --event-plane: share load and routing decisions with the other replicas (default true). */
+  replicaSync?: boolean;
+  /** A replica not heard from for this long has its load dropped (default 3 s). */
+  replicaSyncExpirySecs?: number;
+  /** This process's replica id (set by serve(); every shard shares it). */
+  replicaId?: string;
   /** --chat-processor: 'portico' (or unset) for the native path, else a custom processor's name or module path. */
   chatProcessor?: string;
   /** --chat-processor-config, parsed: the provider's `config`. */

@@ -1,8 +1,11 @@
 // A running `portico serve`, assembled: load every model natively, assign the bare
 // workers to their models, connect the workers (or start mock engines on loopback), and
 // serve HTTP — on this thread (--shards 1), or on several worker threads sharing the
-// port (src/shards, whose threads each build their frontend with ./frontend.ts).
+// port (src/shards, whose threads each build their frontend with ./frontend.ts). With
+// --discovery, the workers registered in etcd join the model their record names too,
+// watched from this (main) thread and applied in every shard (./discovery.ts).
 
+import { randomUUID } from 'node:crypto';
 import { checkParserNames } from './parsers.js';
 import { startFrontend, type Frontend } from './frontend.js';
 import { loadModels } from './natives.js';
@@ -13,6 +16,9 @@ import type { Running, ServeOptions } from './options.js';
 import { serveSharded } from '../shards/supervisor.js';
 import { DEFAULT_STORE_URL, parseStoreUrl } from '../store/open.js';
 import { probePort } from '../http/port-guard.js';
+import { localControl } from '../api/control.js';
+import { prepareDiscovery } from './discovery.js';
+import { natsServers } from '../events/servers.js';
 
 /** A bad --responses-store is a startup error; a memory store would be one per shard thread. */
 function checkStoreUrl(o: ServeOptions): void {
@@ -22,19 +28,28 @@ function checkStoreUrl(o: ServeOptions): void {
   }
 }
 
-export async function serve(o: ServeOptions): Promise<Running> {
-  checkParserNames(o.toolCallParser, o.reasoningParser);
-  for (const m of o.models) checkParserNames(m.toolCallParser, m.reasoningParser, `model \`${m.name}\`: `);
-  if (o.workers.length === 0 && !o.mock && o.models.every((m) => m.workers.length === 0)) {
-    throw new Error('no workers: pass --worker grpc://HOST:PORT (repeatable) or --mock echo|sim');
+export async function serve(opts: ServeOptions): Promise<Running> {
+  checkParserNames(opts.toolCallParser, opts.reasoningParser);
+  for (const m of opts.models) checkParserNames(m.toolCallParser, m.reasoningParser, `model \`${m.name}\`: `);
+  if (opts.workers.length === 0 && !opts.mock && !opts.discovery && opts.models.every((m) => m.workers.length === 0)) {
+    throw new Error('no workers: pass --worker grpc://HOST:PORT (repeatable), --mock echo|sim or --discovery etcd://HOST:PORT');
   }
-  checkStoreUrl(o);
+  checkStoreUrl(opts);
+  const discovery = prepareDiscovery(opts);
+  const o: ServeOptions = { ...(discovery?.options ?? opts) };
+  if (o.eventPlane) {
+    natsServers(o.eventPlane); // a bad URL is an error before anything starts
+    o.replicaId ??= randomUUID();
+  }
   // A taken port is an error, before anything else starts (src/http/port-guard.ts).
   if (o.httpPort !== 0) await probePort(o.host, o.httpPort);
   const models = o.models.map((m) => ({ ...m, workers: [...m.workers] }));
   await assignWorkers(models, o.workers);
   const assigned: ServeOptions = { ...o, models, workers: [] };
-  if ((o.shards ?? 1) > 1) return serveSharded(assigned);
+  if ((o.shards ?? 1) > 1) {
+    const sharded = await serveSharded(assigned);
+    return discovery ? discovery.start(sharded, sharded.apply) : sharded;
+  }
   const natives = loadModels(assigned);
   const mocks = await startMocks(assigned, natives);
   let fe: Frontend | undefined;
@@ -46,13 +61,15 @@ export async function serve(o: ServeOptions): Promise<Running> {
     await mocks.close();
     throw err;
   }
-  const running = fe;
-  return {
-    port: running.port,
-    grpcPort: running.grpcPort,
+  const front = fe;
+  const running: Running = {
+    port: front.port,
+    grpcPort: front.grpcPort,
     async close() {
-      await running.close();
+      await front.close();
       await mocks.close();
     },
   };
+  const control = localControl(front.ctx);
+  return discovery ? discovery.start(running, (c) => control.apply(c)) : running;
 }

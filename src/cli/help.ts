@@ -5,10 +5,28 @@ export const MAIN_HELP = `portico — a native-accelerated frontend for LLM serv
 Usage:
   portico serve --model-path DIR | --model NAME=DIR ...   serve the OpenAI and Anthropic APIs for one or several models
   portico mock-engine --model-path DIR [options] run a GPU-free engine simulator (SGLang or vLLM gRPC protocol)
+  portico register --discovery etcd://HOST:PORT --worker URL --model NAME
+                                                 register a worker that cannot (SGLang, vLLM) in etcd, as a sidecar
   portico bench --url URL --tokenizer DIR [...]   load a server with LLM traffic; report TTFT, TPOT, ITL, throughput
   portico --help | portico <command> --help
 
 Run 'portico serve --help' for the serving options.
+`;
+
+export const REGISTER_HELP = `Usage: portico register --discovery etcd://HOST:PORT[,HOST:PORT] --worker URL --model NAME [options]
+
+Register an engine worker that does not register itself (a real SGLang or vLLM server) in
+etcd, as a sidecar: its record is put under a key held by a lease this process keeps alive;
+SIGTERM or SIGINT revokes the lease, and frontends started with --discovery drop the worker.
+
+  --discovery etcd://HOST:PORT[,HOST:PORT]   etcd endpoints. (required)
+  --worker URL              grpc://HOST:PORT (SGLang) or vllm+grpc://HOST:PORT (vLLM). (required)
+  --model NAME              The model name frontends serve it under. (required)
+  --namespace NS            etcd key prefix NS/workers/. Default: portico.
+  --dp-size N               Data-parallel ranks of the worker. Default: 1.
+  --block-size N            KV block size in tokens. Default: 0 (not told).
+  --lease-ttl-secs S        Lease TTL. Default: 10.
+  -h, --help                Show this help.
 `;
 
 export const MOCK_ENGINE_HELP = `Usage: portico mock-engine --model-path DIR [options]
@@ -79,6 +97,22 @@ KV events (always on the SubscribeKvEvents gRPC stream; optionally also ZMQ):
   --kv-events-format array|map
                             msgpack layout of batches: vLLM's older array-like structs or the
                             newer map-like ones. Default: map.
+
+Distributed (docs/distributed.md):
+  --register etcd://HOST:PORT[,HOST:PORT]
+                            Register in etcd under a key held by a lease this process keeps
+                            alive (revoked on SIGTERM/SIGINT), so frontends started with
+                            --discovery find it.
+  --model-name NAME         The model name registered. Default: the model folder's name.
+  --namespace NS            etcd key prefix NS/workers/ (and NATS subject prefix). Default: portico.
+  --lease-ttl-secs S        Lease TTL: a worker that stops renewing is dropped this long after.
+                            Default: 10.
+  --event-plane nats://HOST:PORT[,HOST:PORT]
+                            Also publish KV events to NATS (JetStream stream NS_KV, subject
+                            NS.kv.<model>.<worker URL>, base64url tokens), where frontends started
+                            with --event-plane read them.
+  --advertise-host HOST     Host in the registered URL and the KV event subject. Default: --host, or the machine's
+                            hostname when --host is 0.0.0.0.
 
 Environment:
   PORTICO_SIM_EMIT_TRACE=FILE

@@ -10,6 +10,7 @@ import { BENCH_INTRO, BENCH_OPTIONS, BENCH_USAGE } from './bench-options.js';
 import { benchMain } from './bench.js';
 import { serve } from '../app/serve.js';
 import { runMockEngine } from './mock-engine.js';
+import { registerCommand } from './register.js';
 import { precommitPeekMs, readProcessorOptions } from './processor-options.js';
 import { modelFlags } from './model-flags.js';
 import type { RouterMode, RouterOptions } from '../router/options.js';
@@ -57,6 +58,11 @@ async function serveCommand(args: string[]): Promise<void> {
     grpcPort: v['grpc-port'] as number,
     mock: v.mock as 'echo' | 'sim' | undefined,
     mockWorkers: v['mock-workers'] as number,
+    discovery: v.discovery as string | undefined,
+    namespace: v.namespace as string,
+    eventPlane: v['event-plane'] as string | undefined,
+    replicaSync: !v['no-replica-sync'],
+    replicaSyncExpirySecs: v['replica-sync-expiry-secs'] as number,
     maxBodyBytes: v['max-body-bytes'] as number,
     maxPromptTokens: v['max-prompt-tokens'] as number,
     maxConcurrentRequests: v['max-concurrent-requests'] as number,
@@ -163,6 +169,12 @@ async function mockEngineCommand(args: string[]): Promise<void> {
       'kv-events-replay': { type: 'string' },
       'kv-events-topic': { type: 'string' },
       'kv-events-format': { type: 'string' },
+      register: { type: 'string' },
+      'event-plane': { type: 'string' },
+      'model-name': { type: 'string' },
+      namespace: { type: 'string' },
+      'lease-ttl-secs': { type: 'string' },
+      'advertise-host': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -171,6 +183,10 @@ async function mockEngineCommand(args: string[]): Promise<void> {
     return;
   }
   if (!values['model-path']) throw new UsageError('--model-path is required');
+  if ((values['model-name'] || values.namespace || values['advertise-host']) && !values.register && !values['event-plane']) {
+    throw new UsageError('--model-name, --namespace and --advertise-host need --register or --event-plane');
+  }
+  if (values['lease-ttl-secs'] && !values.register) throw new UsageError('--lease-ttl-secs needs --register');
   const opt = (flag: string, v: string | undefined, min = 0) => (v === undefined ? undefined : int(flag, v, 0, min));
   const optNum = (flag: string, v: string | undefined) => (v === undefined ? undefined : num(flag, v, 0));
   const speedup = optNum('speedup-ratio', values['speedup-ratio']);
@@ -190,6 +206,11 @@ async function mockEngineCommand(args: string[]): Promise<void> {
     prefillMsPerToken: num('prefill-ms-per-token', values['prefill-ms-per-token'], 0.02),
     reasoningTokens: opt('reasoning-tokens', values['reasoning-tokens']),
     faults: values.faults === true,
+    register: values.register ? { discovery: values.register, ttlSecs: int('lease-ttl-secs', values['lease-ttl-secs'], 10, 1) } : undefined,
+    eventPlane: values['event-plane'],
+    modelName: values['model-name'],
+    namespace: values.namespace,
+    advertiseHost: values['advertise-host'],
     engine: {
       protocol: oneOf('protocol', values.protocol, ['sglang', 'vllm'] as const),
       speedupRatio: speedup,
@@ -238,6 +259,9 @@ export async function main(argv: string[]): Promise<number> {
         return 0;
       case 'bench':
         return await benchCommand(rest);
+      case 'register':
+        await registerCommand(rest);
+        return 0;
       case undefined:
       case '-h':
       case '--help':

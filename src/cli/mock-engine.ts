@@ -3,7 +3,16 @@
 import { writeFileSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import { Model } from '../native/core.js';
+import { hostname } from 'node:os';
 import { startMockEngine, type MockEngineOptions as EngineOptions } from '../mock/engine-server.js';
+import { etcdEndpoints } from '../discovery/endpoints.js';
+import { newRecord } from '../discovery/record.js';
+import { WorkerRegistration } from '../discovery/registration.js';
+import { canonicalWorkerUrl } from '../api/worker-url.js';
+import { connectEventPlane, type EventPlane } from '../events/connection.js';
+import { NatsKvPublisher } from '../events/kv-publisher.js';
+import { natsServers } from '../events/servers.js';
+import { publishHub } from '../mock/nats-kv.js';
 
 export interface MockEngineOptions {
   modelPath: string;
@@ -20,9 +29,20 @@ export interface MockEngineOptions {
   reasoningTokens?: number;
   thinkStart?: string;
   thinkEnd?: string;
+  /** Register in etcd (--register) under this model name (default: the folder's name). */
+  register?: { discovery: string; ttlSecs: number };
+  /** Also publish KV events on NATS (--event-plane). */
+  eventPlane?: string;
+  /** Registered / published under this model name (default: the folder's name). */
+  modelName?: string;
+  namespace?: string;
+  /** Host in the worker URL others reach it at (default: --host, or the hostname for 0.0.0.0). */
+  advertiseHost?: string;
 }
 
 export async function runMockEngine(o: MockEngineOptions): Promise<void> {
+  const endpoints = o.register ? etcdEndpoints(o.register.discovery) : [];
+  const servers = o.eventPlane ? natsServers(o.eventPlane) : [];
   const model = Model.load(resolve(o.modelPath));
   const info = model.info();
   let reasoning: EngineOptions['reasoning'];
@@ -55,9 +75,47 @@ export async function runMockEngine(o: MockEngineOptions): Promise<void> {
   // written to <file> as JSON ({ requestId: [ms, tokenId, ...] }) on SIGTERM / SIGINT.
   const traceFile = process.env.PORTICO_SIM_EMIT_TRACE;
   if (traceFile) engine.core.emitTrace = new Map();
+  const host = o.advertiseHost ?? (o.host === '0.0.0.0' || o.host === '::' ? hostname() : o.host);
+  const url = canonicalWorkerUrl(`${scheme}://${host.includes(':') ? `[${host}]` : host}:${engine.port}`);
+  const servedAs = o.modelName ?? basename(resolve(o.modelPath));
+  const namespace = o.namespace ?? 'portico';
+  let plane: EventPlane | null = null;
+  let publisher: NatsKvPublisher | null = null;
+  if (o.eventPlane) {
+    try {
+      plane = await connectEventPlane(servers, `portico-mock-engine-${engine.port}`);
+      publisher = new NatsKvPublisher(plane.nc, { namespace, model: servedAs, worker: url });
+      await publisher.start();
+    } catch (err) {
+      await plane?.close();
+      await engine.close();
+      throw err;
+    }
+    publishHub(engine.core.hub, publisher);
+    console.log(`KV events (NATS) on ${o.eventPlane} as ${url}`);
+  }
+  let registration: WorkerRegistration | null = null;
+  if (o.register) {
+    const r = o.register;
+    const record = newRecord(servedAs, url, { dpSize: o.engine?.dataParallelSize ?? 1, blockSize: engine.core.hub.blockSize });
+    registration = new WorkerRegistration({ endpoints, namespace, record, ttlSecs: r.ttlSecs });
+    try {
+      await registration.start();
+    } catch (err) {
+      await engine.close();
+      throw err;
+    }
+    console.log(`registered in etcd as ${registration.key} (model ${record.model})`);
+  }
   const stop = () => {
     if (traceFile) writeFileSync(traceFile, JSON.stringify(Object.fromEntries(engine.core.emitTrace!)));
-    void engine.close().then(() => process.exit(0));
+    void (registration?.close() ?? Promise.resolve())
+      .then(async () => {
+        publisher?.close();
+        await plane?.close();
+      })
+      .then(() => engine.close())
+      .then(() => process.exit(0));
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);

@@ -25,12 +25,17 @@ export class FrontendMetrics {
   readonly tokenizer: Histogram;
   readonly workerInflight: Gauge;
   readonly workerHealthy: Gauge;
+  readonly workerKvBlocks: Gauge;
   readonly backpressurePauses: Counter;
   readonly streamBuffered: Gauge;
   readonly stalledDrops: Counter;
   readonly residentMemory: Gauge;
   readonly heapUsed: Gauge;
   readonly loopLag: Gauge;
+  readonly discoveryConnected: Gauge;
+  readonly discoveryReconnects: Gauge;
+  readonly discoveryWorkers: Gauge;
+  readonly discoveryIgnored: Gauge;
   /** Requests answered by each shard (only when serving with --shards above 1). */
   readonly shardRequests: Counter | null;
 
@@ -52,7 +57,7 @@ export class FrontendMetrics {
     this.outputTokens = r.add(new Histogram(`${prefix}output_sequence_tokens`, 'Generated tokens per request.', ['model'], TOKEN_BUCKETS));
     this.cachedTokens = r.add(new Histogram(`${prefix}cached_tokens`, 'Prompt tokens served from the engine prefix cache, per request.', ['model'], TOKEN_BUCKETS));
     this.tokenizer = r.add(new Histogram(`${prefix}tokenizer_latency_seconds`, 'Time to render the chat template and tokenize one prompt.', ['model'], TOKENIZER_BUCKETS));
-    this.workerInflight = r.add(new Gauge(`${prefix}worker_active_requests`, 'Requests in flight per worker.', ['model', 'worker']));
+    this.workerInflight = r.add(new Gauge(`${prefix}worker_active_requests`, 'Requests in flight per worker (with --event-plane replica sync: every replica\'s).', ['model', 'worker']));
     this.backpressurePauses = r.add(new Counter(`${prefix}stream_backpressure_pauses_total`, 'Times a slow reader made a stream pause its engine output until the socket drained.', ['model']));
     this.streamBuffered = r.add(new Gauge(`${prefix}stream_buffered_bytes`, 'Bytes of streamed responses held by the HTTP layer because the socket would not take them (at most one event per paused stream).', ['model']));
     this.stalledDrops = r.add(new Counter(`${prefix}stalled_streams_dropped_total`, 'Streams given up because the client read nothing for the stall limit (--stream-stall-timeout-secs).', ['model']));
@@ -60,6 +65,12 @@ export class FrontendMetrics {
     this.heapUsed = r.add(new Gauge('nodejs_heap_used_bytes', 'V8 heap in use (all shards together).', []));
     this.loopLag = r.add(new Gauge('nodejs_eventloop_lag_p99_seconds', 'p99 event-loop delay since the previous scrape (the worst shard).', [], 'max'));
     this.workerHealthy = r.add(new Gauge(`${prefix}worker_healthy`, '1 when the worker answers its health check.', ['model', 'worker'], 'max'));
+    // --discovery (read at scrape time from the shared status; every shard sees the same values).
+    this.discoveryConnected = r.add(new Gauge(`${prefix}discovery_connected`, '1 while the etcd watch is connected (--discovery); the last known workers keep serving while 0.', [], 'max'));
+    this.discoveryReconnects = r.add(new Gauge(`${prefix}discovery_reconnects_total`, 'Times the etcd watch came back after etcd was lost.', [], 'max'));
+    this.discoveryWorkers = r.add(new Gauge(`${prefix}discovery_workers`, 'Worker registrations known from etcd (every model).', [], 'max'));
+    this.discoveryIgnored = r.add(new Gauge(`${prefix}discovery_ignored_registrations_total`, 'Registrations of a model this frontend does not serve, or with a bad record or URL (logged and skipped).', [], 'max'));
+    this.workerKvBlocks = r.add(new Gauge(`${prefix}worker_kv_blocks`, 'KV blocks the router knows each worker holds, from its KV events (kv mode).', ['model', 'worker'], 'max'));
     this.shardRequests = shard === undefined ? null : r.add(new Counter(`${prefix}shard_requests_total`, 'Requests answered by each server shard (--shards above 1).', ['shard']));
   }
 }

@@ -71,6 +71,11 @@ export class ModelRouter implements Router {
   private seq = 0;
   private poll: NodeJS.Timeout | null = null;
   private readonly unsaltedRoot;
+  /**
+   * Called with each dispatch's block keys (kv mode), so that other frontend replicas
+   * learn where this one sent the prefix (replica sync, src/events/replica-sync.ts).
+   */
+  onRoute: ((t: Tracked, rank: number, keys: Float64Array) => void) | null = null;
 
   constructor(
     readonly pool: WorkerPool,
@@ -305,6 +310,7 @@ export class ModelRouter implements Router {
       const predictedOnly = !t.eventsSeen || h.cacheSalt || h.lora;
       if (predictedOnly) this.predicted.insert(holder, keys);
       else if (overlapBlocks < keys.length) this.inflight.insert(holder, keys.subarray(overlapBlocks));
+      this.onRoute?.(t, rank ?? 0, keys);
     }
     const pinnedHolder = rank !== undefined ? holder : -1;
     if (pinnedHolder >= 0) this.rankInflight[pinnedHolder]!++;
@@ -340,6 +346,24 @@ export class ModelRouter implements Router {
         if (this.queue.size > 0) this.drain();
       },
     };
+  }
+
+  /** The tracked worker whose URL is `url` (as `canon` spells URLs), if any. */
+  trackedByUrl(url: string, canon: (u: string) => string = (u) => u): Tracked | undefined {
+    this.slots.sync();
+    return this.slots.list.find((t) => canon(t.worker.client.url) === url);
+  }
+
+  /**
+   * Another replica sent a request with these block keys to worker `t` (rank `rank`):
+   * index them here too, the way this router indexes its own dispatches (a short-lived
+   * insert while the worker's events will confirm it, else a predicted one).
+   */
+  peerRoute(t: Tracked, rank: number, keys: Float64Array): void {
+    if (keys.length === 0 || rank < 0 || rank >= MAX_DP_RANKS) return;
+    const holder = holderOf(t.slot, rank);
+    if (t.eventsSeen) this.inflight.insert(holder, keys);
+    else this.predicted.insert(holder, keys);
   }
 
   private enqueue(req: RouteRequest, keys: Float64Array | null): Promise<Dispatch> {

@@ -102,6 +102,7 @@ export class WorkerSlots {
   private track(w: Worker): Tracked {
     const slot = this.allocSlot();
     if (!this.o.sharedLoad) this.load.clear(slot);
+    this.load.clearRemote(slot);
     const t: Tracked = { worker: w, slot, ingest: new WorkerKvIngest(this.index, slot, this.o.blockSize, this.o.hashSeed), eventsSeen: false, dpSize: 0, infoPending: null };
     if (this.o.kvSource) {
       const sink = (events: KvEvent[]) => {

@@ -82,7 +82,12 @@ class Shard {
   }
 }
 
-export async function serveSharded(o: ServeOptions): Promise<Running> {
+/** A sharded server, and how the main thread applies a control change in every shard. */
+export interface ShardedServer extends Running {
+  apply(change: ControlChange): Promise<ControlReply>;
+}
+
+export async function serveSharded(o: ServeOptions): Promise<ShardedServer> {
   const count = o.shards!;
   const mocks = await startMocks(o);
   const maxWorkers = o.router?.maxWorkers ?? DEFAULT_ROUTER_OPTIONS.maxWorkers;
@@ -94,25 +99,32 @@ export async function serveSharded(o: ServeOptions): Promise<Running> {
   let closing: Promise<void> | null = null;
   let controlChain: Promise<void> = Promise.resolve();
 
+  // One change at a time, applied by every shard before the next: worker ids and
+  // load-table slots then follow the same sequence everywhere. The reply is the asking
+  // shard's (shard 0's for a change from the main thread: discovery).
+  const broadcast = (change: ControlChange, from: Shard | null): Promise<ControlReply> => {
+    const done = controlChain.then(async () => {
+      const replies = await Promise.all(shards.map((x) => x.ask({ t: 'apply', change })));
+      const own = replies[from?.id ?? 0] as Extract<ToMain, { t: 'applied' }> | null;
+      const reply: ControlReply = own?.reply ?? { ok: false, status: 503, message: 'the server is shutting down', type: 'service_unavailable', code: 'shutting_down', param: null };
+      // Outcomes (not bodies: a new worker's first health check may differ) must agree.
+      for (const r of replies) {
+        const other = (r as Extract<ToMain, { t: 'applied' }> | null)?.reply;
+        if (other && (other.ok !== reply.ok || other.status !== reply.status)) {
+          log.warn('shards disagree on a control change', { change, shard: from?.id ?? 'main', status: reply.status, other: other.status });
+          break;
+        }
+      }
+      return reply;
+    });
+    controlChain = done.then(() => {});
+    return done;
+  };
+
   const onMessage = (s: Shard, m: ToMain) => {
     switch (m.t) {
       case 'control':
-        // One change at a time, applied by every shard before the next: worker ids and
-        // load-table slots then follow the same sequence everywhere.
-        controlChain = controlChain.then(async () => {
-          const replies = await Promise.all(shards.map((x) => x.ask({ t: 'apply', change: m.change })));
-          const own = replies[s.id] as Extract<ToMain, { t: 'applied' }> | null;
-          const reply: ControlReply = own?.reply ?? { ok: false, status: 503, message: 'the server is shutting down', type: 'service_unavailable', code: 'shutting_down', param: null };
-          // Outcomes (not bodies: a new worker's first health check may differ) must agree.
-          for (const r of replies) {
-            const other = (r as Extract<ToMain, { t: 'applied' }> | null)?.reply;
-            if (other && (other.ok !== reply.ok || other.status !== reply.status)) {
-              log.warn('shards disagree on a control change', { change: m.change, shard: s.id, status: reply.status, other: other.status });
-              break;
-            }
-          }
-          s.post({ t: 'controlled', id: m.id, reply });
-        });
+        void broadcast(m.change, s).then((reply) => s.post({ t: 'controlled', id: m.id, reply }));
         break;
       case 'collect':
         void Promise.all(shards.map((x) => x.ask({ t: 'snapshot' }, SNAPSHOT_TIMEOUT_MS))).then((all) => {
@@ -183,7 +195,7 @@ export async function serveSharded(o: ServeOptions): Promise<Running> {
     // port between the probe (serve.ts) and their listen (src/http/port-guard.ts).
     assertSoleListener(o.host, port);
     log.info(`serving on ${count} shards`, { shards: count });
-    return { port, grpcPort, close };
+    return { port, grpcPort, close, apply: (change) => broadcast(change, null) };
   } catch (err) {
     await close();
     throw err;

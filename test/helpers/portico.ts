@@ -53,7 +53,7 @@ export async function startPortico(args: string[], env: NodeJS.ProcessEnv = {}, 
     url: `${host}:${port}`,
     output: () => out,
     async stop() {
-      if (child.exitCode !== null) return;
+      if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill('SIGTERM');
       await once(child, 'exit');
     },
