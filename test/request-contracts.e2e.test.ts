@@ -14,7 +14,9 @@ import { useServer } from './helpers/use-server.js';
 
 const served = useServer(['serve', '--http-port', '0', '--host', '127.0.0.1', '--model-path', QWEN3, '--model-name', 'm', '--mock', 'sim', '--mock-workers', '2'], (url) => new OpenAI({ baseURL: `${url}/v1`, apiKey: 'unused', maxRetries: 0 }));
 
-const chat = (extra: object = {}) => ({ model: 'm', messages: [{ role: 'user', content: 'hello' }], max_tokens: 3, ...extra }) as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming;
+// The sim engine ends a choice with EOS on 2% of its steps; the assertions below read
+// finish_reason 'length', so every request asks to go on past EOS.
+const chat = (extra: object = {}) => ({ model: 'm', messages: [{ role: 'user', content: 'hello' }], max_tokens: 3, ignore_eos: true, ...extra }) as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming;
 
 async function streamUsage(c: OpenAI, extra: object = {}, headers: Record<string, string> = {}): Promise<OpenAI.CompletionUsage | undefined> {
   const s = await c.chat.completions.create({ ...chat(extra), stream: true, stream_options: { include_usage: true } } as OpenAI.ChatCompletionCreateParamsStreaming, { headers });
