@@ -181,7 +181,7 @@ async function observed(
   let admitted = false;
   // The request's own cancellation, fired by the call's signal only while the request runs:
   // Connect aborts a call's signal when the call completes too, which would abort an engine
-  // stream that is ending by itself (decodeOutputs reads its last message in the background).
+  // stream that is ending by itself (runGeneration reads its last message in the background).
   const cancel = new RequestCancellation();
   const onAbort = () => cancel.abort();
   callSignal.addEventListener('abort', onAbort);

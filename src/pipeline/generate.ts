@@ -12,7 +12,7 @@ import type { Dispatch, RouteHints } from '../router/types.js';
 import { EngineError } from '../engine/errors.js';
 import type { Cancellation, EngineEvent, GenerateParams } from '../engine/types.js';
 import type { ServedModel } from './served-model.js';
-import { engineParams, routeFor } from './request.js';
+import { engineParams, routeFor, type GenerationRequest } from './request.js';
 
 export type { RouteHints } from '../router/types.js';
 
@@ -81,6 +81,16 @@ export function generate(
   model.stats.inputTokens.observe(promptIds.length);
   const params = engineParams(model, requestId, promptIds, sampling, route);
   return new RoutedGeneration(model, promptIds, params, signal, routeFor(model, route));
+}
+
+/**
+ * A GenerationRequest's raw engine events, routed and counted as generate()'s are: for a
+ * caller that wants the engine's ids rather than decoded output (the custom processors'
+ * routed engine). Its output rules are not applied here.
+ */
+export function routedGeneration(req: GenerationRequest): Generation {
+  req.model.stats.inputTokens.observe(req.promptIds.length);
+  return new RoutedGeneration(req.model, req.promptIds, req.engine, req.signal, req.route);
 }
 
 /**
