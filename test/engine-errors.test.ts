@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { Code } from '@connectrpc/connect';
 
 import { EngineError, type EngineErrorCode } from '../src/engine/errors.js';
-import { ApiError, errorBody, grpcCodeOf } from '../src/protocol/errors.js';
+import { ApiError } from '../src/protocol/errors.js';
+import { errorBody, grpcCodeOf } from '../src/protocol/error-wire.js';
 import { clientSafe, contextLengthExceeded } from '../src/protocol/engine-errors.js';
 import { WorkerBreaker } from '../src/router/worker-breaker.js';
 
