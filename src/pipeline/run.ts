@@ -247,8 +247,9 @@ class PushedRun implements EngineEventHandler {
     if (endsItself && this.state === 'open') {
       this.state = 'drain';
       // The engine stream holds this run until its trailers come: let go of the request's
-      // answer (sink and choices), or it all outlives the response by that long and is
-      // promoted out of V8's young generation (bench/RESULTS.md, "Fixed cost per request").
+      // answer (sink and choices: the exchange, the body, the native outputs) now, so a late
+      // end does not keep them alive past the response (bench/RESULTS.md, "Fixed cost per
+      // unary request: bisect").
       this.sink = DRAINED_SINK;
       this.choices = null;
       return;
