@@ -31,6 +31,7 @@ export function responses(ctx: AppContext) {
       maxTokens: req.maxOutputTokens,
       sampling: { temperature: req.temperature, topP: req.topP, constraint: req.constraint },
       toolChoice: req.toolMode,
+      parallelToolCalls: req.parallelToolCalls,
     };
     const processor = chatProcessorOf(ctx, model);
     if (processor) return serveResponses(processor.current(), ex, model, req, turn);

@@ -37,6 +37,8 @@ export interface AnthropicRequest {
   stopSequences: string[];
   /** tool_choice mapped onto the chat pipeline's choices (any → required, tool → named). */
   toolChoice: ToolChoice;
+  /** false with `disable_parallel_tool_use: true`: at most one tool_use block. */
+  parallelToolCalls: boolean;
   /** any / tool: the guided tool-call JSON the engine is asked for (PRE.4). */
   constraint?: GenerateConstraint;
   /** Routing extensions (nvext and the routing headers), as on the OpenAI endpoints. */
@@ -90,6 +92,7 @@ export function readAnthropicRequest(body: Buffer, ignoreUnsupported: boolean, h
     topK,
     stopSequences,
     toolChoice,
+    parallelToolCalls: parallel,
     constraint,
     nvext: readNvext(f, header, undefined, undefined, ignoreUnsupported),
   };
