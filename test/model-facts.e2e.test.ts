@@ -6,6 +6,8 @@
 //   eng  (vLLM):   the same folder, and an engine whose GetModelInfo reports sampling
 //        defaults and a context length: the engine's come first, the file fills the rest;
 //   plain (SGLang): no generation_config.json: the OpenAI defaults.
+// generation_config's max_new_tokens is the output length of a request that sets none
+// (vLLM's rule), capped by what the context leaves; a request's own max_tokens is kept.
 // A value the request sets always wins. The seed reaches the engine as a 64-bit value on
 // SGLang's protocol (custom_params.seed, exact to the last digit) and as its int32 on
 // vLLM's (wider: a 400 naming seed, and the server goes on serving).
@@ -33,7 +35,7 @@ const f32 = Math.fround;
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'portico-facts-'));
   for (const f of ['tokenizer.json', 'tokenizer_config.json']) copyFileSync(join(QWEN3, f), join(dir, f));
-  writeFileSync(join(dir, 'generation_config.json'), JSON.stringify({ temperature: 0.6, top_p: 0.95, top_k: 20, repetition_penalty: 1.05, eos_token_id: [151645, 151643] }));
+  writeFileSync(join(dir, 'generation_config.json'), JSON.stringify({ temperature: 0.6, top_p: 0.95, top_k: 20, repetition_penalty: 1.05, max_new_tokens: 3, eos_token_id: [151645, 151643] }));
   // config.json says 4096; the engine runs with 8192 (its --max-model-len): the engine's is the limit.
   writeFileSync(join(dir, 'config.json'), JSON.stringify({ max_position_embeddings: 4096 }));
   const info = Model.load(QWEN3).info();
@@ -100,6 +102,19 @@ test('a value the request sets wins over every default (temperature 0 included)'
   assert.equal(s.top_k, 3);
   const v = await sampling('eng', engEngine, { temperature: 1.5 });
   assert.equal(v.temperature, 1.5);
+});
+
+test("generation_config.json's max_new_tokens is the default output length; a request's max_tokens is its own", async () => {
+  const sent = async (model: string, engine: MockEngine, max?: number) => {
+    const id = `facts-max-${model}-${++seq}`;
+    const r = await client.chat.completions.create({ model, messages: [{ role: 'user', content: 'Hi there, how are you today?' }], ...(max === undefined ? {} : { max_tokens: max }) }, { headers: { 'x-request-id': id } });
+    const got = engine.context.received.find(id)!.json() as { sampling_params?: { max_new_tokens?: number; max_tokens?: number } };
+    return { engine: (got.sampling_params?.max_new_tokens ?? got.sampling_params?.max_tokens) as number | undefined, usage: r.usage!.completion_tokens };
+  };
+  assert.deepEqual(await sent('gen', genEngine), { engine: 3, usage: 3 }, 'SGLang: max_new_tokens 3 from the file');
+  assert.deepEqual(await sent('eng', engEngine), { engine: 3, usage: 3 }, 'vLLM: the same file');
+  assert.equal((await sent('gen', genEngine, 5)).engine, 5, 'the request sets more: its own');
+  assert.notEqual((await sent('plain', plainEngine)).engine, 3, 'no file: no such default');
 });
 
 test("the context length is the engine's (GetModelInfo) ahead of config.json's; without an engine answer, config.json's", async () => {
