@@ -107,6 +107,7 @@ function noteTime(t: Timing): void {
 }
 
 function extras(r: ChatRun, usage: { promptTokens: number; completionTokens: number }, outcomes: ChoiceOutcome[]): Record<string, unknown> | null {
+  if (r.req.nvext.extraFields.size === 0) return null;
   const g = r.gen!;
   return nvextResponse(r.req.nvext.extraFields, { workerId: g.worker.id, dpRank: g.dpRank ?? r.req.nvext.dpRank }, r.timing, usage.promptTokens, usage.completionTokens, outcomes);
 }
