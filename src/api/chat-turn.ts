@@ -24,7 +24,7 @@ export interface ChatTurn {
   nvext: NvExt;
   /** The request's output token limit, if any. */
   maxTokens: number | undefined;
-  sampling: Pick<SamplingOptions, 'temperature' | 'topP' | 'topK' | 'constraint'>;
+  sampling: Pick<SamplingOptions, 'temperature' | 'topP' | 'topK' | 'constraint' | 'logprobs' | 'topLogprobs'>;
   stop?: string[];
   toolChoice: ToolChoice;
 }

@@ -10,7 +10,7 @@ import { createGrpcTransport, Http2SessionManager } from '@connectrpc/connect-no
 import { EngineError } from './errors.js';
 import { fromConnectStream } from './generate-stream.js';
 import { openServerStream, type ServerStream } from './grpc-h2.js';
-import type { EngineLoads } from './types.js';
+import type { EngineAdminResult, EngineLoads } from './types.js';
 
 export interface EngineClientOptions {
   /** Give up opening the HTTP/2 connection after this long. Default 3000. */
@@ -104,6 +104,12 @@ export class EngineConnection {
     } catch (err) {
       throw EngineError.from(err, this.url, what);
     }
+  }
+
+  /** An admin rpc (cache flush, profiling) under the rpc deadline, its reply as EngineAdminResult. */
+  async admin(what: string, call: (o: UnaryOptions) => Promise<EngineAdminResult>): Promise<EngineAdminResult> {
+    const r = await this.unary(what, call);
+    return { success: r.success, message: r.message };
   }
 
   /** A health rpc: any failure reads as unhealthy. */

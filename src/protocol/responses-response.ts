@@ -59,6 +59,7 @@ export function responseObject(s: ResponseState, output: OutputItem[], finish: s
     text: s.req.text,
     tool_choice: s.req.toolChoice,
     tools: s.req.tools,
+    top_logprobs: s.req.topLogprobs,
     top_p: s.req.topP ?? 1,
     truncation: 'disabled',
     usage,
@@ -80,9 +81,9 @@ export class ResponsesStreamWriter implements EventWriter {
   };
 
   /** A per-token delta event (see EventWriter.delta). */
-  delta(type: string, itemId: string, outputIndex: number, contentIndex: number | null, delta: string, logprobs: boolean): string {
+  delta(type: string, itemId: string, outputIndex: number, contentIndex: number | null, delta: string, logprobs: string | null): string {
     const content = contentIndex === null ? '' : `"content_index":${contentIndex},`;
-    return `event: ${type}\ndata: {"type":"${type}","sequence_number":${this.seq++},"item_id":"${itemId}","output_index":${outputIndex},${content}"delta":${JSON.stringify(delta)}${logprobs ? ',"logprobs":[]' : ''}}\n\n`;
+    return `event: ${type}\ndata: {"type":"${type}","sequence_number":${this.seq++},"item_id":"${itemId}","output_index":${outputIndex},${content}"delta":${JSON.stringify(delta)}${logprobs === null ? '' : `,"logprobs":${logprobs}`}}\n\n`;
   }
 
   start(): string {
