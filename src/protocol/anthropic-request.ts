@@ -106,7 +106,7 @@ type ShapeReader = Pick<Fields<'messages' | 'system' | 'tools' | 'thinking'>, 'a
 
 /** `thinking` ({type: enabled|disabled, budget_tokens}) as template kwargs, normalised as on chat (thinking.ts). */
 function thinkingKwargs(f: ShapeReader): string | null {
-  return templateKwargsWithThinking({ type: () => f.type('thinking'), raw: () => f.raw('thinking'), string: () => undefined }, null);
+  return templateKwargsWithThinking({ type: () => f.type('thinking'), raw: () => f.raw('thinking'), string: () => undefined }, null).text;
 }
 
 /** The chat-template body of the request, and its tools' functions (parsed once, here). */
