@@ -52,6 +52,7 @@ export async function startChatTurn(model: ServedModel, ex: Exchange, arrived: n
     hasTools: tools !== null,
     toolChoiceNone: t.toolChoice.kind === 'none',
     templateKwargs: t.prompt.templateKwargs,
+    reasoningEffort: t.prompt.reasoningEffort,
     promptIds,
     toolsJson: tools ? t.prompt.body.toString('utf8', tools.start, tools.end) : undefined,
     toolChoice: t.toolChoice,

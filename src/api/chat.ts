@@ -42,6 +42,7 @@ export function chatCompletions(ctx: AppContext) {
       toolChoice: req.toolChoice,
       parallelToolCalls: req.parallelToolCalls,
       templateKwargs: req.templateKwargs,
+      reasoningEffort: req.reasoningEffort,
       promptIds,
       toolsJson: req.tools ? ex.body.toString('utf8', req.tools.start, req.tools.end) : undefined,
     });

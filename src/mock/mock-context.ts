@@ -37,6 +37,8 @@ export class MockContext {
   readonly received = new ReceivedLog();
   /** GetModelInfo default_sampling_params_json (as an engine started with sampling defaults reports them; '' = none). */
   defaultSamplingParamsJson = '';
+  /** SGLang's GetModelInfo preferred_sampling_params (its --preferred-sampling-params JSON; '' = none). */
+  preferredSamplingParams = '';
   /** Loaded LoRA adapters (SGLang protocol). */
   readonly adapters = new MockAdapters();
   /** Set when faults are enabled (mock/faults.ts): reads a prompt's text to find its trigger. */

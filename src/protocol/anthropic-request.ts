@@ -109,7 +109,7 @@ type ShapeReader = Pick<Fields<'messages' | 'system' | 'tools' | 'thinking'>, 'a
 
 /** `thinking` ({type: enabled|disabled, budget_tokens}) as template kwargs, normalised as on chat (thinking.ts). */
 function thinkingKwargs(f: ShapeReader): string | null {
-  return templateKwargsWithThinking({ type: () => f.type('thinking'), raw: () => f.raw('thinking'), string: () => undefined }, null);
+  return templateKwargsWithThinking({ type: () => f.type('thinking'), raw: () => f.raw('thinking'), string: () => undefined }, null).text;
 }
 
 /** The chat-template body of the request, and its tools' functions (parsed once, here). */
@@ -123,7 +123,7 @@ function reshape(f: ShapeReader, body: Buffer): { prompt: AnthropicPrompt; funct
   const messages = JSON.parse(body.toString('utf8', span.start, span.end)) as Json[];
   messages.forEach((m, i) => out.push(...reshapeMessage(m, i)));
   const tools = f.array('tools') ? reshapeTools(JSON.parse(f.raw('tools')!) as Json[]) : null;
-  const prompt = templateBody(out, tools, thinkingKwargs(f), prefillOf(out));
+  const prompt = templateBody(out, tools, thinkingKwargs(f), null, prefillOf(out));
   // (templateBody leaves an empty tools array out of the template, as no tools.)
   return { prompt, functions: prompt.tools && tools ? tools.map((t) => t.function as unknown as ToolFunction) : [] };
 }

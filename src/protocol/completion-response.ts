@@ -23,8 +23,13 @@ export function completion(id: string, model: string, created: number, choices: 
   });
 }
 
+/** What follows a plain text delta's JSON string (no logprobs, no usage). */
+const TEXT_TAIL = ',"logprobs":null,"finish_reason":null}]}\n\n';
+
 export class CompletionChunkWriter {
   private readonly head: string;
+  /** Per choice index: the text of a text chunk before its JSON string. */
+  private readonly textHeads: string[] = [];
 
   constructor(id: string, model: string, created: number) {
     this.head = `data: {"id":${JSON.stringify(id)},"object":"text_completion","created":${created},"model":${JSON.stringify(model)},"choices":[`;
@@ -32,6 +37,8 @@ export class CompletionChunkWriter {
 
   /** `logprobs`: JSON text of the delta's logprobs object (see logprobs-response.ts). */
   text(index: number, text: string, usage: Usage | null, logprobs = 'null'): string {
+    // The per-token case in three pieces (see ChatChunkWriter.content).
+    if (usage === null && logprobs === 'null') return (this.textHeads[index] ??= `${this.head}{"index":${index},"text":`) + JSON.stringify(text) + TEXT_TAIL;
     const u = usage ? `,"usage":${JSON.stringify(usage)}` : '';
     return `${this.head}{"index":${index},"text":${JSON.stringify(text)},"logprobs":${logprobs},"finish_reason":null}]${u}}\n\n`;
   }
