@@ -10,7 +10,8 @@ export interface CompletionChoice {
   logprobs?: CompletionLogprobs;
 }
 
-export function completion(id: string, model: string, created: number, choices: CompletionChoice[], usage: Usage): string {
+/** `nvext`: the response extensions asked for with nvext.extra_fields, or null. */
+export function completion(id: string, model: string, created: number, choices: CompletionChoice[], usage: Usage, nvext: Record<string, unknown> | null = null): string {
   return JSON.stringify({
     id,
     object: 'text_completion',
@@ -18,6 +19,7 @@ export function completion(id: string, model: string, created: number, choices: 
     model,
     choices: choices.map((c) => ({ index: c.index, text: c.text, logprobs: c.logprobs ?? null, finish_reason: c.finishReason })),
     usage,
+    ...(nvext ? { nvext } : {}),
   });
 }
 
@@ -44,6 +46,11 @@ export class CompletionChunkWriter {
   finish(index: number, reason: string, usage: Usage | null, logprobs = 'null'): string {
     const u = usage ? `,"usage":${JSON.stringify(usage)}` : '';
     return `${this.head}{"index":${index},"text":"","logprobs":${logprobs},"finish_reason":${JSON.stringify(reason)}}]${u}}\n\n`;
+  }
+
+  /** A chunk with no choices carrying the response `nvext` (asked for with nvext.extra_fields). */
+  nvext(nvext: Record<string, unknown>): string {
+    return `${this.head}],"nvext":${JSON.stringify(nvext)}}\n\n`;
   }
 
   usage(usage: Usage): string {
