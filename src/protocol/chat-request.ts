@@ -6,6 +6,7 @@ import { ApiError } from './errors.js';
 import { requireModel } from './model-field.js';
 import { admit } from './admission.js';
 import { Fields, FieldTable, JsonType, type Span } from './fields.js';
+import { readPromptEnd } from './continue-final.js';
 import { readStream } from './stream-options.js';
 import { readNvext, type NvExt } from './nvext.js';
 import { readTools, type ToolChoice } from './tools.js';
@@ -25,6 +26,7 @@ const CHAT_FIELDS = [
   'chat_template_kwargs',
   'chat_template_args',
   'add_generation_prompt',
+  'continue_final_message',
   'skip_special_tokens',
   'user',
   'nvext',
@@ -50,6 +52,8 @@ export interface ChatRequest {
   includeUsage: boolean;
   continuousUsage: boolean;
   addGenerationPrompt: boolean;
+  /** continue_final_message: the final assistant message's text the prompt ends with, or null. */
+  continueFinal: string | null;
   /** skip_special_tokens as sent; undefined lets the parsers' PRE.1 decide the default. */
   skipSpecialTokens: boolean | undefined;
   /** Raw JSON object text of chat_template_kwargs, merged into the template context. */
@@ -84,6 +88,7 @@ export function readChatRequest(body: Buffer, ignoreUnsupported: boolean, header
   if (f.given('user')) f.string('user'); // type-checked; OpenAI's end-user id, not used by generation
 
   const kwargs = templateKwargsWithThinking(f, readTemplateKwargs(f, body));
+  const end = readPromptEnd(f.boolean('continue_final_message'), f.boolean('add_generation_prompt'), () => body.toString('utf8', messages.start, messages.end));
   return {
     model,
     messages,
@@ -94,7 +99,8 @@ export function readChatRequest(body: Buffer, ignoreUnsupported: boolean, header
     stream,
     includeUsage,
     continuousUsage,
-    addGenerationPrompt: f.boolean('add_generation_prompt') ?? true,
+    addGenerationPrompt: end.addGenerationPrompt,
+    continueFinal: end.continueFinal,
     skipSpecialTokens: f.boolean('skip_special_tokens'),
     templateKwargs: kwargs.text,
     reasoningEffort: kwargs.reasoningEffort,
