@@ -52,7 +52,10 @@ async function measureSearch(fe: Running, w: Workload, cells: Record<string, Cel
     const lowest = Math.min(...res.probes.map((p) => p.rate));
     cells[`${w.key}.rps`] = { value: 0, below: lowest };
   }
-  if (res.ceiling) cells[`${w.key}.ceiling`] = { value: res.ceiling.rate };
+  if (res.ceiling) {
+    cells[`${w.key}.ceiling`] = { value: res.ceiling.rate };
+    cells[`${w.key}.ceilingP99`] = { value: res.ceiling.figures.e2eP99 };
+  }
   if (!res.best || res.probes.length >= DEFAULT_SEARCH.maxProbes) process.stderr.write(`${fe.name} ${w.key}: ${res.best ? `stopped after ${res.probes.length} probes` : `no rate down to ${DEFAULT_SEARCH.min} req/s passed`}\n`);
 }
 

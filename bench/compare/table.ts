@@ -28,6 +28,7 @@ const ROWS: [string, string, number][] = [
   ['rate.rps', '1-token req/s at e2e p99 < 10 ms (rate search, delivered)', 0],
   ['rate.e2eP99', '  e2e p99 at that rate (ms)', 2],
   ['rate.ceiling', '  lowest rate that failed (req/s offered)', 0],
+  ['rate.ceilingP99', '  e2e p99 at that failing rate (ms)', 2],
   ['tools.cpuPerRequestUs', 'tool-calling chat, parser on: CPU per request (µs)', 0],
   ['tools.cpuPerTokenUs', 'tool-calling chat, parser on: CPU per streamed token (µs)', 1],
   ['tools.ttftP50', 'tool-calling chat, parser on: TTFT p50 (ms), 16 in flight', 2],
