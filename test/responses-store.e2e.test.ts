@@ -218,7 +218,7 @@ test('unknown ids are 404 in OpenAI\'s error shape on every route; the server go
 
 test('include: OpenAI values Portico cannot honour are a 400 unsupported_parameter, others invalid_value', async () => {
   const post = (include: unknown) => status('/v1/responses', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: MODEL, input: 'x', include }) });
-  const unsupported = await post(['message.output_text.logprobs']);
+  const unsupported = await post(['web_search_call.results']);
   assert.equal(unsupported.status, 400);
   assert.equal(unsupported.body.error!.code, 'unsupported_parameter');
   assert.equal(unsupported.body.error!.param, 'include');
@@ -227,6 +227,7 @@ test('include: OpenAI values Portico cannot honour are a 400 unsupported_paramet
   assert.equal(invalid.body.error!.code, 'invalid_value');
   assert.equal((await post('reasoning.encrypted_content')).status, 400);
   assert.equal((await post([])).status, 200);
+  assert.equal((await post(['message.output_text.logprobs'])).status, 200, 'honoured (responses.e2e tests what it returns)');
   const r = await served.client.responses.create({ model: MODEL, input: 'x' });
   assert.equal((await status(`/v1/responses/${r.id}?include[]=code_interpreter_call.outputs`)).body.error!.code, 'unsupported_parameter');
   assert.equal((await status(`/v1/responses/${r.id}?stream=true`)).status, 400);

@@ -85,3 +85,40 @@ for (const [name, body, message] of BAD) {
     assert.equal(ok.object, 'response');
   });
 }
+
+test('include message.output_text.logprobs: one entry per output token with top_logprobs alternatives, unary, streamed and retrieved', async () => {
+  const c = served.client;
+  const body = { model: MODEL, input: 'Hi there, how are you?', max_output_tokens: 5, include: ['message.output_text.logprobs' as const], top_logprobs: 2 };
+  const r = await c.responses.create(body);
+  assert.equal(r.top_logprobs, 2);
+  const part = (r.output[0] as OpenAI.Responses.ResponseOutputMessage).content[0] as OpenAI.Responses.ResponseOutputText;
+  const lps = part.logprobs!;
+  assert.equal(lps.length, r.usage!.output_tokens, 'one entry per output token');
+  // Token names keep special tokens (as on chat completions); the text skips them.
+  const spelled = (l: { token: string }[]) => l.map((x) => x.token).join('').replaceAll('<|im_start|>', '');
+  assert.equal(spelled(lps), part.text, 'the entries spell the text');
+  for (const l of lps) {
+    assert.ok(l.logprob <= 0 && Array.isArray(l.bytes));
+    assert.equal(l.top_logprobs.length, 2);
+  }
+  // Streamed: each output_text delta carries the entries of its tokens; done carries them all.
+  const deltas: { delta: string; logprobs: OpenAI.Responses.ResponseTextDeltaEvent.Logprob[] }[] = [];
+  let done: OpenAI.Responses.ResponseTextDoneEvent | undefined;
+  let completed: OpenAI.Responses.Response | undefined;
+  for await (const ev of await c.responses.create({ ...body, stream: true })) {
+    if (ev.type === 'response.output_text.delta') deltas.push({ delta: ev.delta, logprobs: ev.logprobs });
+    if (ev.type === 'response.output_text.done') done = ev;
+    if (ev.type === 'response.completed' || ev.type === 'response.incomplete') completed = ev.response;
+  }
+  assert.deepEqual(deltas.flatMap((d) => d.logprobs.map((l) => l.token)), lps.map((l) => l.token), 'the same tokens as the unary answer');
+  for (const d of deltas) assert.equal(spelled(d.logprobs), d.delta, 'a delta carries its own tokens');
+  assert.equal(done!.logprobs.length, lps.length);
+  const stored = await c.responses.retrieve(completed!.id);
+  assert.equal(((stored.output[0] as OpenAI.Responses.ResponseOutputMessage).content[0] as OpenAI.Responses.ResponseOutputText).logprobs!.length, lps.length, 'kept with the stored response');
+  // Without include: no entries; top_logprobs out of range: a 400 naming it.
+  const plain = await c.responses.create({ model: MODEL, input: 'Hi there', max_output_tokens: 3 });
+  assert.deepEqual(((plain.output[0] as OpenAI.Responses.ResponseOutputMessage).content[0] as OpenAI.Responses.ResponseOutputText).logprobs, []);
+  await assert.rejects(c.responses.create({ ...body, top_logprobs: 21 }), (e: unknown) => e instanceof OpenAI.BadRequestError && /top_logprobs/.test(e.message));
+  assert.equal((await c.responses.create({ model: MODEL, input: 'still serving' })).status, 'completed');
+});
+

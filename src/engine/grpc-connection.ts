@@ -10,7 +10,7 @@ import { createGrpcTransport, Http2SessionManager } from '@connectrpc/connect-no
 import { EngineError } from './errors.js';
 import { fromConnectStream } from './generate-stream.js';
 import { openServerStream, type ServerStream } from './grpc-h2.js';
-import type { EngineLoads } from './types.js';
+import type { EngineAdminResult, EngineLoads } from './types.js';
 
 export interface EngineClientOptions {
   /** Give up opening the HTTP/2 connection after this long. Default 3000. */
@@ -106,6 +106,12 @@ export class EngineConnection {
     }
   }
 
+  /** An admin rpc (cache flush, profiling) under the rpc deadline, its reply as EngineAdminResult. */
+  async admin(what: string, call: (o: UnaryOptions) => Promise<EngineAdminResult>): Promise<EngineAdminResult> {
+    const r = await this.unary(what, call);
+    return { success: r.success, message: r.message };
+  }
+
   /** A health rpc: any failure reads as unhealthy. */
   async healthy(call: (o: UnaryOptions) => Promise<{ healthy: boolean }>): Promise<boolean> {
     try {
@@ -123,7 +129,7 @@ export class EngineConnection {
    */
   generate<T>(
     path: string,
-    decode: (bytes: Uint8Array) => T,
+    decode: (bytes: Uint8Array, start: number, end: number) => T,
     encode: () => Buffer,
     viaConnect: (cancel: AbortSignal) => AsyncIterable<T>,
   ): ServerStream<T> {

@@ -51,7 +51,7 @@ export { toBaseUrl } from './grpc-connection.js';
 export type SglangClientOptions = EngineClientOptions;
 
 const GENERATE_PATH = `/${SglangScheduler.typeName}/${SglangScheduler.method.generate.name}`;
-const decodeSglangResponse = (b: Uint8Array) => decodeGenerateResponse(b, SGLANG_RESPONSE);
+const decodeSglangResponse = (b: Uint8Array, start: number, end: number) => decodeGenerateResponse(b, SGLANG_RESPONSE, start, end);
 
 export class SglangEngineClient implements EngineClient {
   readonly url: string;
@@ -76,19 +76,16 @@ export class SglangEngineClient implements EngineClient {
     await this.conn.unary(`Abort(${requestId})`, (o) => this.rpc.abort(create(AbortRequestSchema, { requestId, reason }), o));
   }
 
-  async flushCache(): Promise<EngineAdminResult> {
-    const r = await this.conn.unary('FlushCache', (o) => this.rpc.flushCache(create(FlushCacheRequestSchema), o));
-    return { success: r.success, message: r.message };
+  flushCache(): Promise<EngineAdminResult> {
+    return this.conn.admin('FlushCache', (o) => this.rpc.flushCache(create(FlushCacheRequestSchema), o));
   }
 
-  async startProfile(): Promise<EngineAdminResult> {
-    const r = await this.conn.unary('StartProfile', (o) => this.rpc.startProfile(create(StartProfileRequestSchema), o));
-    return { success: r.success, message: r.message };
+  startProfile(): Promise<EngineAdminResult> {
+    return this.conn.admin('StartProfile', (o) => this.rpc.startProfile(create(StartProfileRequestSchema), o));
   }
 
-  async stopProfile(): Promise<EngineAdminResult> {
-    const r = await this.conn.unary('StopProfile', (o) => this.rpc.stopProfile(create(StopProfileRequestSchema), o));
-    return { success: r.success, message: r.message };
+  stopProfile(): Promise<EngineAdminResult> {
+    return this.conn.admin('StopProfile', (o) => this.rpc.stopProfile(create(StopProfileRequestSchema), o));
   }
 
   health(): Promise<boolean> {

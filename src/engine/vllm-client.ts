@@ -52,7 +52,7 @@ import type {
 export type VllmClientOptions = EngineClientOptions;
 
 const GENERATE_PATH = `/${VllmEngine.typeName}/${VllmEngine.method.generate.name}`;
-const decodeVllmResponse = (b: Uint8Array) => decodeGenerateResponse(b, VLLM_RESPONSE);
+const decodeVllmResponse = (b: Uint8Array, start: number, end: number) => decodeGenerateResponse(b, VLLM_RESPONSE, start, end);
 
 export class VllmEngineClient implements EngineClient {
   readonly url: string;
@@ -83,19 +83,16 @@ export class VllmEngineClient implements EngineClient {
     await this.conn.unary(`Abort(${requestId})`, (o) => this.rpc.abort(create(AbortRequestSchema, { requestIds: [requestId] }), o));
   }
 
-  async flushCache(): Promise<EngineAdminResult> {
-    const r = await this.conn.unary('FlushCache', (o) => this.rpc.flushCache(create(FlushCacheRequestSchema), o));
-    return { success: r.success, message: r.message };
+  flushCache(): Promise<EngineAdminResult> {
+    return this.conn.admin('FlushCache', (o) => this.rpc.flushCache(create(FlushCacheRequestSchema), o));
   }
 
-  async startProfile(): Promise<EngineAdminResult> {
-    const r = await this.conn.unary('StartProfile', (o) => this.rpc.startProfile(create(StartProfileRequestSchema), o));
-    return { success: r.success, message: r.message };
+  startProfile(): Promise<EngineAdminResult> {
+    return this.conn.admin('StartProfile', (o) => this.rpc.startProfile(create(StartProfileRequestSchema), o));
   }
 
-  async stopProfile(): Promise<EngineAdminResult> {
-    const r = await this.conn.unary('StopProfile', (o) => this.rpc.stopProfile(create(StopProfileRequestSchema), o));
-    return { success: r.success, message: r.message };
+  stopProfile(): Promise<EngineAdminResult> {
+    return this.conn.admin('StopProfile', (o) => this.rpc.stopProfile(create(StopProfileRequestSchema), o));
   }
 
   health(): Promise<boolean> {

@@ -86,3 +86,15 @@ function overlaps(host: string, addrHex: string): boolean {
   }
   return false;
 }
+
+/** A port the kernel says is free now (bound on port 0, then released). */
+export function freePort(host = '127.0.0.1'): Promise<number> {
+  return new Promise((done, fail) => {
+    const srv = createServer();
+    srv.once('error', fail);
+    srv.listen(0, host, () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => done(port));
+    });
+  });
+}

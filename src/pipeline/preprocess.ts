@@ -6,6 +6,7 @@ import { ApiError } from '../protocol/errors.js';
 import type { Span } from '../protocol/fields.js';
 import type { ServedModel } from './served-model.js';
 import { isClientError } from '../native/core.js';
+import { continuedPrompt } from './continued-prompt.js';
 import { checkVocab, type SamplingOptions } from '../protocol/sampling.js';
 import type { RouteHints } from '../router/types.js';
 
@@ -34,6 +35,8 @@ export interface TemplateInput {
   addGenerationPrompt: boolean;
   /** Raw JSON object text of extra template kwargs, or null. */
   templateKwargs: string | null;
+  /** continue_final_message / a prefill: the final message's text the prompt ends with. */
+  continueFinal?: string | null;
 }
 
 /**
@@ -60,6 +63,10 @@ function render(model: ServedModel, body: Buffer, req: TemplateInput): Uint32Arr
     if (req.useRawPrompt) return m.encodeRawMessages(body, start, end);
     const ts = req.tools ? req.tools.start : -1;
     const te = req.tools ? req.tools.end : -1;
+    if (req.continueFinal != null) {
+      const text = continuedPrompt(m.renderChat(body, start, end, ts, te, false, req.templateKwargs), req.continueFinal);
+      return end - start > ASYNC_THRESHOLD_BYTES ? m.encodeAsync(text, false).catch(renderFailure) : m.encode(text, false);
+    }
     if (end - start > ASYNC_THRESHOLD_BYTES) {
       return m.encodeChatAsync(body, start, end, ts, te, req.addGenerationPrompt, req.templateKwargs).catch(renderFailure);
     }
@@ -86,8 +93,10 @@ export function renderFailure(err: unknown): never {
 }
 
 /**
- * The completion budget for a prompt: the requested maximum, or what is left of the
- * context window (config.json's; with the engine's context, the engine's default). A request that cannot fit is a 400, before any engine work. With no
+ * The completion budget for a prompt: the requested maximum; else the model's default
+ * (generation_config.json max_new_tokens, the engine's max_tokens default) capped by what is
+ * left of the context window; else what is left (config.json's context; with the engine's
+ * context, the engine's default). A request that cannot fit is a 400, before any engine work. With no
  * known context length the prompt is still capped (--max-prompt-tokens), so a huge
  * prompt never reaches an engine. `what` names the prompt field in errors.
  */
@@ -101,7 +110,7 @@ export function completionBudget(model: ServedModel, promptTokens: number, reque
         'context_length_exceeded',
       );
     }
-    return requested;
+    return requested ?? model.info.samplingDefaults.maxTokens;
   }
   if (promptTokens >= ctx) {
     throw ApiError.badRequest(
@@ -110,8 +119,13 @@ export function completionBudget(model: ServedModel, promptTokens: number, reque
       'context_length_exceeded',
     );
   }
-  // The engine's own context (GetModelInfo) comes with the engine's own default length.
-  if (requested === undefined) return model.info.contextSource === 'engine' ? undefined : ctx - promptTokens;
+  if (requested === undefined) {
+    // The model's default output length (vLLM's rule: what the context leaves caps it).
+    const byDefault = model.info.samplingDefaults.maxTokens;
+    if (byDefault !== undefined) return Math.min(byDefault, ctx - promptTokens);
+    // The engine's own context (GetModelInfo) comes with the engine's own default length.
+    return model.info.contextSource === 'engine' ? undefined : ctx - promptTokens;
+  }
   if (promptTokens + requested > ctx) {
     throw ApiError.badRequest(
       `This model's maximum context length is ${ctx} tokens. However, you requested ${promptTokens + requested} tokens (${promptTokens} in the ${what}, ${requested} in the completion). Please reduce the length of the ${what} or completion.`,

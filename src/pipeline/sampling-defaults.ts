@@ -16,6 +16,11 @@ export interface SamplingDefaults {
   topK?: number;
   minP?: number;
   repetitionPenalty?: number;
+  /**
+   * The output length of a request that sets none (vLLM: generation_config's max_new_tokens,
+   * its default_sampling_params max_tokens), still capped by what the context leaves.
+   */
+  maxTokens?: number;
 }
 
 /** JSON key → field, as generation_config.json, vLLM and SGLang name them. */
@@ -35,6 +40,10 @@ export function defaultsFrom(obj: unknown): SamplingDefaults {
     const v = (obj as Record<string, unknown>)[key];
     if (typeof v === 'number' && Number.isFinite(v)) out[field] = v;
   }
+  // generation_config.json names it max_new_tokens; an engine's sampling defaults, max_tokens.
+  const o = obj as Record<string, unknown>;
+  const max = o.max_tokens ?? o.max_new_tokens;
+  if (typeof max === 'number' && Number.isSafeInteger(max) && max >= 1) out.maxTokens = max;
   return out;
 }
 

@@ -1,6 +1,6 @@
 // `include` on /v1/responses (and on GET /v1/responses/{id} and its input_items): the
 // values Portico honours pass; OpenAI's others name outputs Portico has no source for
-// (hosted tools, images, logprobs on this API) and are a 400 unsupported_parameter naming the
+// (hosted tools, images) and are a 400 unsupported_parameter naming the
 // value (dropped instead under PORTICO_IGNORE_UNSUPPORTED_FIELDS); anything else is a 400
 // invalid_value.
 
@@ -8,11 +8,13 @@ import { ApiError } from './errors.js';
 import type { Json } from './json.js';
 
 /**
- * None yet: Portico's reasoning items carry their text in `content` (a client that keeps
- * no server state sends them back as they are), so reasoning.encrypted_content has nothing
- * to add; the others need hosted tools, images or Responses logprobs.
+ * message.output_text.logprobs: the engine's per-token logprobs on output_text (top_logprobs
+ * alternatives each). reasoning.encrypted_content has nothing to add (Portico's reasoning
+ * items carry their text in `content`, and a client that keeps no server state sends them
+ * back as they are); the others need hosted tools or images.
  */
-export const HONOURED_INCLUDE: readonly string[] = [];
+export const OUTPUT_TEXT_LOGPROBS = 'message.output_text.logprobs';
+export const HONOURED_INCLUDE: readonly string[] = [OUTPUT_TEXT_LOGPROBS];
 
 const OPENAI_INCLUDE = new Set([
   'file_search_call.results',
@@ -21,7 +23,6 @@ const OPENAI_INCLUDE = new Set([
   'message.input_image.image_url',
   'computer_call_output.output.image_url',
   'code_interpreter_call.outputs',
-  'message.output_text.logprobs',
   'reasoning.encrypted_content',
   ...HONOURED_INCLUDE,
 ]);

@@ -30,9 +30,10 @@ export interface EventWriter {
   event(type: string, data: object): string;
   /**
    * A per-token delta event, written without building an object:
-   * {type, sequence_number, item_id, output_index, [content_index], delta, [logprobs: []]}.
+   * {type, sequence_number, item_id, output_index, [content_index], delta, [logprobs]};
+   * `logprobs` is the JSON text of the array, null for none (the key left out).
    */
-  delta(type: string, itemId: string, outputIndex: number, contentIndex: number | null, delta: string, logprobs: boolean): string;
+  delta(type: string, itemId: string, outputIndex: number, contentIndex: number | null, delta: string, logprobs: string | null): string;
 }
 
 export function textPart(text: string): TextPart {
@@ -54,11 +55,13 @@ export class ResponseOutput {
     return this.items.filter((i) => i.type === 'function_call').length + (this.open?.type === 'function_call' ? 1 : 0);
   }
 
-  text(delta: string): string {
+  /** `logprobs`: the entries of the tokens behind this text (include message.output_text.logprobs), else null. */
+  text(delta: string, logprobs: readonly object[] | null = null): string {
     let out = this.open?.type === 'message' ? '' : this.begin({ id: this.id('msg'), type: 'message', status: 'in_progress', role: 'assistant', content: [] });
     const m = this.open as Extract<OutputItem, { type: 'message' }>;
     m.content[0].text += delta;
-    if (this.w) out += this.w.delta('response.output_text.delta', m.id, this.items.length, 0, delta, true);
+    if (logprobs !== null) m.content[0].logprobs.push(...logprobs);
+    if (this.w) out += this.w.delta('response.output_text.delta', m.id, this.items.length, 0, delta, logprobs === null || logprobs.length === 0 ? '[]' : JSON.stringify(logprobs));
     return out;
   }
 
@@ -67,7 +70,7 @@ export class ResponseOutput {
       this.open?.type === 'reasoning' ? '' : this.begin({ id: this.id('rs'), type: 'reasoning', summary: [], content: [], encrypted_content: null, status: 'in_progress' });
     const r = this.open as Extract<OutputItem, { type: 'reasoning' }>;
     r.content[0].text += delta;
-    if (this.w) out += this.w.delta('response.reasoning_text.delta', r.id, this.items.length, 0, delta, false);
+    if (this.w) out += this.w.delta('response.reasoning_text.delta', r.id, this.items.length, 0, delta, null);
     return out;
   }
 
@@ -78,7 +81,7 @@ export class ResponseOutput {
   toolArgs(delta: string): string {
     if (this.open?.type !== 'function_call') return '';
     this.open.arguments += delta;
-    return this.w ? this.w.delta('response.function_call_arguments.delta', this.open.id, this.items.length, null, delta, false) : '';
+    return this.w ? this.w.delta('response.function_call_arguments.delta', this.open.id, this.items.length, null, delta, null) : '';
   }
 
   /** Closes the open item; `incomplete` marks it cut short (max_output_tokens). */
@@ -121,7 +124,7 @@ export class ResponseOutput {
       const at = { item_id: item.id, output_index: this.items.length };
       if (item.type === 'message') {
         const part = item.content[0];
-        out += e('response.output_text.done', { item_id: at.item_id, output_index: at.output_index, content_index: 0, text: part.text, logprobs: [] });
+        out += e('response.output_text.done', { item_id: at.item_id, output_index: at.output_index, content_index: 0, text: part.text, logprobs: part.logprobs });
         out += e('response.content_part.done', { item_id: at.item_id, output_index: at.output_index, content_index: 0, part });
       } else if (item.type === 'reasoning') {
         const part = item.content[0];

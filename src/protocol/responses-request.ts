@@ -16,8 +16,8 @@ import { readResponsesToolChoice } from './responses-tool-choice.js';
 import { toolChoiceConstraint } from './tool-choice-schema.js';
 import type { ToolFunction } from './tools.js';
 import { readResponsesReasoning, readResponsesText } from './responses-format.js';
-import { integerIn, U32_MAX } from './sampling.js';
-import { readInclude } from './responses-include.js';
+import { integerIn, MAX_TOP_LOGPROBS, U32_MAX } from './sampling.js';
+import { OUTPUT_TEXT_LOGPROBS, readInclude } from './responses-include.js';
 import type { GenerateConstraint } from '../engine/types.js';
 
 const RESPONSES_FIELDS = [
@@ -39,6 +39,7 @@ const RESPONSES_FIELDS = [
   'text',
   'reasoning',
   'include',
+  'top_logprobs',
 ] as const;
 
 let table: FieldTable<(typeof RESPONSES_FIELDS)[number]> | null = null;
@@ -69,6 +70,10 @@ export interface ResponsesRequest {
   store: boolean;
   previousResponseId: string | null;
   include: string[];
+  /** include has message.output_text.logprobs: the engine's logprobs on output_text. */
+  logprobs: boolean;
+  /** Alternatives per output_text token, 0..20 (OpenAI's top_logprobs; echoed in the response). */
+  topLogprobs: number;
   /** The input as items (a string input is one user message), as stored and listed by input_items. */
   input: Obj[];
   /** What conversationPrompt (responses-chain.ts) needs to render the chain before the input. */
@@ -87,6 +92,7 @@ export function readResponsesRequest(body: Buffer, ignoreUnsupported: boolean, h
   const previousResponseId = f.given('previous_response_id') ? (f.string('previous_response_id') ?? null) : null;
   if (previousResponseId === '') throw bad('`previous_response_id` must not be empty', 'previous_response_id');
   const include = readInclude(f.given('include') ? (JSON.parse(f.raw('include')!) as Json) : undefined, ignoreUnsupported);
+  const topLogprobs = integerIn('top_logprobs', f.integer('top_logprobs'), 0, MAX_TOP_LOGPROBS, 'an integer') ?? 0;
   const maxOutputTokens = f.integer('max_output_tokens');
   if (maxOutputTokens !== undefined && maxOutputTokens < 1) throw bad(`\`max_output_tokens\` must be at least 1, got ${maxOutputTokens}`, 'max_output_tokens');
   integerIn('max_output_tokens', maxOutputTokens, 1, U32_MAX, 'a 32-bit unsigned integer');
@@ -135,11 +141,13 @@ export function readResponsesRequest(body: Buffer, ignoreUnsupported: boolean, h
   const kwargs = reasoning.effort === null ? null : JSON.stringify({ reasoning_effort: reasoning.effort });
   return {
     model,
-    prompt: templateBody(messages, chatTools, kwargs),
+    prompt: templateBody(messages, chatTools, kwargs, reasoning.effort),
     template: { tools: chatTools, kwargs },
     store,
     previousResponseId,
     include,
+    logprobs: include.includes(OUTPUT_TEXT_LOGPROBS),
+    topLogprobs,
     input,
     constraint: oneConstraint(text.constraint, toolConstraint),
     text: text.echo,

@@ -4,6 +4,7 @@
 // by sequence_number.
 
 import type { ApiError } from './errors.js';
+import { responsesError } from './error-wire.js';
 import type { ResponsesRequest } from './responses-request.js';
 import type { EventWriter, OutputItem } from './responses-output.js';
 
@@ -59,6 +60,7 @@ export function responseObject(s: ResponseState, output: OutputItem[], finish: s
     text: s.req.text,
     tool_choice: s.req.toolChoice,
     tools: s.req.tools,
+    top_logprobs: s.req.topLogprobs,
     top_p: s.req.topP ?? 1,
     truncation: 'disabled',
     usage,
@@ -80,9 +82,9 @@ export class ResponsesStreamWriter implements EventWriter {
   };
 
   /** A per-token delta event (see EventWriter.delta). */
-  delta(type: string, itemId: string, outputIndex: number, contentIndex: number | null, delta: string, logprobs: boolean): string {
+  delta(type: string, itemId: string, outputIndex: number, contentIndex: number | null, delta: string, logprobs: string | null): string {
     const content = contentIndex === null ? '' : `"content_index":${contentIndex},`;
-    return `event: ${type}\ndata: {"type":"${type}","sequence_number":${this.seq++},"item_id":"${itemId}","output_index":${outputIndex},${content}"delta":${JSON.stringify(delta)}${logprobs ? ',"logprobs":[]' : ''}}\n\n`;
+    return `event: ${type}\ndata: {"type":"${type}","sequence_number":${this.seq++},"item_id":"${itemId}","output_index":${outputIndex},${content}"delta":${JSON.stringify(delta)}${logprobs === null ? '' : `,"logprobs":${logprobs}`}}\n\n`;
   }
 
   start(): string {
@@ -97,6 +99,6 @@ export class ResponsesStreamWriter implements EventWriter {
   }
 
   error(err: ApiError): string {
-    return this.event('error', { code: err.code, message: err.message, param: err.param });
+    return this.event('error', responsesError(err));
   }
 }

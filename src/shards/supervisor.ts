@@ -9,7 +9,6 @@
 // lost requests in the shared table, skewing every later routing decision.
 
 import { Worker } from 'node:worker_threads';
-import { createServer } from 'node:net';
 import { log } from '../log.js';
 import { startMocks } from '../app/mocks.js';
 import type { Running, ServeOptions } from '../app/options.js';
@@ -19,7 +18,7 @@ import { LoadTable } from '../router/load-table.js';
 import { SharedSessionAffinity } from '../router/shared-session-affinity.js';
 import { DEFAULT_ROUTER_OPTIONS } from '../router/options.js';
 import type { ShardData, ToMain, ToShard } from './messages.js';
-import { assertSoleListener } from '../http/port-guard.js';
+import { assertSoleListener, freePort } from '../http/port-guard.js';
 
 /** How long /metrics waits for a shard's values before leaving that shard out. */
 const SNAPSHOT_TIMEOUT_MS = 2000;
@@ -202,14 +201,3 @@ export async function serveSharded(o: ServeOptions): Promise<ShardedServer> {
   }
 }
 
-/** A port the system says is free now (the kernel's choice for port 0). */
-function freePort(host: string): Promise<number> {
-  return new Promise((done, fail) => {
-    const srv = createServer();
-    srv.once('error', fail);
-    srv.listen(0, host, () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => done(port));
-    });
-  });
-}

@@ -30,7 +30,12 @@ export async function startPortico(args: string[], env: NodeJS.ProcessEnv = {}, 
   const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...TEST_ENV, ...env }, stdio: ['ignore', 'pipe', 'pipe'], cwd });
   let out = '';
   const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`portico did not start in time:\n${out}`)), 30_000);
+    // A backstop, not a window: a loaded machine starts in seconds, a hung start never. The
+    // child is killed so its pipes do not keep the test process (and CI) alive.
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`portico did not start in 120 s:\n${out}`));
+    }, 120_000);
     const onData = (d: Buffer) => {
       out += d.toString();
       const m = /listening on \S+:(\d+)/.exec(out);
