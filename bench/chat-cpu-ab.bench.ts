@@ -4,28 +4,35 @@
 // `serve` pointing at it, and wrk loads them in turn, round after round, so both see the same
 // machine load. CPU per request is the serve process's utime+stime over the requests wrk made.
 //
-// Usage: npm run build:ts && node dist/bench/chat-cpu-ab.bench.js <dirA> <dirB> [rounds=3] [seconds=5] [connections=64]
-// (a directory of '.' means this repo). Needs `wrk`.
+// Usage: npm run build:ts && node dist/bench/chat-cpu-ab.bench.js <dirA> <dirB> [more dirs...] [rounds=3] [seconds=5] [connections=64]
+// (a directory of '.' means this repo; more than two directories, e.g. the merges of a bisect,
+// are loaded in turn the same way and each is reported against A). Needs `wrk`.
 
 import { resolve as resolvePath } from 'node:path';
 import { cpuMsOf, postScript, QWEN3, ROOT, startPortico, stopInOrder, uptime, wrk, ZERO_DELAY } from './wrk-harness.js';
 
-const [dirA, dirB] = [process.argv[2], process.argv[3]].map((d) => resolvePath(d === '.' || !d ? ROOT : d));
-const rounds = Number(process.argv[4] ?? 3);
-const seconds = Number(process.argv[5] ?? 5);
-const connections = Number(process.argv[6] ?? 64);
+const args = process.argv.slice(2);
+const firstNumber = args.findIndex((a) => /^\d+$/.test(a));
+const dirArgs = firstNumber < 0 ? args : args.slice(0, firstNumber);
+const numbers = firstNumber < 0 ? [] : args.slice(firstNumber);
+const dirs = (dirArgs.length < 2 ? [...dirArgs, '.', '.'].slice(0, 2) : dirArgs).map((d) => resolvePath(d === '.' ? ROOT : d));
+const names = dirs.map((_, i) => String.fromCharCode(65 + i));
+const rounds = Number(numbers[0] ?? 3);
+const seconds = Number(numbers[1] ?? 5);
+const connections = Number(numbers[2] ?? 64);
 
 const engine = await startPortico(['mock-engine', '--model-path', QWEN3, '--port', '0', ...ZERO_DELAY]);
 const worker = `grpc://127.0.0.1:${engine.port}`;
 const servers = [];
-for (const [name, dir] of [['A', dirA], ['B', dirB]] as const) {
+for (const [i, dir] of dirs.entries()) {
+  const name = names[i];
   const s = await startPortico(['serve', '--host', '127.0.0.1', '--http-port', '0', '--model-path', QWEN3, '--model-name', 'models', '--worker', worker, '--shards', '1'], dir);
   servers.push({ name, dir, ...s });
 }
 const script = postScript({ model: 'models', messages: [{ role: 'user', content: 'Hello there, how are you today?' }], max_tokens: 1 });
-console.log(`A = ${dirA}\nB = ${dirB}\n${rounds} rounds, wrk -t1 -c${connections} -d${seconds}s after a 2 s warm-up; load: ${uptime()}`);
+console.log(`${dirs.map((d, i) => `${names[i]} = ${d}`).join('\n')}\n${rounds} rounds, wrk -t1 -c${connections} -d${seconds}s after a 2 s warm-up; load: ${uptime()}`);
 console.log('| round | build | req/s | p50 | p99 | frontend CPU / req |\n|---|---|---:|---:|---:|---:|');
-const perReq: Record<string, number[]> = { A: [], B: [] };
+const perReq: Record<string, number[]> = Object.fromEntries(names.map((n) => [n, []]));
 try {
   for (let r = 1; r <= rounds; r++) {
     for (const s of r % 2 ? servers : [...servers].reverse()) {
@@ -39,7 +46,8 @@ try {
     }
   }
   const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-  console.log(`median CPU/req: A ${Math.round(med(perReq.A))} µs, B ${Math.round(med(perReq.B))} µs, B/A ${(med(perReq.B) / med(perReq.A)).toFixed(3)}`);
+  const a = med(perReq.A);
+  console.log(`median CPU/req: ${names.map((n) => `${n} ${Math.round(med(perReq[n]))} µs`).join(', ')}; ${names.slice(1).map((n) => `${n}/A ${(med(perReq[n]) / a).toFixed(3)}`).join(', ')}`);
   console.log(`load after: ${uptime()}`);
 } finally {
   await stopInOrder([...servers.map((s) => s.child), engine.child]);

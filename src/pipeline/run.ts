@@ -31,6 +31,12 @@ export interface RunningGeneration {
   readonly dpRank?: number;
   /** The choices' logprobs (the request asked for them), else null. */
   readonly logprobs: LogprobBook | null;
+  /**
+   * Every id choice `index` generated so far, as of the event being handed over (requests
+   * with output.collectTokenIds; empty otherwise): for a writer that sends the ids with the
+   * text they made (KServe's streamed output_ids), ids of held-back text included.
+   */
+  tokenIds(index: number): readonly number[];
   /** End the generation now: the engine is aborted and runGeneration resolves. */
   stop(): void;
 }
@@ -48,6 +54,8 @@ export interface GenerationSink {
 class Running implements RunningGeneration {
   readonly logprobs: LogprobBook | null;
   stopped = false;
+  /** Set by PushedRun (the choices it decodes). */
+  choices: ChoiceOutputs | null = null;
 
   constructor(
     readonly dispatch: Dispatch,
@@ -67,6 +75,10 @@ class Running implements RunningGeneration {
 
   get dpRank(): number | undefined {
     return this.dispatch.dpRank;
+  }
+
+  tokenIds(index: number): readonly number[] {
+    return this.choices?.generated(index) ?? NO_IDS;
   }
 
   /** Set by runGeneration once the engine stream is open. */
@@ -117,7 +129,8 @@ type RunState = 'open' | 'drain' | 'gone';
  * message that were not handed over yet wait with it.
  */
 class PushedRun implements EngineEventHandler {
-  private readonly choices: ChoiceOutputs;
+  /** Null once the stream is only read out ('drain'). */
+  private choices: ChoiceOutputs | null;
   private readonly out: ParsedEvent[] = [];
   private at = 0;
   /** The sink's answer is pending (the stream is held). */
@@ -128,14 +141,14 @@ class PushedRun implements EngineEventHandler {
 
   constructor(
     req: GenerationRequest,
-    private readonly sink: GenerationSink,
+    private sink: GenerationSink,
     private readonly g: Running,
     private readonly turn: WorkerTurn,
     private readonly events: EngineEvents,
     private readonly resolve: () => void,
     private readonly reject: (err: unknown) => void,
   ) {
-    this.choices = new ChoiceOutputs(req.model, req.output);
+    this.choices = g.choices = new ChoiceOutputs(req.model, req.output);
   }
 
   event(ev: EngineEvent): void {
@@ -148,7 +161,7 @@ class PushedRun implements EngineEventHandler {
     try {
       this.turn.observe(ev);
       this.g.logprobs?.record(ev);
-      const one = this.choices.push(ev, this.out);
+      const one = this.choices!.push(ev, this.out);
       if (one) this.out.push(one);
       this.deliver();
     } catch (err) {
@@ -216,9 +229,10 @@ class PushedRun implements EngineEventHandler {
     out.length = 0;
     this.at = 0;
     // Every choice is answered: leave the engine stream (read out, or aborted).
-    if (this.choices.remaining === 0) {
+    const choices = this.choices!;
+    if (choices.remaining === 0) {
       this.resolve();
-      this.leave(this.choices.engineEndsItself);
+      this.leave(choices.engineEndsItself);
     }
   }
 
@@ -232,6 +246,12 @@ class PushedRun implements EngineEventHandler {
   private leave(endsItself: boolean): void {
     if (endsItself && this.state === 'open') {
       this.state = 'drain';
+      // The engine stream holds this run until its trailers come: let go of the request's
+      // answer (sink and choices: the exchange, the body, the native outputs) now, so a late
+      // end does not keep them alive past the response (bench/RESULTS.md, "Fixed cost per
+      // unary request: bisect").
+      this.sink = DRAINED_SINK;
+      this.choices = null;
       return;
     }
     this.state = 'gone';
@@ -255,12 +275,16 @@ class PushedRun implements EngineEventHandler {
   }
 }
 
+const DRAINED_SINK: GenerationSink = { event: () => undefined };
+
 /**
  * Events an engine may still send after Portico ended every choice on a rule the engine
  * applies too (its final message, or a few tokens if it saw the stop differently) before
  * the request is aborted after all.
  */
 const DRAIN_EVENTS = 4;
+
+const NO_IDS: readonly number[] = Object.freeze([]);
 
 /** The engine client's stream in push mode: its own, or its iterator read one message at a time. */
 function pushed(s: AsyncIterable<EngineEvent>): EngineEvents {
