@@ -4,10 +4,11 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Code } from '@connectrpc/connect';
+import { Code, ConnectError } from '@connectrpc/connect';
 
 import { EngineError, type EngineErrorCode } from '../src/engine/errors.js';
-import { ApiError, errorBody, grpcCodeOf } from '../src/protocol/errors.js';
+import { ApiError } from '../src/protocol/errors.js';
+import { errorBody, errorEvent, grpcCodeOf, grpcError, responsesError } from '../src/protocol/error-wire.js';
 import { clientSafe, contextLengthExceeded } from '../src/protocol/engine-errors.js';
 import { WorkerBreaker } from '../src/router/worker-breaker.js';
 
@@ -125,4 +126,36 @@ test('the breaker opens on the failure rate over its window once enough requests
   // A new window forgets the old one.
   for (let i = 0; i < 4; i++) c.failure(2000 + i);
   assert.equal(c.failure(2005), false, 'only 5 requests in the new window');
+});
+
+test('a LoRA adapter load failure: a refusal is a 400 naming the worker and the cleaned reason, anything else a 502', () => {
+  const op = { loadAdapter: 'ad', worker: 3 };
+  const refused = ApiError.from(engineErr('invalid_argument', `cannot read LoRA adapter /models/ad from ${URL}`), op);
+  assert.equal(refused.status, 400);
+  assert.equal(refused.code, 'adapter_load_failed');
+  assert.equal(refused.param, 'lora_path');
+  assert.match(refused.message, /^worker 3 refused to load LoRA adapter 'ad': cannot read LoRA adapter \/models\/ad from <url>$/);
+  assert.ok(!errorBody(refused, 'openai').includes(URL), 'no worker URL in the body');
+  const failed = ApiError.from(engineErr('unavailable', `connection refused ${URL}`), op);
+  assert.equal(failed.status, 502);
+  assert.equal(failed.type, 'internal_error');
+  assert.equal(failed.message, "worker 3 could not load LoRA adapter 'ad' (unavailable)");
+  // A generation's mapping is untouched by the load's.
+  assert.equal(ApiError.from(engineErr('invalid_argument', 'top_k is invalid')).code, 'invalid_request');
+});
+
+test('error-wire: the SSE error events carry the JSON body of their family, Responses its own fields, gRPC the status', () => {
+  const e = new ApiError(503, 'the engine worker is unavailable; retry shortly', { code: 'worker_unavailable', retryAfter: 1 });
+  for (const format of ['openai', 'anthropic'] as const) {
+    const ev = errorEvent(e, format);
+    assert.equal(ev, `event: error\ndata: ${errorBody(e, format)}\n\n`);
+  }
+  assert.deepEqual(JSON.parse(errorBody(e, 'anthropic')), { type: 'error', error: { type: 'overloaded_error', message: e.message } });
+  assert.deepEqual(responsesError(ApiError.badRequest('bad', 'input', 'invalid_value')), { code: 'invalid_value', message: 'bad', param: 'input' });
+  const g = grpcError(engineErr('overloaded', `KV cache full at ${URL}`));
+  assert.equal(g.code, Code.ResourceExhausted);
+  assert.ok(!g.rawMessage.includes(URL), 'the gRPC message is the client-facing one');
+  assert.equal(grpcError(new Error('boom')).code, Code.Internal);
+  const passed = new ConnectError('cancelled', Code.Canceled);
+  assert.equal(grpcError(passed), passed, 'a ConnectError passes as it is');
 });

@@ -8,6 +8,7 @@
 //   plain (SGLang): no generation_config.json: the OpenAI defaults.
 // generation_config's max_new_tokens is the output length of a request that sets none
 // (vLLM's rule), capped by what the context leaves; a request's own max_tokens is kept.
+// pref (SGLang): an engine reporting preferred_sampling_params and a vocabulary of 1000 ids.
 // A value the request sets always wins. The seed reaches the engine as a 64-bit value on
 // SGLang's protocol (custom_params.seed, exact to the last digit) and as its int32 on
 // vLLM's (wider: a 400 naming seed, and the server goes on serving).
@@ -27,6 +28,7 @@ let dir: string;
 let genEngine: MockEngine;
 let engEngine: MockEngine;
 let plainEngine: MockEngine;
+let prefEngine: MockEngine;
 let server: Proc;
 let client: OpenAI;
 
@@ -45,18 +47,21 @@ before(async () => {
   engEngine = await start('vllm', 'eng', 8192);
   engEngine.context.defaultSamplingParamsJson = JSON.stringify({ temperature: 0.3, top_k: 5 });
   plainEngine = await start('sglang', 'plain');
+  // SGLang's --preferred-sampling-params, and a vocabulary the engine reports smaller than the tokenizer's.
+  prefEngine = await startMockEngine({ port: 0, mode: 'echo', protocol: 'sglang', eosTokenIds: info.eosTokenIds, vocabSize: 1000, servedModelName: 'pref' });
+  prefEngine.context.preferredSamplingParams = JSON.stringify({ min_p: 0.25, top_k: 7 });
   genEngine.context.reportsContextLength = false;
   server = await startPortico([
     'serve', '--http-port', '0', '--host', '127.0.0.1',
-    '--model', `gen=${dir}`, '--model', `eng=${dir}`, '--model', `plain=${QWEN3}`,
-    '--worker', `gen=${genEngine.url}`, '--worker', `eng=${engEngine.url}`, '--worker', `plain=${plainEngine.url}`,
+    '--model', `gen=${dir}`, '--model', `eng=${dir}`, '--model', `plain=${QWEN3}`, '--model', `pref=${QWEN3}`,
+    '--worker', `gen=${genEngine.url}`, '--worker', `eng=${engEngine.url}`, '--worker', `plain=${plainEngine.url}`, '--worker', `pref=${prefEngine.url}`,
   ]);
   client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'unused', maxRetries: 0 });
 });
 
 after(async () => {
   await server?.stop();
-  for (const e of [genEngine, engEngine, plainEngine]) await e?.close();
+  for (const e of [genEngine, engEngine, plainEngine, prefEngine]) await e?.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -102,6 +107,17 @@ test('a value the request sets wins over every default (temperature 0 included)'
   assert.equal(s.top_k, 3);
   const v = await sampling('eng', engEngine, { temperature: 1.5 });
   assert.equal(v.temperature, 1.5);
+});
+
+test("SGLang's preferred_sampling_params (GetModelInfo) are the defaults of unset fields; the engine's vocabulary size bounds token ids", async () => {
+  const s = await sampling('pref', prefEngine);
+  assert.equal(s.min_p, f32(0.25), 'preferred min_p');
+  assert.equal(s.top_k, 7, 'preferred top_k');
+  assert.equal(s.temperature, 1, 'a field it does not name keeps the OpenAI default');
+  assert.equal((await sampling('pref', prefEngine, { top_k: 2 })).top_k, 2, 'the request wins');
+  // The engine says its vocabulary is 1000 ids: a prompt id past it is refused before any engine work.
+  await assert.rejects(client.completions.create({ model: 'pref', prompt: [5000], max_tokens: 1 }), (e: unknown) => e instanceof OpenAI.BadRequestError && /vocabulary \(size 1000\)/.test(e.message));
+  assert.equal((await client.completions.create({ model: 'pref', prompt: [5, 6], max_tokens: 1 })).choices.length, 1, 'ids inside it are served');
 });
 
 test("generation_config.json's max_new_tokens is the default output length; a request's max_tokens is its own", async () => {

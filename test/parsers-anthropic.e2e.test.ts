@@ -109,6 +109,16 @@ test('tool_choice auto with disable_parallel_tool_use is accepted', async () => 
   assert.equal(m.stop_reason, 'tool_use');
 });
 
+test('tool_choice auto with disable_parallel_tool_use true: the parser returns the first tool_use only (unary and streamed)', async () => {
+  const p = params(OUTPUT, { tool_choice: { type: 'auto', disable_parallel_tool_use: true } });
+  const m = await served.client.messages.create(p);
+  assert.deepEqual(shape(m.content), EXPECTED.slice(0, 3));
+  assert.equal(m.stop_reason, 'tool_use');
+  const streamed = await served.client.messages.stream(p as Anthropic.MessageStreamParams).finalMessage();
+  assert.deepEqual(shape(streamed.content), EXPECTED.slice(0, 3));
+  assert.equal(streamed.stop_reason, 'tool_use');
+});
+
 test('tool_choice any: the guided JSON array the engine returns becomes tool_use blocks', async () => {
   const json = '[{"name": "get_weather", "parameters": {"city": "Paris", "days": 3}}, {"name": "get_weather", "parameters": {"city": "Rome"}}]';
   const m = await served.client.messages.create(params(json, { tool_choice: { type: 'any' } }));

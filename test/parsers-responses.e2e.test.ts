@@ -117,6 +117,15 @@ test('max_output_tokens cutting a reasoning item: the open item and the response
   assert.equal((r.output[0] as OpenAI.Responses.ResponseReasoningItem).status, 'incomplete');
 });
 
+test('parallel_tool_calls false: the parser returns the first function_call only (unary and streamed)', async () => {
+  const p = params(OUTPUT, { parallel_tool_calls: false });
+  const r = await served.client.responses.create(p);
+  assert.deepEqual(shape(r.output), EXPECTED.slice(0, 3));
+  assert.equal(r.parallel_tool_calls, false, 'echoed back');
+  const streamed = await served.client.responses.stream(p as unknown as OpenAI.Responses.ResponseCreateParamsStreaming).finalResponse();
+  assert.deepEqual(shape(streamed.output), EXPECTED.slice(0, 3));
+});
+
 test('tool_choice none: no function_call items, the markup stays text', async () => {
   const text = '<tool_call>\n{"name": "get_weather", "arguments": {}}\n</tool_call>';
   const r = await served.client.responses.create(params(text, { tool_choice: 'none' }));

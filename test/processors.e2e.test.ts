@@ -193,6 +193,15 @@ describe('errors the processor raises', () => {
     });
   }
 
+  test('HttpError(401) answers 401 with WWW-Authenticate, as every 401 the server writes (one error writer)', async () => {
+    const r = await chat(server.url, 'raise:http:401');
+    assert.equal(r.status, 401);
+    assert.equal(r.headers.get('www-authenticate'), 'Bearer');
+    assert.equal((JSON.parse(r.body) as { error: { message: string } }).error.message, 'Unauthorized');
+    assert.doesNotMatch(r.body, /secret/);
+    await stillServing();
+  });
+
   test('any other error is a 500 that does not show its message', async () => {
     const r = await chat(server.url, 'raise:plain');
     assert.equal(r.status, 500);

@@ -2,7 +2,7 @@
 // (unary and streamed): top_p 0 refused at the frontend, prefill routing headers ignored
 // and counted (the nvext prefill fields keep their 400), usage.prompt_tokens_details
 // always present, and a live /metrics that passes `promtool check metrics` (Debian
-// package `prometheus`, installed by .ci/run).
+// package `prometheus`, installed by .ci/run), with Dynamo's model_* and per-worker load gauges.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,6 +11,7 @@ import { existsSync } from 'node:fs';
 import OpenAI from 'openai';
 import { QWEN3, runPortico } from './helpers/portico.js';
 import { useServer } from './helpers/use-server.js';
+import { eventually } from './helpers/eventually.js';
 
 const served = useServer(['serve', '--http-port', '0', '--host', '127.0.0.1', '--model-path', QWEN3, '--model-name', 'm', '--mock', 'sim', '--mock-workers', '2'], (url) => new OpenAI({ baseURL: `${url}/v1`, apiKey: 'unused', maxRetries: 0 }));
 
@@ -91,6 +92,43 @@ test('a live /metrics passes promtool check metrics, with Dynamo-shaped request 
   assert.ok((value(text, 'portico_frontend_requests_total{model="",endpoint="/v1/chat/completions",request_type="unary",status="error",error_type="validation"}') ?? 0) >= 1);
   assert.equal(value(text, ok), value(before, ok));
   assert.doesNotMatch(text, /endpoint="\/(metrics|health|live)"/, 'scrapes and probes are not counted');
+});
+
+test('/metrics has Dynamo\'s model_* gauges from the engines\' declared configuration, promtool clean', async () => {
+  const text = await metricsText();
+  const check = spawnSync('/usr/bin/promtool', ['check', 'metrics'], { input: text, encoding: 'utf8' });
+  assert.equal(check.status, 0, `promtool check metrics:\n${check.stdout}${check.stderr}`);
+  // the sim engine declares: context 32768, max_num_seqs 256, max_num_batched_tokens 8192,
+  // block size 16 and max_total_num_tokens 1e6 (= 62500 blocks of 16)
+  assert.equal(value(text, 'portico_frontend_model_context_length{model="m"}'), 32768);
+  assert.equal(value(text, 'portico_frontend_model_max_num_seqs{model="m"}'), 256);
+  assert.equal(value(text, 'portico_frontend_model_max_num_batched_tokens{model="m"}'), 8192);
+  assert.equal(value(text, 'portico_frontend_model_kv_cache_block_size{model="m"}'), 16);
+  assert.equal(value(text, 'portico_frontend_model_total_kv_blocks{model="m"}'), 62500);
+  for (const m of ['worker_active_decode_blocks', 'worker_active_prefill_tokens']) {
+    assert.match(text, new RegExp(`^# TYPE portico_frontend_${m} gauge$`, 'm'));
+  }
+});
+
+test('worker_active_decode_blocks counts a request in flight on its worker (Dynamo\'s labels), and 0 once it ended', async () => {
+  const c = served.client;
+  const prompt = 'a long prompt that spans several blocks of sixteen tokens each '.repeat(8);
+  const ac = new AbortController();
+  const stream = await c.chat.completions.create({ ...chat({ max_tokens: 30000 }), messages: [{ role: 'user', content: prompt }], stream: true, nvext: { extra_fields: ['worker_id'] } } as any, { signal: ac.signal });
+  const it = (stream as any)[Symbol.asyncIterator]();
+  await it.next(); // the role chunk: the request has been dispatched to its worker
+  const text = await metricsText();
+  const series = text.split('\n').filter((l) => l.startsWith('portico_frontend_worker_active_decode_blocks{'));
+  assert.equal(series.length, 2, 'one series per worker');
+  for (const l of series) assert.match(l, /^portico_frontend_worker_active_decode_blocks\{model="m",worker_id="[01]",dp_rank="0",worker_type="decode"\} \d+$/);
+  const held = series.map((l) => Number(l.split(' ')[1]));
+  assert.ok(Math.max(...held) > 0, `the in-flight prompt's blocks are counted: ${series.join(', ')}`);
+  assert.equal(Math.min(...held), 0, 'the other worker holds none');
+  ac.abort();
+  await it.return?.();
+  // the cancelled request's load is released when its generation ends (seen in /metrics)
+  const zero = (t: string) => t.split('\n').filter((l) => l.startsWith('portico_frontend_worker_active_decode_blocks{')).every((l) => l.endsWith(' 0'));
+  await eventually(async () => zero(await metricsText()), 'the cancelled request releases its blocks');
 });
 
 test('--metrics-prefix is validated', async () => {

@@ -22,6 +22,9 @@ export interface Env {
   logDir: string;
 }
 
+/** Tool-call parser of each frontend for the Qwen3 model (its hermes-style <tool_call> JSON): Portico's and Dynamo's `hermes`, SMG's `qwen`. */
+export const TOOL_PARSERS = { portico: 'hermes', smg: 'qwen', dynamo: 'hermes' } as const;
+
 function start(cmd: string, args: string[], log: string, env: NodeJS.ProcessEnv = {}): ChildProcess {
   const fd = openSync(log, 'a');
   const full: NodeJS.ProcessEnv = { ...process.env, ...env };
@@ -61,31 +64,36 @@ export async function waitReady(url: string, child: ChildProcess, log: string, t
   throw new Error(`not ready in ${timeoutMs / 1000} s (last: ${last}); see ${log}`);
 }
 
-export async function startPortico(e: Env, port: number): Promise<Running> {
+export async function startPortico(e: Env, port: number, tools = false): Promise<Running> {
   const log = `${e.logDir}/portico.log`;
-  const c = start(process.execPath, [`${e.root}/bin/portico.js`, 'serve', '--host', '127.0.0.1', '--http-port', String(port), '--model-path', e.modelDir, '--worker', `grpc://127.0.0.1:${e.enginePort}`, '--log-level', 'error'], log);
+  const parser = tools ? ['--tool-call-parser', TOOL_PARSERS.portico] : [];
+  const c = start(process.execPath, [`${e.root}/bin/portico.js`, 'serve', '--host', '127.0.0.1', '--http-port', String(port), '--grpc-port', String(port + 2), '--model-path', e.modelDir, '--worker', `grpc://127.0.0.1:${e.enginePort}`, '--log-level', 'error', ...parser], log);
   const url = `http://127.0.0.1:${port}`;
   await waitReady(url, c, log);
   return { name: 'Portico', url, pid: c.pid!, stop: () => stopChild(c) };
 }
 
-export async function startSmg(e: Env, port: number): Promise<Running> {
+export async function startSmg(e: Env, port: number, tools = false): Promise<Running> {
   const log = `${e.logDir}/smg.log`;
-  const c = start(`${e.venv}/bin/smg`, ['launch', '--host', '127.0.0.1', '--port', String(port), '--prometheus-port', String(port + 1), '--worker-urls', `grpc://127.0.0.1:${e.enginePort}`, '--model-path', e.modelDir, '--tokenizer-path', e.modelDir, '--backend', 'sglang', '--policy', 'round_robin', '--reasoning-parser', 'passthrough', '--log-level', 'error'], log);
+  const parser = tools ? ['--tool-call-parser', TOOL_PARSERS.smg] : [];
+  const c = start(`${e.venv}/bin/smg`, ['launch', '--host', '127.0.0.1', '--port', String(port), '--prometheus-port', String(port + 1), '--worker-urls', `grpc://127.0.0.1:${e.enginePort}`, '--model-path', e.modelDir, '--tokenizer-path', e.modelDir, '--backend', 'sglang', '--policy', 'round_robin', '--reasoning-parser', 'passthrough', '--log-level', 'error', ...parser], log);
   const url = `http://127.0.0.1:${port}`;
   await waitReady(url, c, log);
   return { name: 'SMG', url, pid: c.pid!, stop: () => stopChild(c) };
 }
 
-/** Dynamo's frontend and its mocker, file discovery, TCP request plane, ZMQ event plane. */
-export async function startDynamo(e: Env, port: number): Promise<Running> {
+let dynamoStarts = 0; // each start gets its own discovery folder: no stale registration of a stopped mocker
+
+/** Dynamo's frontend and its mocker, file discovery, TCP request plane, ZMQ event plane. With `tools`, the mocker is started through bench/compare/dynamo-mocker-tools.py, which puts the tool-call parser in the model's runtime config as a real worker's --dyn-tool-call-parser does (1.6.1's mocker has no flag for it). */
+export async function startDynamo(e: Env, port: number, tools = false): Promise<Running> {
   const log = `${e.logDir}/dynamo.log`;
   // RUST_BACKTRACE unset: with it set, Dynamo's runtime captures a backtrace per error (slow).
   // DYN_LOG=warn: at its default (info) the frontend logs a line per response.
-  const env: NodeJS.ProcessEnv = { DYN_FILE_KV: `${e.logDir}/dynamo-discovery`, DYN_LOG: 'warn', RUST_BACKTRACE: undefined };
+  const env: NodeJS.ProcessEnv = { DYN_FILE_KV: `${e.logDir}/dynamo-discovery-${++dynamoStarts}`, DYN_LOG: 'warn', RUST_BACKTRACE: undefined, ...(tools ? { PORTICO_COMPARE_DYN_TOOL_PARSER: TOOL_PARSERS.dynamo } : {}) };
   const planes = ['--discovery-backend', 'file', '--request-plane', 'tcp', '--event-plane', 'zmq'];
   const mockerLog = `${e.logDir}/dynamo-mocker.log`;
-  const mocker = start(`${e.venv}/bin/python`, ['-m', 'dynamo.mocker', '--model-path', e.modelDir, '--speedup-ratio', '1000000', ...planes], mockerLog, env);
+  const entry = tools ? [`${e.root}/bench/compare/dynamo-mocker-tools.py`] : ['-m', 'dynamo.mocker'];
+  const mocker = start(`${e.venv}/bin/python`, [...entry, '--model-path', e.modelDir, '--speedup-ratio', '1000000', ...planes], mockerLog, env);
   const fe = start(`${e.venv}/bin/python`, ['-m', 'dynamo.frontend', '--http-host', '127.0.0.1', '--http-port', String(port), ...planes], log, env);
   const url = `http://127.0.0.1:${port}`;
   try {

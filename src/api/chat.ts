@@ -42,6 +42,7 @@ export function chatCompletions(ctx: AppContext) {
       toolChoice: req.toolChoice,
       parallelToolCalls: req.parallelToolCalls,
       templateKwargs: req.templateKwargs,
+      reasoningEffort: req.reasoningEffort,
       promptIds,
       toolsJson: req.tools ? ex.body.toString('utf8', req.tools.start, req.tools.end) : undefined,
     });
@@ -107,8 +108,9 @@ function noteTime(t: Timing): void {
 }
 
 function extras(r: ChatRun, usage: { promptTokens: number; completionTokens: number }, outcomes: ChoiceOutcome[]): Record<string, unknown> | null {
+  if (r.req.nvext.extraFields.size === 0) return null;
   const g = r.gen!;
-  return nvextResponse(r.req.nvext.extraFields, g.worker.id, g.dpRank ?? r.req.nvext.dpRank, r.timing, usage.promptTokens, usage.completionTokens, outcomes);
+  return nvextResponse(r.req.nvext.extraFields, { workerId: g.worker.id, dpRank: g.dpRank ?? r.req.nvext.dpRank }, r.timing, usage.promptTokens, usage.completionTokens, outcomes);
 }
 
 /** The unary answer: the choices collected from the events, one JSON body at the end. */

@@ -20,6 +20,8 @@ import type { Exchange } from './exchange.js';
 import { streamGeneration, type StreamFormat } from './sse.js';
 import { refuseNvext, routeHints } from './route-hints.js';
 import { speculativePrefillIds } from '../pipeline/speculative-prefill.js';
+import { CompletionExtras, NO_OUTCOME } from './completion-extras.js';
+import type { ChoiceOutcome } from '../protocol/nvext-response.js';
 
 export function completions(ctx: AppContext) {
   return async (ex: Exchange): Promise<void> => {
@@ -27,7 +29,7 @@ export function completions(ctx: AppContext) {
     const req = readCompletionRequest(ex.body, ctx.ignoreUnsupportedFields, (h) => ex.header(h));
     const model = modelFor(ctx, req.model);
     ex.describe(model, req.stream);
-    refuseNvext(req.nvext, '/v1/completions', ['extra_fields', 'annotations', 'token_data', 'use_raw_prompt']);
+    refuseNvext(req.nvext, '/v1/completions', ['annotations', 'token_data', 'use_raw_prompt']);
     const route = routeHints(req.nvext, (h) => ex.header(h));
     validateForModel(model, req.sampling, route);
     checkPromptIds(model, req.prompts);
@@ -50,14 +52,17 @@ export function completions(ctx: AppContext) {
         route,
         arrived,
         skipSpecialTokens: req.skipSpecialTokens,
+        collectTokenIds: req.nvext.extraFields.has('completion_token_ids'),
       }),
     );
+    const extras = new CompletionExtras(req, arrived, prompts.length);
     // Each prompt's generation into its part of the merged answer (its logprobs kept per prompt).
     const run = (sink: GenerationSink) =>
       runMerged(requests.length, perPrompt, sink, (k, part) =>
         runGeneration(requests[k], {
           begin(g) {
             if (g.logprobs) books[k] = g.logprobs;
+            extras.begin(k, g);
             part.begin?.(g);
           },
           event: (ev) => part.event(ev),
@@ -67,7 +72,7 @@ export function completions(ctx: AppContext) {
     const logprobs = sampling.logprobs ? completionLogprobsOf(model, req, books, echoes, perPrompt, prompts) : null;
     const id = `cmpl-${randomUUID().replaceAll('-', '')}`;
     const created = Math.floor(Date.now() / 1000);
-    const reply = req.stream ? await streamCompletion(ex, req, run, echoes, id, created, logprobs) : await unaryCompletion(req, run, ex, echoes, id, created, logprobs);
+    const reply = req.stream ? await streamCompletion(ex, req, run, echoes, id, created, logprobs, extras) : await unaryCompletion(req, run, ex, echoes, id, created, logprobs, extras);
     // The next turn of a single-prompt exchange repeats the prompt plus this reply.
     if (req.nvext.agentHints.speculativePrefill && prompts.length === 1 && !ex.cancellation.aborted) speculativePrefillIds(model, prompts[0], reply, route, ex.engineRequestId);
   };
@@ -108,7 +113,7 @@ function completionLogprobsOf(model: ServedModel, req: CompletionRequest, taps: 
 }
 
 /** Answers with one completion object; returns choice 0's generated text. */
-async function unaryCompletion(req: CompletionRequest, run: (sink: GenerationSink) => Promise<void>, ex: Exchange, echoes: string[] | null, id: string, created: number, logprobs: LogprobSource | null): Promise<string> {
+async function unaryCompletion(req: CompletionRequest, run: (sink: GenerationSink) => Promise<void>, ex: Exchange, echoes: string[] | null, id: string, created: number, logprobs: LogprobSource | null, extras: CompletionExtras): Promise<string> {
   const n = req.bestOf;
   const ranking = n > req.sampling.n;
   const choices = Array.from({ length: req.prompts.length * n }, (_, index) => ({
@@ -120,12 +125,14 @@ async function unaryCompletion(req: CompletionRequest, run: (sink: GenerationSin
     completionTokens: 0,
     cumulativeLogprob: 0,
     logprobs: undefined as CompletionLogprobs | undefined,
+    outcome: NO_OUTCOME,
   }));
   const detokenize = req.sampling.detokenize !== false;
   if (logprobs) for (const c of choices) c.logprobs = { tokens: [], token_logprobs: [], top_logprobs: [], text_offset: [] };
   await run({
     event(ev) {
         if (ev.kind === 'reasoning' || ev.kind === 'tool_start' || ev.kind === 'tool_args') return; // (completions plan no parsing)
+        extras.noteTime();
         if (logprobs && ev.kind !== 'end') {
           const more = logprobs(ev.index);
           if (more) {
@@ -140,18 +147,21 @@ async function unaryCompletion(req: CompletionRequest, run: (sink: GenerationSin
         } else if (ev.kind === 'finish') {
           choices[ev.index].finishReason = ev.reason;
           choices[ev.index].completionTokens = ev.completionTokens;
+          choices[ev.index].outcome = { matchedStop: ev.matchedStop, tokenIds: ev.tokenIds };
         } else {
           const u = ev.usage;
           let completionTokens = u.completionTokens;
           let out: CompletionChoice[] = choices;
+          let outcomes = choices.map((c) => c.outcome);
           if (ranking) {
             const kept = selectBest(choices, n, req.sampling.n);
             // Usage counts the returned choices, as vLLM's did; logprobs only when asked for.
             completionTokens = kept.reduce((s, c) => s + c.completionTokens, 0);
             out = kept.map((c) => ({ index: c.index, text: c.text, finishReason: c.finishReason, logprobs: req.sampling.logprobs ? c.logprobs : undefined }));
             choices[0].generated = kept[0].generated;
+            outcomes = kept.map((c) => c.outcome);
           }
-          ex.sendJson(200, completion(id, req.model, created, out, usageOf(u.promptTokens, completionTokens, u.cachedTokens)));
+          ex.sendJson(200, completion(id, req.model, created, out, usageOf(u.promptTokens, completionTokens, u.cachedTokens), extras.response(u.promptTokens, completionTokens, outcomes)));
         }
     },
   });
@@ -159,7 +169,7 @@ async function unaryCompletion(req: CompletionRequest, run: (sink: GenerationSin
 }
 
 /** Streams the completion; returns choice 0's generated text. */
-async function streamCompletion(ex: Exchange, req: CompletionRequest, run: (sink: GenerationSink) => Promise<void>, echoes: string[] | null, id: string, created: number, logprobs: LogprobSource | null): Promise<string> {
+async function streamCompletion(ex: Exchange, req: CompletionRequest, run: (sink: GenerationSink) => Promise<void>, echoes: string[] | null, id: string, created: number, logprobs: LogprobSource | null, extras: CompletionExtras): Promise<string> {
   const lp = (i: number) => {
     const l = logprobs?.(i);
     return l ? JSON.stringify(l) : 'null';
@@ -167,9 +177,11 @@ async function streamCompletion(ex: Exchange, req: CompletionRequest, run: (sink
   const w = new CompletionChunkWriter(id, req.model, created);
   let reply = '';
   const n = req.sampling.n;
+  const outcomes: ChoiceOutcome[] = Array.from({ length: req.prompts.length * n }, () => NO_OUTCOME);
   const fmt: StreamFormat<ParsedEvent> = {
     start: () => (echoes ? Array.from({ length: req.prompts.length * n }, (_, i) => w.text(i, echoes[Math.floor(i / n)], null)).join('') : ''),
     event(ev) {
+      extras.noteTime();
       const usage = ev.kind !== 'end' && req.continuousUsage ? usageOf(ev.usage.promptTokens, ev.usage.completionTokens, ev.usage.cachedTokens) : null;
       if (ev.kind === 'text') {
         if (req.sampling.detokenize === false) {
@@ -179,10 +191,14 @@ async function streamCompletion(ex: Exchange, req: CompletionRequest, run: (sink
         if (ev.index === 0) reply += ev.text;
         return w.text(ev.index, ev.text, usage, lp(ev.index));
       }
-      if (ev.kind === 'finish') return w.finish(ev.index, ev.reason, usage, lp(ev.index));
+      if (ev.kind === 'finish') {
+        outcomes[ev.index] = { matchedStop: ev.matchedStop, tokenIds: ev.tokenIds };
+        return w.finish(ev.index, ev.reason, usage, lp(ev.index));
+      }
       if (ev.kind !== 'end') return ''; // (completions plan no parsing)
       const u = ev.usage;
-      return req.includeUsage ? w.usage(usageOf(u.promptTokens, u.completionTokens, u.cachedTokens)) : '';
+      const nv = extras.response(u.promptTokens, u.completionTokens, outcomes);
+      return (nv ? w.nvext(nv) : '') + (req.includeUsage ? w.usage(usageOf(u.promptTokens, u.completionTokens, u.cachedTokens)) : '');
     },
   };
   await streamGeneration(ex, fmt, run);

@@ -2,7 +2,7 @@
 // it over uWebSockets.js; handlers never see uWS, so they can be driven by any
 // transport (and tests can drive them directly).
 
-import type { ErrorFormat } from '../protocol/errors.js';
+import type { ErrorFormat } from '../protocol/error-wire.js';
 import type { ModelStats } from '../metrics/frontend.js';
 import type { Cancellation } from '../engine/types.js';
 

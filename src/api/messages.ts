@@ -31,6 +31,7 @@ export function messages(ctx: AppContext) {
       sampling: { temperature: req.temperature, topP: req.topP, topK: req.topK, constraint: req.constraint },
       stop: req.stopSequences,
       toolChoice: req.toolChoice,
+      parallelToolCalls: req.parallelToolCalls,
     };
     const processor = chatProcessorOf(ctx, model);
     if (processor) return serveMessages(processor.current(), ex, req, turn);

@@ -10,6 +10,8 @@ import { baseModels, type AppContext } from './context.js';
 import type { Exchange } from './exchange.js';
 import { ModelRouter } from '../router/router.js';
 import { LoadField } from '../router/load-table.js';
+import { ranksOf } from '../router/worker-slots.js';
+import type { ServedModel } from '../pipeline/served-model.js';
 
 const CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 
@@ -26,6 +28,7 @@ export function scrapeGauges(ctx: AppContext): () => void {
     // Other frontend replicas' requests (replica sync) count once: in shard 0's figure.
     const withRemote = ctx.eventPlane?.replicaSync === true && (!ctx.shards || ctx.shards.id === 0);
     for (const model of baseModels(ctx)) {
+      modelGauges(m, model);
       const kv = model.router instanceof ModelRouter && model.router.opts.mode === 'kv' ? model.router : null;
       const router = withRemote ? kv : null;
       for (const w of model.pool.workers) {
@@ -48,6 +51,36 @@ export function scrapeGauges(ctx: AppContext): () => void {
     }
     if (m.shardRequests && ctx.shards) m.shardRequests.labels(String(ctx.shards.id)).value = m.requests.total();
   };
+}
+
+/**
+ * Dynamo's model_* configuration gauges and its per-worker load gauges. Portico's router
+ * keeps load per worker, not per data-parallel rank: dp_rank is "0" for a one-rank worker
+ * and "all" for the sum over the ranks of a worker with several.
+ */
+function modelGauges(m: AppContext['metrics'], model: ServedModel): void {
+  if (model.info.contextLength !== null) m.modelContextLength.labels(model.name).set(model.info.contextLength);
+  const router = model.router instanceof ModelRouter ? model.router : null;
+  if (!router) return;
+  let capacity = 0;
+  let blockSize = 0;
+  let maxSeqs = 0;
+  let batched = 0;
+  for (const w of model.pool.workers) {
+    const t = router.slots.get(w.id);
+    if (!t) continue;
+    capacity = Math.max(capacity, router.load.get(t.slot, LoadField.CapacityBlocks));
+    blockSize = Math.max(blockSize, t.declared.blockSize);
+    maxSeqs = Math.max(maxSeqs, t.declared.maxNumSeqs);
+    batched = Math.max(batched, t.declared.maxNumBatchedTokens);
+    const labels = [model.name, String(w.id), ranksOf(t) > 1 ? 'all' : '0', 'decode'] as const;
+    m.workerActiveDecodeBlocks.labels(...labels).set(router.load.get(t.slot, LoadField.DecodeBlocks));
+    m.workerActivePrefillTokens.labels(...labels).set(router.load.get(t.slot, LoadField.PrefillTokens));
+  }
+  if (capacity > 0) m.modelTotalKvBlocks.labels(model.name).set(capacity);
+  m.modelKvCacheBlockSize.labels(model.name).set(blockSize || router.opts.blockSize);
+  if (maxSeqs > 0) m.modelMaxNumSeqs.labels(model.name).set(maxSeqs);
+  if (batched > 0) m.modelMaxNumBatchedTokens.labels(model.name).set(batched);
 }
 
 export function metrics(ctx: AppContext) {

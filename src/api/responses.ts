@@ -33,6 +33,7 @@ export function responses(ctx: AppContext) {
       maxTokens: req.maxOutputTokens,
       sampling: { temperature: req.temperature, topP: req.topP, constraint: req.constraint, logprobs: req.logprobs || undefined, topLogprobs: req.logprobs ? req.topLogprobs : undefined },
       toolChoice: req.toolMode,
+      parallelToolCalls: req.parallelToolCalls,
     };
     const processor = chatProcessorOf(ctx, model);
     if (processor) return serveResponses(processor.current(), ex, model, req, turn);

@@ -9,6 +9,7 @@
 // event, and the stream ends with `data: [DONE]`.
 
 import { ApiError } from '../protocol/errors.js';
+import { errorEvent as openaiErrorEvent } from '../protocol/error-wire.js';
 import { log } from '../log.js';
 import type { Exchange } from './exchange.js';
 import { STOP, type RunningGeneration } from '../pipeline/run.js';
@@ -228,7 +229,7 @@ export async function streamEvents<E>(ex: Exchange, events: AsyncIterable<E>, fm
 }
 
 function errorEvent<E>(fmt: StreamFormat<E>, e: ApiError): string {
-  return fmt.error ? fmt.error(e) : `event: error\ndata: ${JSON.stringify(e.toOpenAI())}\n\n`;
+  return fmt.error ? fmt.error(e) : openaiErrorEvent(e, 'openai');
 }
 
 /** `p`'s value, or `timeout` when it has not settled within `ms` (a rejection passes through). */

@@ -2,7 +2,7 @@
 
 import { ApiError } from '../protocol/errors.js';
 import { readDetokenizeRequest, readTokenizeRequest } from '../protocol/tokenize-request.js';
-import { renderFailure } from '../pipeline/preprocess.js';
+import { renderFailure, tokenizeChat } from '../pipeline/preprocess.js';
 import { modelFor, type AppContext } from './context.js';
 import type { Exchange } from './exchange.js';
 
@@ -15,6 +15,8 @@ export function tokenize(ctx: AppContext) {
       ids =
         req.kind === 'prompt'
           ? model.native.encode(req.prompt, req.addSpecialTokens)
+          : req.continueFinal !== null
+          ? await tokenizeChat(model, ex.body, { messages: req.messages, tools: req.tools, useRawPrompt: false, addGenerationPrompt: false, templateKwargs: req.templateKwargs, continueFinal: req.continueFinal })
           : await model.native.encodeChatAsync(ex.body, req.messages.start, req.messages.end, req.tools?.start ?? -1, req.tools?.end ?? -1, req.addGenerationPrompt, req.templateKwargs);
     } catch (err) {
       renderFailure(err);

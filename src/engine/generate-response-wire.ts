@@ -36,11 +36,12 @@ export const VLLM_RESPONSE: ResponseLayout = {
 type Visit<T> = (r: Reader, into: T, field: number, wire: number) => void;
 
 class Reader {
-  pos = 0;
-  end: number;
-  constructor(readonly b: Uint8Array, readonly layout: ResponseLayout) {
-    this.end = b.length;
-  }
+  constructor(
+    public b: Uint8Array,
+    public layout: ResponseLayout,
+    public pos: number,
+    public end: number,
+  ) {}
 
   varint(): number {
     if (this.pos >= this.end) throw new Error('premature end of varint');
@@ -154,10 +155,25 @@ const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 const f32 = new Float32Array(1);
 const u8 = new Uint8Array(f32.buffer);
 
-/** Decode one GenerateResponse message. */
-export function decodeGenerateResponse(bytes: Uint8Array, layout: ResponseLayout): WireResponse {
-  return new Reader(bytes, layout).fields<WireResponse>({ response: { case: undefined } }, readResponse);
+/**
+ * Decode one GenerateResponse message: `bytes[start, end)` (the h2 transport reads each
+ * message in place in the DATA frame it came in, with no subarray view per message).
+ */
+export function decodeGenerateResponse(bytes: Uint8Array, layout: ResponseLayout, start = 0, end = bytes.length): WireResponse {
+  // One reader for every message (decoding never re-enters): no reader object per token.
+  const r = reader;
+  r.b = bytes;
+  r.layout = layout;
+  r.pos = start;
+  r.end = end;
+  // (It holds the last frame until the next message: one read's buffer at most.)
+  return r.fields<WireResponse>({ response: NO_RESPONSE }, readResponse);
 }
+
+const EMPTY = new Uint8Array(0);
+/** A message with neither a chunk nor a complete (replaced, never changed, when one is read). */
+const NO_RESPONSE: WireResponse['response'] = Object.freeze({ case: undefined });
+const reader = new Reader(EMPTY, SGLANG_RESPONSE, 0, 0);
 
 // Each read* below is the Visit of one message: the fields Portico reads, by number and
 // wire type; every other field is skipped.

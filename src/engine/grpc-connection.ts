@@ -129,7 +129,7 @@ export class EngineConnection {
    */
   generate<T>(
     path: string,
-    decode: (bytes: Uint8Array) => T,
+    decode: (bytes: Uint8Array, start: number, end: number) => T,
     encode: () => Buffer,
     viaConnect: (cancel: AbortSignal) => AsyncIterable<T>,
   ): ServerStream<T> {

@@ -173,7 +173,7 @@ export function frameMessage(bytes: Uint8Array): Buffer {
  * failures, Unavailable / Aborted / Internal as connect-node would report them).
  */
 export function openServerStream<T>(
-  sm: Http2SessionManager, path: string, frame: Buffer, decode: (bytes: Uint8Array) => T,
+  sm: Http2SessionManager, path: string, frame: Buffer, decode: (bytes: Uint8Array, start: number, end: number) => T,
   aliveNotifyMs = ALIVE_NOTIFY_MS, firstResponseMs = 0,
 ): ServerStream<T> {
   return new H2ServerStream(sm, path, frame, decode, aliveNotifyMs, firstResponseMs);
@@ -203,7 +203,8 @@ class H2ServerStream<T> implements ServerStream<T> {
     private readonly sm: Http2SessionManager,
     path: string,
     body: Buffer,
-    private readonly decode: (bytes: Uint8Array) => T,
+    /** One message from `bytes[start, end)` (read in place: no view per message). */
+    private readonly decode: (bytes: Uint8Array, start: number, end: number) => T,
     private readonly aliveNotifyMs: number,
     firstResponseMs: number,
   ) {
@@ -434,7 +435,7 @@ class H2ServerStream<T> implements ServerStream<T> {
       }
       let msg: T;
       try {
-        msg = this.decode(buf.subarray(off + 5, off + 5 + len));
+        msg = this.decode(buf, off + 5, off + 5 + len);
       } catch (err) {
         this.fail(new ConnectError(`cannot decode a response message: ${String(err)}`, Code.Internal));
         this.reset();

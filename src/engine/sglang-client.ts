@@ -51,7 +51,7 @@ export { toBaseUrl } from './grpc-connection.js';
 export type SglangClientOptions = EngineClientOptions;
 
 const GENERATE_PATH = `/${SglangScheduler.typeName}/${SglangScheduler.method.generate.name}`;
-const decodeSglangResponse = (b: Uint8Array) => decodeGenerateResponse(b, SGLANG_RESPONSE);
+const decodeSglangResponse = (b: Uint8Array, start: number, end: number) => decodeGenerateResponse(b, SGLANG_RESPONSE, start, end);
 
 export class SglangEngineClient implements EngineClient {
   readonly url: string;

@@ -52,7 +52,7 @@ import type {
 export type VllmClientOptions = EngineClientOptions;
 
 const GENERATE_PATH = `/${VllmEngine.typeName}/${VllmEngine.method.generate.name}`;
-const decodeVllmResponse = (b: Uint8Array) => decodeGenerateResponse(b, VLLM_RESPONSE);
+const decodeVllmResponse = (b: Uint8Array, start: number, end: number) => decodeGenerateResponse(b, VLLM_RESPONSE, start, end);
 
 export class VllmEngineClient implements EngineClient {
   readonly url: string;

@@ -20,7 +20,9 @@ import { timingSafeEqual } from 'node:crypto';
 import type { HttpResponse } from './uws.js';
 import type { UwsExchange } from './exchange.js';
 import type { Route } from '../api/exchange.js';
-import { ApiError, errorBody, type ErrorFormat } from '../protocol/errors.js';
+import { ApiError } from '../protocol/errors.js';
+import type { ErrorFormat } from '../protocol/error-wire.js';
+import { sendError } from './error-response.js';
 import { log } from '../log.js';
 
 export interface AccessOptions {
@@ -91,7 +93,6 @@ function keyGiven(ex: UwsExchange, key: Buffer): boolean {
 }
 
 function refuse(ex: UwsExchange, format: ErrorFormat, status: number, message: string, code: string): AccessVerdict {
-  const err = new ApiError(status, message, { code });
-  ex.sendJson(status, errorBody(err, format), false, status === 401 ? [['www-authenticate', 'Bearer']] : []);
+  sendError(ex, new ApiError(status, message, { code }), format);
   return REFUSED;
 }

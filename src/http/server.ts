@@ -7,7 +7,9 @@ import { uws, type HttpRequest, type HttpResponse, type us_listen_socket } from 
 import { UwsExchange, headerIn, type ExchangeOwner } from './exchange.js';
 import { dropBody, framingOf, readBody, type BodySink } from './body-reader.js';
 import { allowHeader, answerOptions } from './options-response.js';
-import { ApiError, errorBody, type ErrorFormat } from '../protocol/errors.js';
+import { ApiError, statusLine } from '../protocol/errors.js';
+import { errorBody, type ErrorFormat } from '../protocol/error-wire.js';
+import { expireWith, sendError } from './error-response.js';
 import type { Handler, Route } from '../api/exchange.js';
 import { countRequest, type FrontendMetrics } from '../metrics/frontend.js';
 import { log } from '../log.js';
@@ -120,21 +122,18 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServer> {
     const verdict = access(ex, res, r, format);
     if (verdict === REFUSED) return false;
     if (key && !r.public && verdict !== GRANTED && !authorized(ex, key)) {
-      const err = new ApiError(401, 'Incorrect or missing API key: send it as "Authorization: Bearer <key>"', { code: 'invalid_api_key' });
-      ex.sendJson(401, errorBody(err, format), false, [['www-authenticate', 'Bearer']]);
+      sendError(ex, new ApiError(401, 'Incorrect or missing API key: send it as "Authorization: Bearer <key>"', { code: 'invalid_api_key' }), format);
       return false;
     }
     if (r.generation) {
       if (draining) {
-        const err = new ApiError(503, 'the server is shutting down', { type: 'service_unavailable', code: 'shutting_down' });
-        ex.sendJson(503, errorBody(err, format), true);
+        sendError(ex, new ApiError(503, 'the server is shutting down', { type: 'service_unavailable', code: 'shutting_down' }), format, true);
         return false;
       }
       // Admission against the process-wide count: take a place, give it back if there was none.
       if (limit > 0 && Atomics.add(admitted, 0, 1) >= limit) {
         Atomics.sub(admitted, 0, 1);
-        const err = new ApiError(503, `the server is at its limit of ${limit} concurrent requests; retry shortly`, { type: 'service_unavailable', code: 'too_many_requests' });
-        ex.sendJson(503, errorBody(err, format), false, [['retry-after', '1']]);
+        sendError(ex, new ApiError(503, `the server is at its limit of ${limit} concurrent requests; retry shortly`, { type: 'service_unavailable', code: 'too_many_requests', retryAfter: 1 }), format);
         return false;
       }
       generating++;
@@ -190,7 +189,7 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServer> {
     guarded(res, req, 'openai', (ex) => {
       ex.head = req.getMethod() === 'head';
       const err = new ApiError(404, `no route for ${req.getMethod().toUpperCase()} ${req.getUrl().slice(0, 200)}`, { code: 'not_found' });
-      ex.sendJson(404, JSON.stringify(err.toOpenAI()));
+      sendError(ex, err, 'openai');
     }),
   );
 
@@ -247,10 +246,9 @@ function record(m: FrontendMetrics, ex: UwsExchange, endpoint: string): void {
 
 function expire(ex: UwsExchange, timeoutMs: number, format: ErrorFormat): void {
   const err = new ApiError(504, `the request did not finish within the server's limit of ${timeoutMs / 1000} s`, { type: 'internal_error', code: 'request_timeout' });
-  const body = errorBody(err, format);
   // A timer callback: an exception here would be uncaught and end the process.
   try {
-    ex.expire(504, body, format === 'anthropic' ? `event: error\ndata: ${body}\n\n` : `event: error\ndata: ${body}\n\ndata: [DONE]\n\n`);
+    expireWith(ex, err, format);
   } catch (e) {
     log.error('could not answer a request past its deadline', { request_id: ex.requestId, error: String(e) });
   }
@@ -326,7 +324,8 @@ function guarded(res: HttpResponse, req: HttpRequest, format: ErrorFormat, serve
       return;
     }
     log.error('request failed before it was read', { error: String(err), stack: err instanceof Error ? err.stack : undefined });
-    res.cork(() => res.writeStatus('500 Internal Server Error').end(errorBody(ApiError.from(err), format), true));
+    const e = ApiError.from(err);
+    res.cork(() => res.writeStatus(statusLine(e.status)).end(errorBody(e, format), true));
   }
 }
 
@@ -370,20 +369,7 @@ function fail(ex: UwsExchange, err: unknown, format: ErrorFormat): void {
   if (e.status >= 500) log.error('request failed', { request_id: ex.requestId, engine_request_id: ex.engineIdForLog, status: e.status, error: e.message, detail: e.detail, stack: e.status === 500 && err instanceof Error ? err.stack : undefined });
   else log.debug('request rejected', { request_id: ex.requestId, status: e.status, error: e.message, detail: e.detail });
   // Router queue rejections and engine 503s say when to retry (ApiError.retryAfter, seconds).
-  const retryAfter = e.retryAfter;
-  sendError(ex, e, format, false, typeof retryAfter === 'number' && Number.isFinite(retryAfter) && retryAfter >= 0 ? Math.ceil(retryAfter) : undefined);
+  sendError(ex, e, format);
 }
 
-/**
- * Write an error response. A 503 or 529 always carries Retry-After (`retryAfter`
- * seconds when the error said, else the exchange's default; see UwsExchange.send).
- */
-function sendError(ex: UwsExchange, e: ApiError, format: ErrorFormat, closeConnection = false, retryAfter?: number): void {
-  try {
-    ex.sendJson(e.status, errorBody(e, format), closeConnection, retryAfter !== undefined ? [['retry-after', String(retryAfter)]] : []);
-  } catch (err) {
-    // Nothing more can be said on this connection; never let it end the process.
-    log.error('could not send an error response', { request_id: ex.requestId, status: e.status, error: String(err) });
-  }
-}
 

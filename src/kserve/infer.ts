@@ -1,17 +1,17 @@
 // One inference request on the shared request path: the same checks as the HTTP
 // completions endpoint (token ids inside the vocabulary, the context length and token
-// budget), then generate() (router, engine, cancellation) and decodeOutputs() (stop
-// rules, detokenizer), with the responses made by ./response.ts.
+// budget), then one GenerationRequest run by runGeneration (router, engine, cancellation,
+// stop rules, detokenizer) into the KServe response sink (./response.ts).
 
 import { ApiError } from '../protocol/errors.js';
 import { completionBudget, validateForModel } from '../pipeline/preprocess.js';
-import { generate, withEvents, type Generation } from '../pipeline/generate.js';
-import { decodeOutputs, outputRules } from '../pipeline/outputs.js';
+import { generationRequest } from '../pipeline/request.js';
+import { runGeneration } from '../pipeline/run.js';
 import type { ServedModel } from '../pipeline/served-model.js';
-import type { Cancellation, EngineEvent } from '../engine/types.js';
+import type { Cancellation } from '../engine/types.js';
 import type { ModelInferResponse } from '../gen/kserve/grpc_service_pb.js';
 import type { InferRequest } from './request.js';
-import { drive, InferResponseSink } from './response.js';
+import { InferResponseSink } from './response.js';
 
 export interface InferCall {
   model: ServedModel;
@@ -41,24 +41,18 @@ export async function runInfer(call: InferCall, emit: (r: ModelInferResponse) =>
   }
   if (ids.length === 0) throw ApiError.badRequest('the prompt is empty (it tokenized to no tokens)', 'text_input');
   const budget = completionBudget(model, ids.length, req.sampling.maxTokens, 'input');
-  const sampling = { ...req.sampling, maxTokens: budget };
-  const generated: number[] = [];
-  const routed = generate(model, ids, sampling, call.engineRequestId, call.cancellation);
-  // Only streamed output_ids need the ids as they arrive (a generator layer costs promise jobs per event).
-  const gen = req.stream && req.outputs.includes('output_ids') ? recordIds(routed, generated) : routed;
-  const events = decodeOutputs(model, gen, { ...outputRules(sampling, budget), n: 1, skipSpecialTokens: true, collectTokenIds: true, arrived: call.arrived });
+  const request = generationRequest({
+    model,
+    promptIds: ids,
+    sampling: req.sampling,
+    maxTokens: budget,
+    requestId: call.engineRequestId,
+    signal: call.cancellation,
+    route: {},
+    arrived: call.arrived,
+    skipSpecialTokens: true,
+    collectTokenIds: true,
+  });
   const sink = new InferResponseSink({ modelName: model.name, id: req.id, outputs: req.outputs, stream: req.stream, decoupled: call.decoupled }, emit);
-  await drive(events, generated, sink);
-}
-
-/** The same generation, with every generated id (choice 0) appended to `into` as it arrives. */
-function recordIds(gen: Generation, into: number[]): Generation {
-  async function* events(): AsyncGenerator<EngineEvent> {
-    for await (const ev of gen.events) {
-      if (ev.kind === 'chunk') into.push(...ev.chunk.tokenIds);
-      else into.push(...ev.done.outputIds);
-      yield ev;
-    }
-  }
-  return withEvents(gen, events());
+  await runGeneration(request, sink);
 }

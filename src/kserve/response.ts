@@ -1,6 +1,5 @@
-// The one place a generation's output events become KServe responses. Written as a sink
-// (text, finish, end) fed by a small driver over today's OutputEvent stream, so it can
-// take the shared generation loop's sink interface when that lands.
+// The one place a generation's output events become KServe responses: a GenerationSink
+// fed by runGeneration (pipeline/run.ts), as the HTTP writers are.
 //
 //  - unary (ModelInfer, or ModelStreamInfer with stream false): one response at the end,
 //    with the whole text_output, output_ids and finish_reason;
@@ -15,7 +14,8 @@
 
 import { create } from '@bufbuild/protobuf';
 import { InferParameterSchema, ModelInferResponseSchema, ModelInferResponse_InferOutputTensorSchema, type InferParameter, type ModelInferResponse, type ModelInferResponse_InferOutputTensor } from '../gen/kserve/grpc_service_pb.js';
-import type { OutputEvent, TokenCounts } from '../pipeline/outputs.js';
+import type { ParsedEvent, TokenCounts } from '../pipeline/outputs.js';
+import type { GenerationSink, RunningGeneration } from '../pipeline/run.js';
 import type { OutputName } from './tensor-table.js';
 import { bytesRaw, int32Raw } from './tensors.js';
 
@@ -29,7 +29,8 @@ export interface ResponseShape {
   decoupled: boolean;
 }
 
-export class InferResponseSink {
+export class InferResponseSink implements GenerationSink {
+  private g: RunningGeneration | null = null;
   private text = '';
   private ids: number[] = [];
   /** Ids already sent in stream deltas. */
@@ -40,6 +41,17 @@ export class InferResponseSink {
     private readonly shape: ResponseShape,
     private readonly emit: (r: ModelInferResponse) => void,
   ) {}
+
+  begin(g: RunningGeneration): void {
+    this.g = g;
+  }
+
+  /** One output event of the (only) choice; the ids come from the loop (RunningGeneration.tokenIds). */
+  event(ev: ParsedEvent): void {
+    if (ev.kind === 'text') this.onText(ev.text, this.g!.tokenIds(0));
+    else if (ev.kind === 'finish') this.onFinish(ev.reason, ev.tokenIds);
+    else if (ev.kind === 'end') this.onEnd(ev.usage);
+  }
 
   /**
    * New text of the (only) choice. `generatedIds` is every id generated so far (stream
@@ -125,12 +137,3 @@ const FINAL = param({ case: 'boolParam', value: true });
 const NOT_FINAL = param({ case: 'boolParam', value: false });
 const FINAL_ONLY: Record<string, InferParameter> = { triton_final_response: FINAL };
 const NOT_FINAL_ONLY: Record<string, InferParameter> = { triton_final_response: NOT_FINAL };
-
-/** Feed a generation's output events (one choice) into the sink; `generatedIds` grows as the engine's ids arrive. */
-export async function drive(events: AsyncIterable<OutputEvent>, generatedIds: readonly number[], sink: InferResponseSink): Promise<void> {
-  for await (const ev of events) {
-    if (ev.kind === 'text') sink.onText(ev.text, generatedIds);
-    else if (ev.kind === 'finish') sink.onFinish(ev.reason, ev.tokenIds);
-    else sink.onEnd(ev.usage);
-  }
-}

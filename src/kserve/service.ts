@@ -1,7 +1,7 @@
 // inference.GRPCInferenceService: the KServe v2 / Triton gRPC face over the served
 // models. Health and metadata answer from the app context; ModelInfer and
 // ModelStreamInfer read each request (./request.ts) and run it on the shared request path
-// (./infer.ts). Every failure is an ApiError mapped to its gRPC status (grpcCodeOf); on
+// (./infer.ts). Every failure is an ApiError mapped to its gRPC status (error-wire.ts); on
 // ModelStreamInfer a failed request gets a response whose error_message says why (as
 // Triton's server does) and the stream goes on. Each inference request is counted in the
 // same metrics as HTTP requests, with the rpc's path as the `endpoint` label.
@@ -9,7 +9,8 @@
 import { randomUUID } from 'node:crypto';
 import { create } from '@bufbuild/protobuf';
 import { Code, ConnectError, type HandlerContext, type ServiceImpl } from '@connectrpc/connect';
-import { ApiError, grpcCodeOf } from '../protocol/errors.js';
+import { ApiError } from '../protocol/errors.js';
+import { grpcError } from '../protocol/error-wire.js';
 import { modelFor, type AppContext } from '../api/context.js';
 import type { ServedModel } from '../pipeline/served-model.js';
 import { log } from '../log.js';
@@ -77,15 +78,8 @@ function guarded<T>(fn: () => T): T {
   try {
     return fn();
   } catch (err) {
-    throw toConnectError(err);
+    throw grpcError(err);
   }
-}
-
-/** The gRPC status of any failure: the ApiError's mapping (src/protocol/errors.ts). */
-function toConnectError(err: unknown): ConnectError {
-  if (err instanceof ConnectError) return err;
-  const e = ApiError.from(err);
-  return new ConnectError(e.message, grpcCodeOf(e));
 }
 
 async function modelInfer(ctx: AppContext, limits: Limits, req: ModelInferRequest, hctx: HandlerContext): Promise<ModelInferResponse> {
@@ -94,7 +88,7 @@ async function modelInfer(ctx: AppContext, limits: Limits, req: ModelInferReques
     if (r.stream) throw ApiError.badRequest('input `stream` is true: streamed responses need ModelStreamInfer', 'stream');
     await runInfer({ model, req: r, engineRequestId: engineId(), cancellation: signal, decoupled: false, arrived: performance.now() }, (res) => (out = res));
   }).catch((err: unknown) => {
-    throw toConnectError(err);
+    throw grpcError(err);
   });
   return out ?? create(ModelInferResponseSchema, { modelName: req.modelName, id: req.id });
 }
@@ -181,7 +175,7 @@ async function observed(
   let admitted = false;
   // The request's own cancellation, fired by the call's signal only while the request runs:
   // Connect aborts a call's signal when the call completes too, which would abort an engine
-  // stream that is ending by itself (decodeOutputs reads its last message in the background).
+  // stream that is ending by itself (runGeneration reads its last message in the background).
   const cancel = new RequestCancellation();
   const onAbort = () => cancel.abort();
   callSignal.addEventListener('abort', onAbort);

@@ -26,6 +26,13 @@ export class FrontendMetrics {
   readonly workerInflight: Gauge;
   readonly workerHealthy: Gauge;
   readonly workerKvBlocks: Gauge;
+  readonly modelContextLength: Gauge;
+  readonly modelTotalKvBlocks: Gauge;
+  readonly modelKvCacheBlockSize: Gauge;
+  readonly modelMaxNumSeqs: Gauge;
+  readonly modelMaxNumBatchedTokens: Gauge;
+  readonly workerActiveDecodeBlocks: Gauge;
+  readonly workerActivePrefillTokens: Gauge;
   readonly backpressurePauses: Counter;
   readonly streamBuffered: Gauge;
   readonly stalledDrops: Counter;
@@ -71,6 +78,18 @@ export class FrontendMetrics {
     this.discoveryWorkers = r.add(new Gauge(`${prefix}discovery_workers`, 'Worker registrations known from etcd (every model).', [], 'max'));
     this.discoveryIgnored = r.add(new Gauge(`${prefix}discovery_ignored_registrations_total`, 'Registrations of a model this frontend does not serve, or with a bad record or URL (logged and skipped).', [], 'max'));
     this.workerKvBlocks = r.add(new Gauge(`${prefix}worker_kv_blocks`, 'KV blocks the router knows each worker holds, from its KV events (kv mode).', ['model', 'worker'], 'max'));
+    // Dynamo's model-configuration gauges (its model card's runtime config): read at scrape time
+    // from the model's facts and the workers' server info; one value per model (see api/metrics.ts).
+    this.modelContextLength = r.add(new Gauge(`${prefix}model_context_length`, 'Context length of the served model (the engine\'s, else config.json\'s).', ['model'], 'max'));
+    this.modelTotalKvBlocks = r.add(new Gauge(`${prefix}model_total_kv_blocks`, 'KV blocks one worker of the model holds (the largest reported; its max_total_num_tokens over the router block size).', ['model'], 'max'));
+    this.modelKvCacheBlockSize = r.add(new Gauge(`${prefix}model_kv_cache_block_size`, 'Tokens per KV cache block (the engine\'s, else the router\'s --block-size).', ['model'], 'max'));
+    this.modelMaxNumSeqs = r.add(new Gauge(`${prefix}model_max_num_seqs`, 'Running sequences one worker admits (max_num_seqs / max_running_requests), as the engine declares it.', ['model'], 'max'));
+    this.modelMaxNumBatchedTokens = r.add(new Gauge(`${prefix}model_max_num_batched_tokens`, 'Token budget of one engine batch, as the engine declares it.', ['model'], 'max'));
+    // Dynamo's per-worker load gauges and labels, from the router's load table (shared by every
+    // shard, so shards report the same value: merged by max).
+    const workerLabels = ['model', 'worker_id', 'dp_rank', 'worker_type'];
+    this.workerActiveDecodeBlocks = r.add(new Gauge(`${prefix}worker_active_decode_blocks`, 'KV blocks the router counts as held by requests in flight per worker (prompt blocks not already cached there, plus output blocks when tracked).', workerLabels, 'max'));
+    this.workerActivePrefillTokens = r.add(new Gauge(`${prefix}worker_active_prefill_tokens`, 'Uncached prompt tokens dispatched to each worker and not yet past their first output token.', workerLabels, 'max'));
     this.shardRequests = shard === undefined ? null : r.add(new Counter(`${prefix}shard_requests_total`, 'Requests answered by each server shard (--shards above 1).', ['shard']));
   }
 }

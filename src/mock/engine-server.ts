@@ -78,6 +78,8 @@ export interface MockEngineOptions {
   streamInterval?: number;
   /** Length of the vectors the Embed rpc answers; 0: no Embed rpc (UNIMPLEMENTED). Default 256. */
   embeddingDim?: number;
+  /** false: leave FlushCache / StartProfile / StopProfile unimplemented (an engine build without them). */
+  adminRpcs?: boolean;
   /** Parser names the engine reports (GetServerInfo). */
   reasoningParser?: string;
   toolCallParser?: string;
@@ -145,6 +147,7 @@ export async function startMockEngine(opts: MockEngineOptions): Promise<MockEngi
   if (opts.toolCallParser) extra['tool_call_parser'] = opts.toolCallParser;
   const context = new MockContext(core, modelPath, opts.servedModelName ?? modelPath, extra, opts.mode === 'sim', Math.max(1, opts.streamInterval ?? 1), opts.embeddingDim);
   context.reportsContextLength = !opts.hideContextLength;
+  context.adminRpcs = opts.adminRpcs ?? true;
 
   let zmqPub: ZmqKvPublisher | undefined;
   if (opts.kvEventsZmq) {

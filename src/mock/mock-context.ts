@@ -31,10 +31,14 @@ export class MockContext {
   paused = false;
   /** GetModelInfo reports max_context_length (false: 0, as an engine that does not say). */
   reportsContextLength = true;
+  /** Serve FlushCache / StartProfile / StopProfile (off: the rpcs are unimplemented, as on an engine without them). */
+  adminRpcs = true;
   /** The last Generate requests received, for tests that prove delivery. */
   readonly received = new ReceivedLog();
   /** GetModelInfo default_sampling_params_json (as an engine started with sampling defaults reports them; '' = none). */
   defaultSamplingParamsJson = '';
+  /** SGLang's GetModelInfo preferred_sampling_params (its --preferred-sampling-params JSON; '' = none). */
+  preferredSamplingParams = '';
   /** Loaded LoRA adapters (SGLang protocol). */
   readonly adapters = new MockAdapters();
   /** Set when faults are enabled (mock/faults.ts): reads a prompt's text to find its trigger. */

@@ -88,11 +88,7 @@ export function sharedHandlers(m: MockContext) {
     return { embedding: Array.from(v), embeddingDim: v.length, promptTokens: ids.length };
   };
   let profiling = false;
-  return {
-    ...(m.embeddingDim > 0 ? { embed } : {}),
-    healthCheck() {
-      return { healthy: m.healthy(), message: m.healthy() ? 'mock engine ok' : 'mock engine paused' };
-    },
+  const admin = {
     flushCache() {
       const ok = core.flushCache();
       return { success: ok, message: ok ? 'flushed' : 'blocks in use; not flushed' };
@@ -108,6 +104,13 @@ export function sharedHandlers(m: MockContext) {
       profiling = false;
       return { success: true, message: 'profiling stopped (mock: recorded only)' };
     },
+  };
+  return {
+    ...(m.embeddingDim > 0 ? { embed } : {}),
+    healthCheck() {
+      return { healthy: m.healthy(), message: m.healthy() ? 'mock engine ok' : 'mock engine paused' };
+    },
+    ...(m.adminRpcs ? admin : {}),
     subscribeKvEvents: (req: SubscribeKvEventsRequest, ctx: HandlerContext) => subscribeKvEvents(core.hub, req, ctx, (r) => m.engineLoad(r)),
   };
 }

@@ -139,7 +139,7 @@ export function sglangRoutes(m: MockContext) {
         return create(ListLoadedLoRAAdaptersResponseSchema, { loadedAdapters: m.adapters.list().map((a) => ({ loraId: a.id, loraName: a.name, loraPath: a.path, pinned: a.pinned })) });
       },
       async getModelInfo() {
-        return create(GetModelInfoResponseSchema, { ...modelInfoFields(m), weightVersion: 'default' });
+        return create(GetModelInfoResponseSchema, { ...modelInfoFields(m), weightVersion: 'default', preferredSamplingParams: m.preferredSamplingParams });
       },
       async getServerInfo() {
         return create(GetServerInfoResponseSchema, {

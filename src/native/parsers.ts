@@ -180,16 +180,17 @@ export const requiresSpecialTokens = (toolParser: string | null, reasoningParser
 
 /**
  * PRE.2: does the request turn this reasoning parser off? `chatTemplateArgs` is the request's
- * chat_template_args object (thinking values normalized: true/"true"/"1"/"yes"/"on"/nonzero are on).
+ * chat_template_args object, or its JSON text as the request reader made it (thinking values
+ * normalized: true/"true"/"1"/"yes"/"on"/nonzero are on).
  */
 export function reasoningDisabledByRequest(
   reasoningParser: string,
-  chatTemplateArgs: Record<string, unknown> | null | undefined,
+  chatTemplateArgs: Record<string, unknown> | string | null | undefined,
   reasoningEffort?: string | null,
 ): boolean {
   return addon.reasoningDisabledByRequest(
     reasoningParser,
-    chatTemplateArgs == null ? null : JSON.stringify(chatTemplateArgs),
+    chatTemplateArgs == null ? null : typeof chatTemplateArgs === 'string' ? chatTemplateArgs : JSON.stringify(chatTemplateArgs),
     reasoningEffort ?? null,
   );
 }

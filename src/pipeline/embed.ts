@@ -2,12 +2,12 @@
 // (same overrides, session, salt, policy and queue), the request counts in the
 // worker's load as prefill tokens until the engine answers, and leaves no predicted
 // KV blocks behind (pooling keeps no cache a later request could reuse). Engine
-// failures are mapped as for a generation (engineFailure; a worker without the Embed
-// rpc is a 501 embeddings_unsupported).
+// failures are mapped as for a generation (workerFailure: engine-errors.ts; a worker
+// without the Embed rpc is a 501 embeddings_unsupported).
 
 import type { RouteHints } from '../router/types.js';
 import type { EmbedResult } from '../engine/types.js';
-import { engineFailure } from './generate.js';
+import { workerFailure } from './generate.js';
 import type { ServedModel } from './served-model.js';
 
 export async function embed(model: ServedModel, ids: Uint32Array, requestId: string, signal: AbortSignal, route: RouteHints): Promise<EmbedResult> {
@@ -21,7 +21,7 @@ export async function embed(model: ServedModel, ids: Uint32Array, requestId: str
     model.pool.reportSuccess(worker);
     return r;
   } catch (err) {
-    throw engineFailure(model, worker, err, 'embed');
+    throw workerFailure(model, worker, err, 'embed');
   } finally {
     worker.inflight--;
     d.done();

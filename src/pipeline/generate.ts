@@ -12,7 +12,7 @@ import type { Dispatch, RouteHints } from '../router/types.js';
 import { EngineError } from '../engine/errors.js';
 import type { Cancellation, EngineEvent, GenerateParams } from '../engine/types.js';
 import type { ServedModel } from './served-model.js';
-import { engineParams, routeFor } from './request.js';
+import { engineParams, routeFor, type GenerationRequest } from './request.js';
 
 export type { RouteHints } from '../router/types.js';
 
@@ -81,6 +81,16 @@ export function generate(
   model.stats.inputTokens.observe(promptIds.length);
   const params = engineParams(model, requestId, promptIds, sampling, route);
   return new RoutedGeneration(model, promptIds, params, signal, routeFor(model, route));
+}
+
+/**
+ * A GenerationRequest's raw engine events, routed and counted as generate()'s are: for a
+ * caller that wants the engine's ids rather than decoded output (the custom processors'
+ * routed engine). Its output rules are not applied here.
+ */
+export function routedGeneration(req: GenerationRequest): Generation {
+  req.model.stats.inputTokens.observe(req.promptIds.length);
+  return new RoutedGeneration(req.model, req.promptIds, req.engine, req.signal, req.route);
 }
 
 /**
@@ -211,22 +221,19 @@ export class WorkerTurn {
   /** The engine stream failed: ends the turn, and returns the failure as the client sees it. */
   fail(err: unknown): ApiError {
     this.end();
-    return engineFailure(this.model, this.d!.worker, err);
+    return workerFailure(this.model, this.d!.worker, err);
   }
 }
 
 const DONE: IteratorResult<EngineEvent> = Object.freeze({ value: undefined, done: true }) as IteratorResult<EngineEvent>;
 
 /**
- * An engine failure as the client sees it (ApiError.fromEngine: src/protocol/engine-errors.ts),
- * after telling the pool what it says about the worker: a lost connection or a silent worker
- * takes it out of rotation, one failed stream is only a strike for the breaker.
+ * A failure of `worker` as the client sees it (ApiError.from: engine failures are mapped by
+ * src/protocol/engine-errors.ts alone), after telling the pool what it says about the
+ * worker: a lost connection or a silent worker takes it out of rotation, one failed stream
+ * is only a strike for the breaker.
  */
-export function engineFailure(model: ServedModel, worker: Worker, err: unknown, op: 'generate' | 'embed' = 'generate'): ApiError {
-  if (err instanceof ApiError) return err;
-  if (err instanceof EngineError) {
-    model.pool.reportFailure(worker, err.health);
-    return ApiError.fromEngine(err, op);
-  }
-  return ApiError.from(err);
+export function workerFailure(model: ServedModel, worker: Worker, err: unknown, op: 'generate' | 'embed' = 'generate'): ApiError {
+  if (err instanceof EngineError) model.pool.reportFailure(worker, err.health);
+  return ApiError.from(err, op);
 }

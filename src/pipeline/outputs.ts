@@ -92,6 +92,11 @@ export class ChoiceOutputs {
     this.remaining = opts.n;
   }
 
+  /** The ids choice `index` generated so far (opts.collectTokenIds), else none. */
+  generated(index: number): readonly number[] {
+    return this.ids?.[index] ?? NO_IDS;
+  }
+
   private decoder(i: number): ChoiceDecoder {
     if (i < 0 || i >= this.opts.n) throw new ApiError(502, `the engine sent output for choice ${i} of ${this.opts.n}`, { code: 'engine_error' });
     return (this.decoders[i] ??= new ChoiceDecoder(this.model, this.opts, this.opts.parsing ?? null));

@@ -36,7 +36,10 @@ export function planParsing(
   opts: {
     hasTools: boolean;
     toolChoiceNone: boolean;
+    /** The template kwargs' JSON text, thinking values normalised (the request reader's). */
     templateKwargs: string | null;
+    /** The reasoning effort the template gets (the kwargs' reasoning_effort, else the request's), as the reader found it. */
+    reasoningEffort: string | null;
     promptIds: Uint32Array;
     toolsJson?: string;
     toolChoice?: { kind: 'none' | 'auto' | 'required' } | { kind: 'named'; name: string };
@@ -50,9 +53,8 @@ export function planParsing(
   const tool = opts.hasTools && !opts.toolChoiceNone ? model.parsers.tool : null;
   const reasoning = model.parsers.reasoning;
   if (!tool && !reasoning && !guided) return null;
-  const kwargs = opts.templateKwargs ? (JSON.parse(opts.templateKwargs) as Record<string, unknown>) : null;
-  const effort = typeof kwargs?.reasoning_effort === 'string' ? kwargs.reasoning_effort : null;
-  const reasoningDisabled = reasoning ? reasoningDisabledByRequest(reasoning, kwargs, effort) : false;
+  // The reader's kwargs text goes to the native check as it is (no parse here).
+  const reasoningDisabled = reasoning ? reasoningDisabledByRequest(reasoning, opts.templateKwargs, opts.reasoningEffort) : false;
   const tail = model.native.decode(opts.promptIds.subarray(Math.max(0, opts.promptIds.length - 16)), false);
   return {
     tool,

@@ -6,6 +6,7 @@ import { ApiError } from '../protocol/errors.js';
 import type { Span } from '../protocol/fields.js';
 import type { ServedModel } from './served-model.js';
 import { isClientError } from '../native/core.js';
+import { continuedPrompt } from './continued-prompt.js';
 import { checkVocab, type SamplingOptions } from '../protocol/sampling.js';
 import type { RouteHints } from '../router/types.js';
 
@@ -34,6 +35,8 @@ export interface TemplateInput {
   addGenerationPrompt: boolean;
   /** Raw JSON object text of extra template kwargs, or null. */
   templateKwargs: string | null;
+  /** continue_final_message / a prefill: the final message's text the prompt ends with. */
+  continueFinal?: string | null;
 }
 
 /**
@@ -60,6 +63,10 @@ function render(model: ServedModel, body: Buffer, req: TemplateInput): Uint32Arr
     if (req.useRawPrompt) return m.encodeRawMessages(body, start, end);
     const ts = req.tools ? req.tools.start : -1;
     const te = req.tools ? req.tools.end : -1;
+    if (req.continueFinal != null) {
+      const text = continuedPrompt(m.renderChat(body, start, end, ts, te, false, req.templateKwargs), req.continueFinal);
+      return end - start > ASYNC_THRESHOLD_BYTES ? m.encodeAsync(text, false).catch(renderFailure) : m.encode(text, false);
+    }
     if (end - start > ASYNC_THRESHOLD_BYTES) {
       return m.encodeChatAsync(body, start, end, ts, te, req.addGenerationPrompt, req.templateKwargs).catch(renderFailure);
     }

@@ -31,6 +31,12 @@ export interface RunningGeneration {
   readonly dpRank?: number;
   /** The choices' logprobs (the request asked for them), else null. */
   readonly logprobs: LogprobBook | null;
+  /**
+   * Every id choice `index` generated so far, as of the event being handed over (requests
+   * with output.collectTokenIds; empty otherwise): for a writer that sends the ids with the
+   * text they made (KServe's streamed output_ids), ids of held-back text included.
+   */
+  tokenIds(index: number): readonly number[];
   /** End the generation now: the engine is aborted and runGeneration resolves. */
   stop(): void;
 }
@@ -48,6 +54,8 @@ export interface GenerationSink {
 class Running implements RunningGeneration {
   readonly logprobs: LogprobBook | null;
   stopped = false;
+  /** Set by PushedRun (the choices it decodes). */
+  choices: ChoiceOutputs | null = null;
 
   constructor(
     readonly dispatch: Dispatch,
@@ -67,6 +75,10 @@ class Running implements RunningGeneration {
 
   get dpRank(): number | undefined {
     return this.dispatch.dpRank;
+  }
+
+  tokenIds(index: number): readonly number[] {
+    return this.choices?.generated(index) ?? NO_IDS;
   }
 
   /** Set by runGeneration once the engine stream is open. */
@@ -135,7 +147,7 @@ class PushedRun implements EngineEventHandler {
     private readonly resolve: () => void,
     private readonly reject: (err: unknown) => void,
   ) {
-    this.choices = new ChoiceOutputs(req.model, req.output);
+    this.choices = g.choices = new ChoiceOutputs(req.model, req.output);
   }
 
   event(ev: EngineEvent): void {
@@ -261,6 +273,8 @@ class PushedRun implements EngineEventHandler {
  * the request is aborted after all.
  */
 const DRAIN_EVENTS = 4;
+
+const NO_IDS: readonly number[] = Object.freeze([]);
 
 /** The engine client's stream in push mode: its own, or its iterator read one message at a time. */
 function pushed(s: AsyncIterable<EngineEvent>): EngineEvents {

@@ -1,12 +1,14 @@
-// The routed engine a processor's factory receives: a tokenized request goes through
-// Portico's own router, queues and cancellation (pipeline/generate.ts), and its engine
-// events come back as EngineOutputs. Failures are raised as the processor contract says:
+// The routed engine a processor's factory receives: a tokenized request becomes the one
+// GenerationRequest (pipeline/request.ts: the engine parameters from the same builder as
+// every endpoint's), goes through Portico's own router, queues and cancellation
+// (routedGeneration), and its raw engine events come back as EngineOutputs. Failures are raised as the processor contract says:
 // InvalidArgument for a request the worker (or Portico) rejected, RoutedEngineError with
 // the client-facing status for any other classified failure (engine-errors.ts mapping).
 
 import { randomUUID } from 'node:crypto';
 import { ApiError } from '../protocol/errors.js';
-import { generate } from '../pipeline/generate.js';
+import { routedGeneration, type Generation } from '../pipeline/generate.js';
+import { generationRequest } from '../pipeline/request.js';
 import { completionBudget } from '../pipeline/preprocess.js';
 import type { ServedModel } from '../pipeline/served-model.js';
 import type { Cancellation } from '../engine/types.js';
@@ -23,30 +25,26 @@ export function routedEngineFor(model: ServedModel): RoutedEngine {
 
 async function* routedOutputs(model: ServedModel, req: PreprocessedRequest, context: RequestContext | undefined): AsyncGenerator<EngineOutput> {
   const ids = promptIds(model, req);
-  let sampling: SamplingOptions;
-  try {
-    sampling = {
-      n: req.n ?? 1,
-      maxTokens: completionBudget(model, ids.length, req.maxTokens, 'prompt'),
-      minTokens: req.minTokens,
-      temperature: req.temperature,
-      topP: req.topP,
-      topK: req.topK,
-      minP: req.minP,
-      seed: seedOf(req.seed),
-      frequencyPenalty: req.frequencyPenalty,
-      presencePenalty: req.presencePenalty,
-      repetitionPenalty: req.repetitionPenalty,
-      stopTokenIds: req.stopTokenIds,
-      ignoreEos: req.ignoreEos,
-    };
-  } catch (err) {
-    throw routedFailure(ApiError.from(err));
-  }
   // The request's own context carries its cancellation and engine request id; a processor
   // that passes none still gets a unique id (and no cancellation).
   const own = context instanceof ProcessorContext ? context : null;
-  const gen = generate(model, ids, sampling, own ? own.nextEngineRequestId() : `proc-${randomUUID()}`, own ? own.ex.cancellation : NEVER);
+  let gen: Generation;
+  try {
+    const request = generationRequest({
+      model,
+      promptIds: ids,
+      sampling: samplingOf(req),
+      maxTokens: completionBudget(model, ids.length, req.maxTokens, 'prompt'),
+      requestId: own ? own.nextEngineRequestId() : `proc-${randomUUID()}`,
+      signal: own ? own.ex.cancellation : NEVER,
+      route: {},
+      arrived: performance.now(),
+      skipSpecialTokens: true,
+    });
+    gen = routedGeneration(request);
+  } catch (err) {
+    throw routedFailure(ApiError.from(err));
+  }
   try {
     for await (const ev of gen.events) {
       if (ev.kind === 'chunk') {
@@ -58,8 +56,19 @@ async function* routedOutputs(model: ServedModel, req: PreprocessedRequest, cont
       }
     }
   } catch (err) {
+    // Engine failures arrive mapped already (WorkerTurn.fail: engine-errors.ts); routing ones carry their status.
     throw routedFailure(ApiError.from(err));
   }
+}
+
+/**
+ * The processor's sampling options as the request path's own: PreprocessedRequest names its
+ * fields as SamplingOptions does, so they go to generationRequest (the one place options
+ * change shape) as they are; only the choice count's default and the seed's type differ.
+ */
+function samplingOf(req: PreprocessedRequest): SamplingOptions {
+  const { tokenIds: _ids, n, seed, ...sampling } = req;
+  return { ...sampling, n: n ?? 1, seed: seedOf(seed) };
 }
 
 function promptIds(model: ServedModel, req: PreprocessedRequest): Uint32Array {

@@ -37,6 +37,8 @@ export interface AnthropicRequest {
   stopSequences: string[];
   /** tool_choice mapped onto the chat pipeline's choices (any → required, tool → named). */
   toolChoice: ToolChoice;
+  /** false with `disable_parallel_tool_use: true`: at most one tool_use block. */
+  parallelToolCalls: boolean;
   /** any / tool: the guided tool-call JSON the engine is asked for (PRE.4). */
   constraint?: GenerateConstraint;
   /** Routing extensions (nvext and the routing headers), as on the OpenAI endpoints. */
@@ -90,6 +92,7 @@ export function readAnthropicRequest(body: Buffer, ignoreUnsupported: boolean, h
     topK,
     stopSequences,
     toolChoice,
+    parallelToolCalls: parallel,
     constraint,
     nvext: readNvext(f, header, undefined, undefined, ignoreUnsupported),
   };
@@ -106,7 +109,7 @@ type ShapeReader = Pick<Fields<'messages' | 'system' | 'tools' | 'thinking'>, 'a
 
 /** `thinking` ({type: enabled|disabled, budget_tokens}) as template kwargs, normalised as on chat (thinking.ts). */
 function thinkingKwargs(f: ShapeReader): string | null {
-  return templateKwargsWithThinking({ type: () => f.type('thinking'), raw: () => f.raw('thinking'), string: () => undefined }, null);
+  return templateKwargsWithThinking({ type: () => f.type('thinking'), raw: () => f.raw('thinking'), string: () => undefined }, null).text;
 }
 
 /** The chat-template body of the request, and its tools' functions (parsed once, here). */
@@ -120,9 +123,23 @@ function reshape(f: ShapeReader, body: Buffer): { prompt: AnthropicPrompt; funct
   const messages = JSON.parse(body.toString('utf8', span.start, span.end)) as Json[];
   messages.forEach((m, i) => out.push(...reshapeMessage(m, i)));
   const tools = f.array('tools') ? reshapeTools(JSON.parse(f.raw('tools')!) as Json[]) : null;
-  const prompt = templateBody(out, tools, thinkingKwargs(f));
+  const prompt = templateBody(out, tools, thinkingKwargs(f), null, prefillOf(out));
   // (templateBody leaves an empty tools array out of the template, as no tools.)
   return { prompt, functions: prompt.tools && tools ? tools.map((t) => t.function as unknown as ToolFunction) : [] };
+}
+
+/**
+ * A trailing assistant message is a prefill (Anthropic's documented behaviour): the model
+ * continues it, so the prompt ends with its text (continue_final_message on chat) and the
+ * answer holds only what follows. Like Anthropic, its text may not end in whitespace.
+ */
+function prefillOf(out: Obj[]): string | null {
+  const last = out[out.length - 1]!;
+  if (last.role !== 'assistant' || last.tool_calls !== undefined) return null;
+  const text = last.content as string;
+  if (text.trim() === '') return null;
+  if (/\s$/.test(text)) throw bad('messages: final assistant content cannot end with trailing whitespace', 'messages');
+  return text;
 }
 
 function systemText(f: ShapeReader): string | null {

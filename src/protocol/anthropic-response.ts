@@ -4,6 +4,7 @@
 // message_delta (stop reason, output tokens), message_stop.
 
 import type { ApiError } from './errors.js';
+import { errorEvent } from './error-wire.js';
 import type { AnthropicBlock } from './anthropic-content.js';
 
 export type AnthropicStopReason = 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use';
@@ -76,6 +77,6 @@ export class AnthropicStreamWriter {
   }
 
   error(err: ApiError): string {
-    return `event: error\ndata: ${JSON.stringify(err.toAnthropic())}\n\n`;
+    return errorEvent(err, 'anthropic');
   }
 }

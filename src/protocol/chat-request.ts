@@ -5,14 +5,15 @@
 import { ApiError } from './errors.js';
 import { requireModel } from './model-field.js';
 import { admit } from './admission.js';
-import { Fields, FieldTable, type Span } from './fields.js';
+import { Fields, FieldTable, JsonType, type Span } from './fields.js';
+import { readPromptEnd } from './continue-final.js';
 import { readStream } from './stream-options.js';
 import { readNvext, type NvExt } from './nvext.js';
 import { readTools, type ToolChoice } from './tools.js';
 import { toolChoiceConstraint } from './tool-choice-schema.js';
 import type { GenerateConstraint } from '../engine/types.js';
 import { admitUndeliverable, readChatLogprobs, readSampling, withGreedy, SAMPLING_FIELDS, type SamplingOptions } from './sampling.js';
-import { THINKING_FIELDS, templateKwargsWithThinking } from './thinking.js';
+import { THINKING_FIELDS, templateKwargsWithThinking, type GivenKwargs } from './thinking.js';
 
 const CHAT_FIELDS = [
   'model',
@@ -25,6 +26,7 @@ const CHAT_FIELDS = [
   'chat_template_kwargs',
   'chat_template_args',
   'add_generation_prompt',
+  'continue_final_message',
   'skip_special_tokens',
   'user',
   'nvext',
@@ -37,7 +39,7 @@ const CHAT_FIELDS = [
 type ChatField = (typeof CHAT_FIELDS)[number];
 
 let table: FieldTable<ChatField> | null = null;
-let kwargsTable: FieldTable<'chat_template'> | null = null;
+let kwargsTable: FieldTable<'chat_template' | 'reasoning_effort'> | null = null;
 
 export interface ChatRequest {
   model: string;
@@ -50,10 +52,14 @@ export interface ChatRequest {
   includeUsage: boolean;
   continuousUsage: boolean;
   addGenerationPrompt: boolean;
+  /** continue_final_message: the final assistant message's text the prompt ends with, or null. */
+  continueFinal: string | null;
   /** skip_special_tokens as sent; undefined lets the parsers' PRE.1 decide the default. */
   skipSpecialTokens: boolean | undefined;
   /** Raw JSON object text of chat_template_kwargs, merged into the template context. */
   templateKwargs: string | null;
+  /** The reasoning effort among them (the kwargs' own, else reasoning_effort), for the parsing plan. */
+  reasoningEffort: string | null;
   /** nvext.use_raw_prompt: tokenize the messages' contents joined, without the template. */
   useRawPrompt: boolean;
   nvext: NvExt;
@@ -81,7 +87,8 @@ export function readChatRequest(body: Buffer, ignoreUnsupported: boolean, header
 
   if (f.given('user')) f.string('user'); // type-checked; OpenAI's end-user id, not used by generation
 
-  const templateKwargs = templateKwargsWithThinking(f, readTemplateKwargs(f, body));
+  const kwargs = templateKwargsWithThinking(f, readTemplateKwargs(f, body));
+  const end = readPromptEnd(f.boolean('continue_final_message'), f.boolean('add_generation_prompt'), () => body.toString('utf8', messages.start, messages.end));
   return {
     model,
     messages,
@@ -92,9 +99,11 @@ export function readChatRequest(body: Buffer, ignoreUnsupported: boolean, header
     stream,
     includeUsage,
     continuousUsage,
-    addGenerationPrompt: f.boolean('add_generation_prompt') ?? true,
+    addGenerationPrompt: end.addGenerationPrompt,
+    continueFinal: end.continueFinal,
     skipSpecialTokens: f.boolean('skip_special_tokens'),
-    templateKwargs,
+    templateKwargs: kwargs.text,
+    reasoningEffort: kwargs.reasoningEffort,
     useRawPrompt: nvext.useRawPrompt,
     nvext,
     sampling: withToolConstraint(withChatLogprobs(withGreedy(readSampling(f), nvext), readChatLogprobs(f)), toolConstraint),
@@ -124,16 +133,19 @@ function withToolConstraint(sampling: SamplingOptions, c: GenerateConstraint | u
  * chat_template_args (vLLM) or its alias chat_template_kwargs: extra variables for the
  * template, as raw JSON object text. It may not replace the template itself.
  */
-function readTemplateKwargs(f: Fields<ChatField>, body: Buffer): string | null {
+function readTemplateKwargs(f: Fields<ChatField>, body: Buffer): GivenKwargs | null {
   if (f.given('chat_template_args') && f.given('chat_template_kwargs')) {
     throw ApiError.badRequest('give either `chat_template_args` or `chat_template_kwargs`, not both', 'chat_template_args');
   }
   const name = f.given('chat_template_args') ? 'chat_template_args' : 'chat_template_kwargs';
   const span = f.object(name);
   if (!span) return null;
-  kwargsTable ??= new FieldTable(['chat_template'] as const);
+  kwargsTable ??= new FieldTable(['chat_template', 'reasoning_effort'] as const);
   const kf = Fields.scan(body, kwargsTable, span, name);
   if (kf.has('chat_template')) throw ApiError.badRequest(`\`${name}\` may not contain \`chat_template\``, name);
-  return body.toString('utf8', span.start, span.end);
+  // Scanned here once: the parsing plan reads the effort from the request (PRE.2).
+  const effortType = kf.type('reasoning_effort');
+  const reasoningEffort = effortType === undefined ? undefined : effortType === JsonType.String ? kf.string('reasoning_effort')! : null;
+  return { text: body.toString('utf8', span.start, span.end), reasoningEffort };
 }
 

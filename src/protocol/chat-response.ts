@@ -14,6 +14,9 @@ export function usageOf(promptTokens: number, completionTokens: number, cachedTo
   return { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens, prompt_tokens_details: { cached_tokens: cachedTokens } };
 }
 
+/** What follows a plain content delta's JSON string (no logprobs, no usage). */
+const CONTENT_TAIL = '},"logprobs":null,"finish_reason":null}]}\n\n';
+
 export class ChatChunkWriter {
   private readonly head: string;
 
@@ -26,8 +29,14 @@ export class ChatChunkWriter {
     return `${this.head}{"index":${index},"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}\n\n`;
   }
 
+  /** Per choice index: the text of a content chunk before its JSON string (see content). */
+  private readonly contentHeads: string[] = [];
+
   /** `logprobs`: JSON text of the delta's logprobs object (see logprobs-response.ts). */
   content(index: number, text: string, usage: Usage | null = null, logprobs = 'null'): string {
+    // The per-token case, in three pieces: a chunk's text is a rope of its pieces until the
+    // socket write flattens it, and the template below makes about ten.
+    if (usage === null && logprobs === 'null') return (this.contentHeads[index] ??= `${this.head}{"index":${index},"delta":{"content":`) + JSON.stringify(text) + CONTENT_TAIL;
     const u = usage ? `,"usage":${JSON.stringify(usage)}` : '';
     return `${this.head}{"index":${index},"delta":{"content":${JSON.stringify(text)}},"logprobs":${logprobs},"finish_reason":null}]${u}}\n\n`;
   }

@@ -10,6 +10,9 @@
 //   timeout           504                  (DEADLINE_EXCEEDED, or no first response)
 //   unimplemented     501
 //   anything else     502
+// A LoRA adapter load (op `loadAdapter`) is the admin's request: a worker that refuses it
+// is a 400 adapter_load_failed naming the worker and the engine's (cleaned) reason, any
+// other failure a 502 adapter_load_failed.
 
 import type { EngineError } from '../engine/errors.js';
 
@@ -17,6 +20,8 @@ export interface EngineFailure {
   status: number;
   code: string;
   message: string;
+  param?: string;
+  type?: 'internal_error';
   /** Seconds, for the Retry-After header (503s). */
   retryAfter?: number;
 }
@@ -24,8 +29,12 @@ export interface EngineFailure {
 /** Seconds a client is asked to wait after an overloaded or unavailable engine. */
 export const ENGINE_RETRY_AFTER_SECS = 1;
 
-/** `op`: what was asked of the engine, for the one case whose answer depends on it. */
-export function engineFailure(err: EngineError, op: 'generate' | 'embed' = 'generate'): EngineFailure {
+/** What was asked of the engine: a generation, an embedding, or loading adapter `loadAdapter` on worker `worker`. */
+export type EngineOp = 'generate' | 'embed' | { loadAdapter: string; worker: number };
+
+/** `op`: what was asked of the engine, for the cases whose answer depends on it. */
+export function engineFailure(err: EngineError, op: EngineOp = 'generate'): EngineFailure {
+  if (typeof op === 'object') return adapterLoadFailure(err, op.loadAdapter, op.worker);
   switch (err.code) {
     case 'invalid_argument': {
       const raw = err.engineMessage || err.message;
@@ -54,6 +63,14 @@ export function engineFailure(err: EngineError, op: 'generate' | 'embed' = 'gene
     default:
       return { status: 502, code: 'engine_error', message: 'the engine failed to complete the request' };
   }
+}
+
+function adapterLoadFailure(err: EngineError, name: string, worker: number): EngineFailure {
+  if (err.code === 'invalid_argument' || err.code === 'unimplemented') {
+    const why = clientSafe(err.engineMessage || err.message, err);
+    return { status: 400, code: 'adapter_load_failed', param: 'lora_path', message: `worker ${worker} refused to load LoRA adapter '${name}'${why ? `: ${why}` : ''}` };
+  }
+  return { status: 502, code: 'adapter_load_failed', type: 'internal_error', message: `worker ${worker} could not load LoRA adapter '${name}' (${err.code})` };
 }
 
 /**

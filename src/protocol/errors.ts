@@ -1,11 +1,10 @@
-// One error type for every failure a client can see, and one mapping from it to
-// the OpenAI error body and an HTTP status. Anything thrown anywhere on the request
-// path is normalised with ApiError.from(), engine failures included (engine-errors.ts
-// decides their status and message); grpcCodeOf() gives the gRPC status for the KServe face.
+// One error type for every failure a client can see. Anything thrown anywhere on the
+// request path is normalised with ApiError.from(), engine failures included (engine-errors.ts
+// decides their status and message); error-wire.ts writes it in each wire format (OpenAI and
+// Anthropic JSON, SSE error events, the gRPC status).
 
-import { Code } from '@connectrpc/connect';
 import { EngineError } from '../engine/errors.js';
-import { engineFailure } from './engine-errors.js';
+import { engineFailure, type EngineOp } from './engine-errors.js';
 
 export type ErrorType =
   | 'invalid_request_error'
@@ -73,9 +72,9 @@ export class ApiError extends Error {
   }
 
   /** An engine failure as the client sees it (the mapping is engine-errors.ts). */
-  static fromEngine(err: EngineError, op: 'generate' | 'embed' = 'generate'): ApiError {
+  static fromEngine(err: EngineError, op: EngineOp = 'generate'): ApiError {
     const f = engineFailure(err, op);
-    return new ApiError(f.status, f.message, { code: f.code, retryAfter: f.retryAfter, detail: err.message, cause: err });
+    return new ApiError(f.status, f.message, { type: f.type, code: f.code, param: f.param, retryAfter: f.retryAfter, detail: err.message, cause: err });
   }
 
   static badRequest(message: string, param: string | null = null, code: string | null = null): ApiError {
@@ -90,10 +89,13 @@ export class ApiError extends Error {
     return new ApiError(503, message, { type: 'service_unavailable', code });
   }
 
-  /** Normalise anything thrown into an ApiError; unknown errors become 500s. */
-  static from(err: unknown): ApiError {
+  /**
+   * Normalise anything thrown into an ApiError (engine failures by engine-errors.ts, for the
+   * operation `op` asked of the engine); unknown errors become 500s.
+   */
+  static from(err: unknown, op: EngineOp = 'generate'): ApiError {
     if (err instanceof ApiError) return err;
-    if (err instanceof EngineError) return ApiError.fromEngine(err);
+    if (err instanceof EngineError) return ApiError.fromEngine(err, op);
     const maybe = err as { apiStatus?: number; message?: string; code?: unknown; param?: unknown; retryAfter?: unknown } | null;
     if (maybe && typeof maybe.apiStatus === 'number') {
       return new ApiError(maybe.apiStatus, String(maybe.message), {
@@ -148,54 +150,4 @@ function anthropicType(status: number): string {
     default:
       return 'api_error';
   }
-}
-
-/**
- * The gRPC status for an error, for the KServe gRPC face: the usual HTTP-to-gRPC
- * correspondence (google.rpc.Code's documented HTTP mapping), with capacity answers
- * (429, 529, an overloaded engine's 503) as RESOURCE_EXHAUSTED.
- */
-export function grpcCodeOf(err: ApiError): Code {
-  if (err.code === 'engine_overloaded') return Code.ResourceExhausted;
-  switch (err.status) {
-    case 400:
-    case 411:
-    case 422:
-      return Code.InvalidArgument;
-    case 401:
-      return Code.Unauthenticated;
-    case 403:
-      return Code.PermissionDenied;
-    case 404:
-      return Code.NotFound;
-    case 405:
-    case 501:
-      return Code.Unimplemented;
-    case 409:
-      return Code.AlreadyExists;
-    case 412:
-      return Code.FailedPrecondition;
-    case 413:
-    case 429:
-    case 431:
-    case 529:
-      return Code.ResourceExhausted;
-    case 499:
-      return Code.Canceled;
-    case 503:
-      return Code.Unavailable;
-    case 504:
-      return Code.DeadlineExceeded;
-    case 500:
-      return Code.Internal;
-    default:
-      return err.status >= 500 ? Code.Unknown : err.status >= 400 ? Code.InvalidArgument : Code.Unknown;
-  }
-}
-
-export type ErrorFormat = 'openai' | 'anthropic';
-
-/** The error body in the API family's own shape. */
-export function errorBody(err: ApiError, format: ErrorFormat): string {
-  return JSON.stringify(format === 'anthropic' ? err.toAnthropic() : err.toOpenAI());
 }

@@ -17,10 +17,21 @@ export interface ChoiceOutcome {
   tokenIds: number[] | null;
 }
 
+/** The worker that served a generation (and its data-parallel rank, when known). */
+export interface ServedBy {
+  workerId: number;
+  dpRank: number | undefined;
+}
+
+/**
+ * `worker` is one worker (chat, a single-prompt completion) or, for a completion of several
+ * prompts, one per prompt: `worker_id` is then a list `{prompt_index, decode_worker_id, ...}`.
+ * `stop_reason` and `completion_token_ids` are one value for a single choice (Dynamo's shape)
+ * and otherwise an indexed list `[{index, stop_reason}]` / `[{index, token_ids}]`, by choice index.
+ */
 export function nvextResponse(
   fields: ReadonlySet<ExtraField>,
-  workerId: number,
-  dpRank: number | undefined,
+  worker: ServedBy | ServedBy[],
   t: Timing,
   promptTokens: number,
   completionTokens: number,
@@ -28,7 +39,7 @@ export function nvextResponse(
 ): Record<string, unknown> | null {
   if (fields.size === 0) return null;
   const out: Record<string, unknown> = {};
-  if (fields.has('worker_id')) out.worker_id = { decode_worker_id: workerId, ...(dpRank !== undefined ? { decode_dp_rank: dpRank } : {}) };
+  if (fields.has('worker_id')) out.worker_id = Array.isArray(worker) ? worker.map((w, i) => ({ prompt_index: i, ...workerId(w) })) : workerId(worker);
   if (fields.has('timing')) {
     const end = t.lastToken ?? performance.now();
     const ttft = t.firstToken === null ? null : round(t.firstToken - t.arrived);
@@ -42,9 +53,13 @@ export function nvextResponse(
       completion_tokens: completionTokens,
     };
   }
-  if (fields.has('stop_reason')) out.stop_reason = choices.length === 1 ? choices[0].matchedStop : choices.map((c) => c.matchedStop);
-  if (fields.has('completion_token_ids')) out.completion_token_ids = choices.length === 1 ? choices[0].tokenIds : choices.map((c) => c.tokenIds);
+  if (fields.has('stop_reason')) out.stop_reason = choices.length === 1 ? choices[0].matchedStop : choices.map((c, index) => ({ index, stop_reason: c.matchedStop }));
+  if (fields.has('completion_token_ids')) out.completion_token_ids = choices.length === 1 ? choices[0].tokenIds : choices.map((c, index) => ({ index, token_ids: c.tokenIds }));
   return out;
+}
+
+function workerId(w: ServedBy): Record<string, number> {
+  return w.dpRank !== undefined ? { decode_worker_id: w.workerId, decode_dp_rank: w.dpRank } : { decode_worker_id: w.workerId };
 }
 
 function round(ms: number): number {

@@ -25,8 +25,13 @@ const NVEXT_FIELDS = [
 ] as const;
 const HINT_FIELDS = ['priority', 'strict_priority', 'osl', 'speculative_prefill', 'latency_sensitivity'] as const;
 
-// engine_data and routed_experts (spec 001) need engine outputs the SGLang protocol does not carry.
 export const EXTRA_FIELDS = ['worker_id', 'timing', 'stop_reason', 'completion_token_ids'] as const;
+// Spec 001 names these too; they need engine outputs neither engine protocol (SGLang
+// scheduler, vLLM engine) carries, so asking for them is unsupported_parameter, not unknown.
+const UNDELIVERABLE_EXTRA_FIELDS: Record<string, string> = {
+  engine_data: 'opaque engine metadata',
+  routed_experts: 'the routed-expert capture',
+};
 export type ExtraField = (typeof EXTRA_FIELDS)[number];
 export const ANNOTATIONS = ['formatted_prompt', 'token_ids'] as const;
 export type Annotation = (typeof ANNOTATIONS)[number];
@@ -171,6 +176,10 @@ export function readNvext(
       n.annotations.push(a as Annotation);
     }
     for (const x of stringList(nf, 'extra_fields')) {
+      if (Object.hasOwn(UNDELIVERABLE_EXTRA_FIELDS, x)) {
+        if (ignoreUnsupported) continue;
+        throw new ApiError(400, `\`nvext.extra_fields\`: ${JSON.stringify(x)} cannot be served: the engine protocols (SGLang scheduler, vLLM engine) do not return ${UNDELIVERABLE_EXTRA_FIELDS[x]}`, { param: 'nvext.extra_fields', code: 'unsupported_parameter' });
+      }
       if (!(EXTRA_FIELDS as readonly string[]).includes(x)) throw bad(`\`nvext.extra_fields\`: unknown field ${JSON.stringify(x)} (known: ${EXTRA_FIELDS.join(', ')})`, 'nvext.extra_fields');
       n.extraFields.add(x as ExtraField);
     }

@@ -141,7 +141,7 @@ export function readResponsesRequest(body: Buffer, ignoreUnsupported: boolean, h
   const kwargs = reasoning.effort === null ? null : JSON.stringify({ reasoning_effort: reasoning.effort });
   return {
     model,
-    prompt: templateBody(messages, chatTools, kwargs),
+    prompt: templateBody(messages, chatTools, kwargs, reasoning.effort),
     template: { tools: chatTools, kwargs },
     store,
     previousResponseId,

@@ -4,6 +4,7 @@
 // by sequence_number.
 
 import type { ApiError } from './errors.js';
+import { responsesError } from './error-wire.js';
 import type { ResponsesRequest } from './responses-request.js';
 import type { EventWriter, OutputItem } from './responses-output.js';
 
@@ -98,6 +99,6 @@ export class ResponsesStreamWriter implements EventWriter {
   }
 
   error(err: ApiError): string {
-    return this.event('error', { code: err.code, message: err.message, param: err.param });
+    return this.event('error', responsesError(err));
   }
 }

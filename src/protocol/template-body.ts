@@ -9,11 +9,15 @@ export interface TemplateBody {
   messages: Span;
   tools: Span | null;
   useRawPrompt: boolean;
-  addGenerationPrompt: true;
+  addGenerationPrompt: boolean;
+  /** A trailing assistant message (a prefill) the prompt ends with, or null. */
+  continueFinal: string | null;
   templateKwargs: string | null;
+  /** The reasoning effort in templateKwargs, for the parsing plan (the reader knows it; no reparse). */
+  reasoningEffort: string | null;
 }
 
-export function templateBody(messages: object[], tools: object[] | null, templateKwargs: string | null = null): TemplateBody {
+export function templateBody(messages: object[], tools: object[] | null, templateKwargs: string | null = null, reasoningEffort: string | null = null, continueFinal: string | null = null): TemplateBody {
   const msgJson = JSON.stringify(messages);
   const toolsJson = tools && tools.length > 0 ? JSON.stringify(tools) : null;
   const text = toolsJson ? `{"messages":${msgJson},"tools":${toolsJson}}` : `{"messages":${msgJson}}`;
@@ -21,5 +25,5 @@ export function templateBody(messages: object[], tools: object[] | null, templat
   const start = Buffer.byteLength('{"messages":');
   const end = start + Buffer.byteLength(msgJson);
   const tools_ = toolsJson ? { start: end + Buffer.byteLength(',"tools":'), end: body.length - 1 } : null;
-  return { body, messages: { start, end }, tools: tools_, useRawPrompt: false, addGenerationPrompt: true, templateKwargs };
+  return { body, messages: { start, end }, tools: tools_, useRawPrompt: false, addGenerationPrompt: continueFinal === null, continueFinal, templateKwargs, reasoningEffort };
 }

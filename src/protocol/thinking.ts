@@ -58,19 +58,38 @@ export function readReasoningEffort(f: Pick<Fields<'reasoning_effort'>, 'string'
   return e;
 }
 
+/** A request's own template kwargs: their JSON object text, and their `reasoning_effort` as scanned. */
+export interface GivenKwargs {
+  text: string;
+  /** A string value; null for another type; undefined when the kwargs do not name it. */
+  reasoningEffort: string | null | undefined;
+}
+
+/** What the template and the parsing plan get of a request's kwargs, thinking and reasoning effort. */
+export interface TemplateKwargs {
+  /** The kwargs' JSON text the template gets (thinking values normalised), or null. */
+  text: string | null;
+  /** The reasoning effort in them (a string), else null: the parsing plan reads it (PRE.2). */
+  reasoningEffort: string | null;
+}
+
 /**
- * Merge `thinking` / `reasoning_effort` into the request's template kwargs (raw JSON object
- * text or null) and normalise thinking values. Returns the kwargs text the template gets.
+ * Merge `thinking` / `reasoning_effort` into the request's template kwargs (as its reader
+ * scanned them, or null) and normalise thinking values: the kwargs the template gets, and
+ * the reasoning effort among them, each read once for both the template and the plan.
  */
-export function templateKwargsWithThinking(f: Pick<Fields<ThinkingField>, 'type' | 'raw' | 'string'>, kwargs: string | null): string | null {
+export function templateKwargsWithThinking(f: Pick<Fields<ThinkingField>, 'type' | 'raw' | 'string'>, given: GivenKwargs | null): TemplateKwargs {
   const thinking = readThinking(f);
   const effort = readReasoningEffort(f);
-  if (thinking === undefined && effort === undefined && (kwargs === null || !/"(enable_)?thinking"/.test(kwargs))) return kwargs;
+  const kwargs = given?.text ?? null;
+  // The kwargs' own reasoning_effort wins over the request's field (as below).
+  const reasoningEffort = given && given.reasoningEffort !== undefined ? given.reasoningEffort : (effort ?? null);
+  if (thinking === undefined && effort === undefined && (kwargs === null || !/"(enable_)?thinking"/.test(kwargs))) return { text: kwargs, reasoningEffort };
   const obj = kwargs ? (JSON.parse(kwargs) as Record<string, unknown>) : {};
   for (const k of NORMALISED_KEYS) {
     if (k in obj && obj[k] !== null) obj[k] = thinkingEnabled(obj[k]);
     else if (thinking !== undefined) obj[k] = thinking;
   }
   if (effort !== undefined && !('reasoning_effort' in obj)) obj.reasoning_effort = effort;
-  return JSON.stringify(obj);
+  return { text: JSON.stringify(obj), reasoningEffort };
 }

@@ -4,9 +4,10 @@
 import { ApiError } from './errors.js';
 import { requireModel } from './model-field.js';
 import { admit } from './admission.js';
+import { readPromptEnd } from './continue-final.js';
 import { Fields, FieldTable, type Span } from './fields.js';
 
-const TOKENIZE_FIELDS = ['model', 'prompt', 'messages', 'tools', 'add_special_tokens', 'add_generation_prompt', 'chat_template_kwargs', 'return_token_strs'] as const;
+const TOKENIZE_FIELDS = ['model', 'prompt', 'messages', 'tools', 'add_special_tokens', 'add_generation_prompt', 'continue_final_message', 'chat_template_kwargs', 'return_token_strs'] as const;
 const DETOKENIZE_FIELDS = ['model', 'tokens', 'skip_special_tokens'] as const;
 
 let tokenizeTable: FieldTable<(typeof TOKENIZE_FIELDS)[number]> | null = null;
@@ -18,7 +19,7 @@ export type TokenizeRequest = {
   returnTokenStrs: boolean;
 } & (
   | { kind: 'prompt'; prompt: string }
-  | { kind: 'chat'; messages: Span; tools: Span | null; addGenerationPrompt: boolean; templateKwargs: string | null }
+  | { kind: 'chat'; messages: Span; tools: Span | null; addGenerationPrompt: boolean; continueFinal: string | null; templateKwargs: string | null }
 );
 
 export function readTokenizeRequest(body: Buffer, ignoreUnsupported: boolean): TokenizeRequest {
@@ -41,7 +42,7 @@ export function readTokenizeRequest(body: Buffer, ignoreUnsupported: boolean): T
     model,
     messages: messages!,
     tools: tools && tools.length > 0 ? tools : null,
-    addGenerationPrompt: f.boolean('add_generation_prompt') ?? true,
+    ...readPromptEnd(f.boolean('continue_final_message'), f.boolean('add_generation_prompt'), () => body.toString('utf8', messages!.start, messages!.end)),
     templateKwargs: kw ? body.toString('utf8', kw.start, kw.end) : null,
     addSpecialTokens: f.boolean('add_special_tokens') ?? false,
     returnTokenStrs,

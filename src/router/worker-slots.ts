@@ -21,6 +21,33 @@ export interface Tracked {
   dpSize: number;
   /** Settles when the first server info answer (or failure) is in; null after. */
   infoPending: Promise<void> | null;
+  /** The engine's declared configuration, from its server info (0 = not reported); for /metrics. */
+  declared: EngineDeclared;
+}
+
+export interface EngineDeclared {
+  /** Running sequences it admits (vLLM max_num_seqs, SGLang max_running_requests). */
+  maxNumSeqs: number;
+  /** Tokens per KV block (vLLM block_size, SGLang page_size). */
+  blockSize: number;
+  /** Token budget of one batch (max_num_batched_tokens). */
+  maxNumBatchedTokens: number;
+}
+
+function positiveInt(args: Record<string, unknown>, ...names: string[]): number {
+  for (const n of names) {
+    const v = args[n];
+    if (typeof v === 'number' && Number.isInteger(v) && v > 0) return v;
+  }
+  return 0;
+}
+
+function declaredOf(args: Record<string, unknown>): EngineDeclared {
+  return {
+    maxNumSeqs: positiveInt(args, 'max_num_seqs', 'max_running_requests'),
+    blockSize: positiveInt(args, 'block_size', 'page_size'),
+    maxNumBatchedTokens: positiveInt(args, 'max_num_batched_tokens'),
+  };
 }
 
 /** Ranks the router knows a worker has: its reported DP size, or more if its KV events name more. */
@@ -103,7 +130,7 @@ export class WorkerSlots {
     const slot = this.allocSlot();
     if (!this.o.sharedLoad) this.load.clear(slot);
     this.load.clearRemote(slot);
-    const t: Tracked = { worker: w, slot, ingest: new WorkerKvIngest(this.index, slot, this.o.blockSize, this.o.hashSeed), eventsSeen: false, dpSize: 0, infoPending: null };
+    const t: Tracked = { worker: w, slot, ingest: new WorkerKvIngest(this.index, slot, this.o.blockSize, this.o.hashSeed), eventsSeen: false, dpSize: 0, infoPending: null, declared: { maxNumSeqs: 0, blockSize: 0, maxNumBatchedTokens: 0 } };
     if (this.o.kvSource) {
       const sink = (events: KvEvent[]) => {
         if (events.length > 0) t.eventsSeen = true;
@@ -121,6 +148,7 @@ export class WorkerSlots {
       .then((i) => {
         if (i.maxTotalNumTokens > 0) this.load.set(slot, LoadField.CapacityBlocks, Math.floor(i.maxTotalNumTokens / this.o.blockSize));
         t.dpSize = dpSizeOf(i.serverArgs);
+        t.declared = declaredOf(i.serverArgs);
       })
       .catch(() => {})
       .finally(() => {
