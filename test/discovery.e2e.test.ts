@@ -3,13 +3,18 @@
 // several models, the one their record names);
 // a worker whose lease expires or is revoked leaves; a registration of another model
 // is ignored and counted; a bad record is skipped; etcd unreachable at start is a clear
-// error, and etcd lost later keeps the last known workers until it is back.
+// error, and etcd lost later keeps the last known workers until it is back. The
+// multi-endpoint form etcd://H:P,H:P works with its first endpoint dead, and a worker
+// registered without --model-name is served under its model folder's name.
 
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { Etcd3 } from 'etcd3';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { startPortico, runPortico, QWEN3, BIN, ROOT, type Proc } from './helpers/portico.js';
 import { startEtcd, type EtcdServer } from './helpers/etcd.js';
 import { eventually } from './helpers/eventually.js';
@@ -158,6 +163,30 @@ test('the register sidecar adds a worker that cannot register itself, and remove
   const [code] = (await once(side, 'exit')) as [number];
   assert.equal(code, 0, 'the sidecar exits cleanly on SIGTERM');
   await eventually(async () => (await workers(s)).length === 0, 'SIGTERM on the sidecar deregisters the worker');
+});
+
+test('etcd://H:P,H:P with the first endpoint dead: the frontend and a registering worker use the live one; --register names the model after its folder', async (t) => {
+  const both = `etcd://127.0.0.1:${await freePort()},127.0.0.1:${etcd.port}`;
+  // The worker's model folder is named qwen3-local (a link to the Qwen3 files): with no
+  // --model-name it registers as that model, as it serves it (basename of --model-path).
+  const dir = mkdtempSync(join(tmpdir(), 'portico-discovery-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const folder = join(dir, 'qwen3-local');
+  symlinkSync(QWEN3, folder, 'dir');
+  const s = await startPortico(['serve', '--http-port', '0', '--host', '127.0.0.1', '--model-path', QWEN3, '--model-name', 'qwen3-local', '--discovery', both, '--namespace', 'multi']);
+  t.after(() => s.stop());
+  assert.equal((await health(s)).json.discovery.connected, true, 'connected through the live endpoint');
+  const a = await startPortico(['mock-engine', '--port', '0', '--model-path', folder, '--mode', 'echo', '--register', both, '--namespace', 'multi']);
+  t.after(() => a.stop());
+  await eventually(async () => (await health(s)).status === 200, 'the worker registered through the endpoint list joins');
+  assert.deepEqual((await workers(s)).map((w) => w.url), [a.url]);
+  const r = await chat(s, 'two endpoints, one alive', 'qwen3-local');
+  assert.equal(r.status, 200, JSON.stringify(r.json));
+  assert.equal(r.json.choices[0].message.content, 'two endpoints, one alive');
+  assert.equal(r.json.model, 'qwen3-local');
+  // Its lease is in etcd under the folder's name: it leaves when the worker stops.
+  await a.stop();
+  await eventually(async () => (await workers(s)).length === 0, 'the worker leaves when it deregisters');
 });
 
 test('bad discovery flags and an unreachable etcd are clear errors', async () => {

@@ -261,6 +261,8 @@ const BAD: Array<{ what: string; req: () => ModelInferRequest; message: RegExp }
   { what: 'negative token id', req: () => inferRequest(MODEL, [int32('input_ids', -1)]), message: /token id -1 is not a non-negative/ },
   { what: 'max_tokens 0', req: () => inferRequest(MODEL, [text('text_input', PROMPT), int32('max_tokens', 0)]), message: /`max_tokens` must be greater than 0/ },
   { what: 'max_tokens past the context', req: () => inferRequest(MODEL, [text('text_input', PROMPT), int32('max_tokens', 1_000_000)]), message: /maximum context length is \d+ tokens/ },
+  // ' word' is one Qwen3 token: 33000 of them pass the engine's 32768-token context (GetModelInfo).
+  { what: 'text_input past the context', req: () => inferRequest(MODEL, [text('text_input', ' word'.repeat(33_000)), int32('max_tokens', 1)]), message: /This model's maximum context length is 32768 tokens\. However, your \w+ resulted in 33000 tokens\./ },
   { what: 'temperature out of range', req: () => inferRequest(MODEL, [text('text_input', PROMPT), fp32('temperature', 5)]), message: /`temperature` must be at least 0 and at most 2/ },
   { what: 'sampling_parameters not JSON', req: () => inferRequest(MODEL, [text('text_input', PROMPT), text('sampling_parameters', '{nope')]), message: /`sampling_parameters`: is not valid JSON/ },
   { what: 'sampling_parameters unknown key', req: () => inferRequest(MODEL, [text('text_input', PROMPT), text('sampling_parameters', '{"best_of": 2}')]), message: /`sampling_parameters`: unknown key `best_of`/ },

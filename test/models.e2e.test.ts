@@ -29,6 +29,7 @@ let qA: MockEngine;
 let qB: MockEngine;
 let lA: MockEngine;
 let vq: MockEngine;
+let vl: MockEngine;
 let server: Proc;
 let client: OpenAI;
 let adapter1: string;
@@ -49,6 +50,7 @@ before(async () => {
   qB = await engine('sglang', 'qwen', qwenNative);
   lA = await engine('sglang', 'llama', llamaNative);
   vq = await engine('vllm', 'qwen', qwenNative);
+  vl = await engine('vllm', 'llama', llamaNative);
   const config = join(dir, 'portico.json');
   writeFileSync(config, JSON.stringify({
     models: [
@@ -65,7 +67,7 @@ before(async () => {
 
 after(async () => {
   await server?.stop();
-  for (const e of [qA, qB, lA, vq]) await e?.close();
+  for (const e of [qA, qB, lA, vq, vl]) await e?.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -174,6 +176,54 @@ describe('two models, two tokenizers', () => {
   });
 });
 
+/** GET /metrics as a map from `name{labels}` to value. */
+async function scrape(): Promise<Map<string, number>> {
+  const res = await fetch(`${server.url}/metrics`);
+  assert.equal(res.status, 200);
+  const out = new Map<string, number>();
+  for (const line of (await res.text()).split('\n')) {
+    if (!line || line.startsWith('#')) continue;
+    const i = line.lastIndexOf(' ');
+    out.set(line.slice(0, i), Number(line.slice(i + 1)));
+  }
+  return out;
+}
+
+describe('metrics with two models', () => {
+  test('/metrics counts each model under its own `model` label (requests, tokens, histograms, workers); in-flight is back at zero', async () => {
+    const P = 'portico_frontend_';
+    const ok = (model: string, endpoint: string, type: string) => `${P}requests_total{model="${model}",endpoint="${endpoint}",request_type="${type}",status="success",error_type=""}`;
+    const before = await scrape();
+    const at = (m: Map<string, number>, key: string) => m.get(key) ?? 0;
+    const output = new Map<string, number>();
+    for (const model of ['qwen', 'llama', 'qwen']) {
+      const r = await chat(model, `Count me ${model}`, nextId(`metrics-${model}`), { max_tokens: 3, ignore_eos: true });
+      output.set(model, (output.get(model) ?? 0) + r.usage!.completion_tokens);
+    }
+    const stream = await client.chat.completions.create({ model: 'llama', messages: [{ role: 'user', content: 'streamed' }], max_tokens: 2, ignore_eos: true, stream: true } as OpenAI.ChatCompletionCreateParamsStreaming);
+    for await (const _ of stream) {
+      // drain
+    }
+    output.set('llama', output.get('llama')! + 2);
+    const after = await scrape();
+    const delta = (key: string) => at(after, key) - at(before, key);
+    assert.equal(delta(ok('qwen', '/v1/chat/completions', 'unary')), 2);
+    assert.equal(delta(ok('llama', '/v1/chat/completions', 'unary')), 1);
+    assert.equal(delta(ok('llama', '/v1/chat/completions', 'stream')), 1);
+    assert.equal(delta(ok('qwen', '/v1/chat/completions', 'stream')), 0, 'no stream was sent to qwen');
+    for (const [model, n] of [['qwen', 2], ['llama', 2]] as const) {
+      assert.equal(delta(`${P}output_tokens_total{model="${model}"}`), output.get(model), `${model}'s output tokens`);
+      assert.equal(delta(`${P}input_sequence_tokens_count{model="${model}"}`), n, `${model}'s prompt-length histogram`);
+      assert.equal(delta(`${P}request_duration_seconds_count{model="${model}"}`), n, `${model}'s duration histogram`);
+      assert.equal(after.get(`${P}inflight_requests{model="${model}"}`), 0, `${model} has nothing in flight`);
+    }
+    for (const model of ['qwen', 'llama']) {
+      const healthy = [...after].filter(([k]) => k.startsWith(`${P}worker_healthy{model="${model}",`));
+      assert.deepEqual(healthy.map(([, v]) => v), [1], `${model}'s one worker is listed (healthy) under ${model}`);
+    }
+  });
+});
+
 describe('LoRA adapters', () => {
   test('the startup adapter (--lora): loaded on the base worker, its requests carry lora_id and the base tokenizer; base requests carry none', async () => {
     assert.deepEqual(qA.context.adapters.list().map((a) => [a.id, a.path]), [['ad1', adapter1]]);
@@ -254,5 +304,21 @@ describe('LoRA adapters', () => {
       await chat('ad1', `Hi ${i}`, id);
     }
     for (const id of ids) assert.equal((received(qA, id) ?? received(qB, id))!.loraId, 'ad1');
+  });
+
+  test('loading an adapter onto a model with a vLLM worker is a 400 adapters_unsupported (docs/models.md); nothing is loaded and the server goes on serving', async () => {
+    const add = await post('/admin/workers', { url: vl.url, model: 'llama' });
+    assert.equal(add.status, 201, add.text);
+    const r = await post('/v1/load_lora_adapter', { lora_name: 'llama-ad', lora_path: adapter2, base_model_name: 'llama' });
+    assert.equal(r.status, 400, r.text);
+    assert.equal(r.json.error.code, 'adapters_unsupported');
+    assert.equal(r.json.error.param, 'base_model_name');
+    assert.match(r.json.error.message, /speaks vLLM's engine protocol, which can neither load nor select a LoRA adapter/);
+    assert.deepEqual(lA.context.adapters.list(), [], "not loaded on llama's SGLang worker either");
+    assert.ok(!(await client.models.list()).data.some((m) => m.id === 'llama-ad'), 'the refused adapter is not listed');
+    await assert.rejects(chat('llama-ad', 'Hi', nextId('refused')), (e: unknown) => e instanceof OpenAI.NotFoundError);
+    // Still serving: both llama workers answer (two requests, whichever the router picks).
+    for (let i = 0; i < 2; i++) assert.equal((await chat('llama', `Hi ${i}`, nextId('after-refused'))).model, 'llama');
+    assert.equal((await chat('ad1', 'Hi', nextId('after-refused'))).model, 'ad1');
   });
 });

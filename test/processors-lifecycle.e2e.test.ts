@@ -2,12 +2,15 @@
 // command: an installed package's registered name (the example package in examples/,
 // installed into a temporary node_modules the way npm lays it out), unknown names and bad
 // config failing at argument parsing with the registered names listed, Dynamo's
-// DYN_CHAT_PROCESSOR and DYN_HTTP_PRE_COMMIT_ERROR_PEEK_MS, the factory retried with backoff
-// until it succeeds, and rebuilt when a worker registers with another card.
+// DYN_CHAT_PROCESSOR and DYN_HTTP_PRE_COMMIT_ERROR_PEEK_MS, Portico's own PORTICO_CHAT_PROCESSOR,
+// the factory retried with backoff until it succeeds, and rebuilt when a worker registers
+// with another card. A TypeScript processor type-checks against the public types (and a
+// mistyped one does not) with `tsc --noEmit` in the project where portico is installed.
 
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
@@ -60,6 +63,13 @@ describe('argument parsing', () => {
     }
   });
 
+  test('PORTICO_CHAT_PROCESSOR names the processor, as --chat-processor does: an unknown name fails the same way', async () => {
+    const r = await runPortico([...serveArgs, '--mock', 'echo'], { PORTICO_CHAT_PROCESSOR: 'no-such-processor' }, project);
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /unknown chat processor 'no-such-processor'/);
+    assert.match(r.stderr, /Registered chat processors: portico, example-passthrough/);
+  });
+
   test('the help lists the flags', async () => {
     const r = await runPortico(['serve', '--help']);
     assert.match(r.stdout, /--chat-processor NAME/);
@@ -107,6 +117,63 @@ describe('an installed package registers a name', () => {
       assert.equal(mine, theirs);
       assert.match(mine, /the same words$/);
     }
+  });
+});
+
+describe('PORTICO_CHAT_PROCESSOR', () => {
+  let server: Proc;
+  before(async () => {
+    server = await startPortico([...serveArgs, '--mock', 'echo', '--mock-workers', '1'], { PORTICO_CHAT_PROCESSOR: RULES, PORTICO_CHAT_PROCESSOR_CONFIG: '{"from": "env"}' });
+  });
+  after(async () => {
+    await server?.stop();
+  });
+
+  test('selects the processor (and PORTICO_CHAT_PROCESSOR_CONFIG its config): the processor answers chat', async () => {
+    const openai = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'x', maxRetries: 0 });
+    let content: string | null = null;
+    await eventually(async () => {
+      try {
+        content = (await openai.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'card' }] })).choices[0]!.message.content;
+        return true;
+      } catch (e) {
+        if (e instanceof OpenAI.APIError && e.status === 503) return false; // model_not_ready until the factory ran
+        throw e;
+      }
+    }, 'the processor serves the model');
+    const card = JSON.parse(content!) as { options: { name: string }; config: unknown };
+    assert.equal(card.options.name, RULES);
+    assert.deepEqual(card.config, { from: 'env' });
+    const r = await openai.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'raise:invalid' }] }).catch((e: unknown) => e);
+    assert.ok(r instanceof OpenAI.BadRequestError && /refused by the processor/.test(r.message), 'the processor\'s own error');
+  });
+});
+
+describe('TypeScript processors type-check against the public types', () => {
+  const FIXTURES = `${ROOT}test/fixtures/typed-processor`;
+  /** `tsc --noEmit` of one fixture in the project where portico is installed (node_modules/portico). */
+  function typecheck(file: string): { status: number | null; out: string } {
+    const dir = mkdtempSync(join(project, 'ts-'));
+    cpSync(join(FIXTURES, file), join(dir, file));
+    writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({
+      compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, skipLibCheck: false, types: ['node'], typeRoots: [join(ROOT, 'node_modules/@types')] },
+      files: [file],
+    }));
+    const r = spawnSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', dir], { encoding: 'utf8', cwd: dir });
+    return { status: r.status, out: r.stdout + r.stderr };
+  }
+
+  test("a processor written in TypeScript, importing from 'portico', compiles with tsc --noEmit (types from package.json exports)", () => {
+    const r = typecheck('processor.mts');
+    assert.equal(r.status, 0, r.out);
+  });
+
+  test('a mistyped processor is rejected at the lines that break the contract', () => {
+    const r = typecheck('mistyped.mts');
+    assert.notEqual(r.status, 0);
+    assert.match(r.out, /mistyped\.mts\(9,\d+\): error TS2322: Type 'string' is not assignable to type '.*readonly number\[\]'/, r.out);
+    assert.match(r.out, /mistyped\.mts\(10,\d+\): error TS2322: Type '"user"' is not assignable to type '"assistant"'/, r.out);
+    assert.ok(!/Cannot find module 'portico'/.test(r.out), r.out);
   });
 });
 

@@ -2,13 +2,16 @@
 // postgresql, started here): a chain begun on one continues on the other, streaming and
 // not; a delete on one is seen by the other; tenants stay apart across them; a frontend
 // serving another model cannot continue this model's chain. Both apply the migrations at
-// startup together (once, under the advisory lock).
+// startup together (once, under the advisory lock). With PostgreSQL stopped under a running
+// server, every store use is a 503 store_unavailable (an error event on a stream) while the
+// rest keeps serving, and once it is back the same server stores and continues chains again.
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
 import pg from 'pg';
 import { QWEN3, startPortico, type Proc } from './helpers/portico.js';
+import { eventually } from './helpers/eventually.js';
 import { startPostgres, type Postgres } from './helpers/postgres.js';
 
 let db: Postgres;
@@ -74,5 +77,46 @@ test('the schema is migrated once and rows hold no API key', async () => {
     for (const row of t.rows) assert.match(row.tenant, /^[0-9a-f]{32}$/, 'a digest, not the key');
   } finally {
     await c.end();
+  }
+});
+
+test('PostgreSQL stopped under a running server: store uses are 503 store_unavailable, the rest serves; after it comes back the same server stores again', async () => {
+  const own = await startPostgres();
+  const p = await startPortico(args('qwen3', own.url));
+  const unavailable = (e: unknown) => e instanceof OpenAI.APIError && e.status === 503 && e.code === 'store_unavailable';
+  try {
+    const c = sdk(p);
+    const t1 = await c.responses.create({ model: 'qwen3', input: 'before the outage' });
+    await own.halt();
+
+    await assert.rejects(c.responses.create({ model: 'qwen3', input: 'during' }), unavailable, 'a stored response that cannot be written is not answered');
+    await assert.rejects(c.responses.retrieve(t1.id), unavailable);
+    await assert.rejects(c.responses.create({ model: 'qwen3', input: 'more', previous_response_id: t1.id }), unavailable);
+    const res = await fetch(`${p.url}/v1/responses`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer k1' }, body: JSON.stringify({ model: 'qwen3', input: 'streamed during', stream: true }) });
+    const sse = await res.text();
+    assert.match(sse, /event: error\n[^\n]*store_unavailable/, 'a stream ends with an error event');
+    assert.ok(!sse.includes('response.completed'), 'no completed event for a response that was not stored');
+    // What needs no store is served throughout.
+    assert.equal((await c.responses.create({ model: 'qwen3', input: 'not stored', store: false })).status, 'completed');
+    assert.equal((await c.chat.completions.create({ model: 'qwen3', messages: [{ role: 'user', content: 'hi' }], max_tokens: 4 })).object, 'chat.completion');
+
+    await own.resume();
+    // The pool reconnects on its next query (src/store/postgres.ts): wait for that event.
+    let t2: OpenAI.Responses.Response | undefined;
+    await eventually(async () => {
+      try {
+        t2 = await c.responses.create({ model: 'qwen3', input: 'after the outage', previous_response_id: t1.id });
+        return true;
+      } catch (e) {
+        if (unavailable(e)) return false;
+        throw e;
+      }
+    }, 'the server stores again once PostgreSQL is back');
+    assert.equal(t2!.previous_response_id, t1.id, 'the chain stored before the outage continues');
+    assert.ok(t2!.usage!.input_tokens > t1.usage!.input_tokens);
+    assert.equal((await c.responses.retrieve(t2!.id)).id, t2!.id);
+  } finally {
+    await p.stop();
+    await own.stop();
   }
 });

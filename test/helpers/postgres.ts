@@ -13,6 +13,10 @@ const BIN = process.env.PORTICO_PG_BIN ?? '/usr/lib/postgresql/15/bin';
 
 export interface Postgres {
   readonly url: string;
+  /** Shut the server down (fast shutdown), keeping its data directory and port for resume(). */
+  halt(): Promise<void>;
+  /** Start it again on the same data directory and port (after halt()). */
+  resume(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -47,34 +51,46 @@ export async function startPostgres(): Promise<Postgres> {
   const init = spawnSync(join(BIN, 'initdb'), ['-D', data, '-A', 'trust', '-U', 'portico', '--no-sync', '-E', 'UTF8'], { encoding: 'utf8', cwd: dir, ...user });
   if (init.status !== 0) throw new Error(`initdb failed: ${init.stderr || init.stdout}`);
   const port = await freePort();
-  const child: ChildProcess = spawn(join(BIN, 'postgres'), ['-D', data, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=${dir}`], { stdio: ['ignore', 'pipe', 'pipe'], cwd: dir, ...user });
-  let log = '';
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`postgres did not start (hang guard):\n${log}`));
-    }, 60_000);
-    const onData = (d: Buffer) => {
-      log += d.toString();
-      if (log.includes('ready to accept connections')) {
+  let child: ChildProcess | undefined;
+  const launch = async () => {
+    const c: ChildProcess = spawn(join(BIN, 'postgres'), ['-D', data, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=${dir}`], { stdio: ['ignore', 'pipe', 'pipe'], cwd: dir, ...user });
+    let log = '';
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        c.kill('SIGKILL');
+        reject(new Error(`postgres did not start (hang guard):\n${log}`));
+      }, 60_000);
+      const onData = (d: Buffer) => {
+        log += d.toString();
+        if (log.includes('ready to accept connections')) {
+          clearTimeout(timer);
+          resolve();
+        }
+      };
+      c.stdout!.on('data', onData);
+      c.stderr!.on('data', onData);
+      c.once('exit', (code) => {
         clearTimeout(timer);
-        resolve();
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`postgres exited with ${code}:\n${log}`));
+        reject(new Error(`postgres exited with ${code}:\n${log}`));
+      });
     });
-  });
+    child = c;
+  };
+  const halt = async () => {
+    const c = child;
+    child = undefined;
+    if (c && c.exitCode === null && c.signalCode === null) {
+      c.kill('SIGINT'); // fast shutdown
+      await once(c, 'exit');
+    }
+  };
+  await launch();
   return {
     url: `postgres://portico@127.0.0.1:${port}/postgres`,
+    halt,
+    resume: launch,
     async stop() {
-      if (child.exitCode === null) {
-        child.kill('SIGINT'); // fast shutdown
-        await once(child, 'exit');
-      }
+      await halt();
       rmSync(dir, { recursive: true, force: true });
     },
   };
