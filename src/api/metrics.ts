@@ -39,6 +39,11 @@ export function scrapeGauges(ctx: AppContext): () => void {
         m.workerHealthy.labels(model.name, id).set(w.healthy ? 1 : 0);
         const k = kv?.slots.get(w.id);
         if (k) m.workerKvBlocks.labels(model.name, id).set(k.ingest.blocks);
+        const src = k?.source?.stats;
+        if (src) {
+          m.kvEventBatches.labels(model.name, id).set(src.batches);
+          m.kvEventGaps.labels(model.name, id).set(src.gaps);
+        }
       }
     }
     for (const [h, n] of ignoredHeaderCounts()) m.ignoredHeaders.labels(h).value = n;

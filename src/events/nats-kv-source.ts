@@ -14,6 +14,9 @@ import { decodeBatch } from './kv-wire.js';
 import { ensureKvStream } from './kv-stream.js';
 import { kvSubject } from './subjects.js';
 
+/** How long one pull request waits for batches; also bounds a stalled consumer's recovery (see run). */
+const PULL_EXPIRES_MS = 5000;
+
 export interface NatsKvSourceOptions {
   nc: NatsConnection;
   namespace: string;
@@ -47,7 +50,12 @@ export class NatsKvEventSource implements KvEventSource {
     const stream = await ensureKvStream(await jetstreamManager(this.o.nc, { timeout: 5000 }), this.o.namespace);
     if (this.closed) return;
     const consumer = await jetstream(this.o.nc).consumers.get(stream, { filter_subjects: kvSubject(this.o.namespace, this.o.model, this.o.url), deliver_policy: DeliverPolicy.All });
-    const messages = await consumer.consume();
+    // A short pull expiry: after a nats-server restart the client (@nats-io/jetstream 3.4)
+    // recreates the ordered consumer, but its pulls then stalled (a 408, no more batches)
+    // until two idle heartbeats were missed (expires / 2 each): 30 s of KV events not
+    // applied with the default 30 s expiry, about PULL_EXPIRES_MS with this one
+    // (test/event-plane-reconnect.e2e.test.ts).
+    const messages = await consumer.consume({ expires: PULL_EXPIRES_MS });
     if (this.closed) {
       await messages.close();
       return;

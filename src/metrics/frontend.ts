@@ -26,6 +26,8 @@ export class FrontendMetrics {
   readonly workerInflight: Gauge;
   readonly workerHealthy: Gauge;
   readonly workerKvBlocks: Gauge;
+  readonly kvEventBatches: Gauge;
+  readonly kvEventGaps: Gauge;
   readonly modelContextLength: Gauge;
   readonly modelTotalKvBlocks: Gauge;
   readonly modelKvCacheBlockSize: Gauge;
@@ -78,6 +80,9 @@ export class FrontendMetrics {
     this.discoveryWorkers = r.add(new Gauge(`${prefix}discovery_workers`, 'Worker registrations known from etcd (every model).', [], 'max'));
     this.discoveryIgnored = r.add(new Gauge(`${prefix}discovery_ignored_registrations_total`, 'Registrations of a model this frontend does not serve, or with a bad record or URL (logged and skipped).', [], 'max'));
     this.workerKvBlocks = r.add(new Gauge(`${prefix}worker_kv_blocks`, 'KV blocks the router knows each worker holds, from its KV events (kv mode).', ['model', 'worker'], 'max'));
+    // Read at scrape time from each worker's KV event source (a shard reads its own copy of the feed: max, not sum).
+    this.kvEventBatches = r.add(new Gauge(`${prefix}kv_event_batches_applied_total`, 'KV event batches applied to the router index per worker since the frontend started, replays after a resubscribe included (kv mode with KV events).', ['model', 'worker'], 'max'));
+    this.kvEventGaps = r.add(new Gauge(`${prefix}kv_event_sequence_gaps_total`, 'Gaps in a worker\'s KV event sequence numbers (each one reset that worker\'s index).', ['model', 'worker'], 'max'));
     // Dynamo's model-configuration gauges (its model card's runtime config): read at scrape time
     // from the model's facts and the workers' server info; one value per model (see api/metrics.ts).
     this.modelContextLength = r.add(new Gauge(`${prefix}model_context_length`, 'Context length of the served model (the engine\'s, else config.json\'s).', ['model'], 'max'));
