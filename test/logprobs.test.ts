@@ -1,57 +1,42 @@
-// Unit tests of the logprob path: the tap that takes logprobs off engine events and hands
-// each writer delta its own tokens, and the two OpenAI projections.
+// Unit tests of the logprob path: the book the one loop records engine events in, which
+// hands each writer delta its own tokens, and the two OpenAI projections.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
 import type { EngineEvent } from '../src/engine/types.js';
-import type { Generation } from '../src/pipeline/generate.js';
-import { tapLogprobs } from '../src/pipeline/logprobs.js';
+import { LogprobBook } from '../src/pipeline/logprobs.js';
 import { chatDeltaLogprobs, chatLogprobContent, completionLogprobs, tokenNamer } from '../src/protocol/logprobs-response.js';
 import { escapeRegex } from '../src/protocol/constraint.js';
 import { thinkingEnabled } from '../src/protocol/thinking.js';
 
 const usage = { promptTokens: 3, completionTokens: 0, cachedTokens: 0 };
 
-function fakeGen(events: EngineEvent[]): Generation {
-  return {
-    worker: undefined as never,
-    dispatchedAt: 0,
-    overlapBlocks: 0,
-    events: (async function* () {
-      yield* events;
-    })(),
-  };
-}
-
-test('the tap records per choice and take() drains only what arrived so far', async () => {
-  const tap = tapLogprobs(fakeGen([
+test('the book records per choice and take() drains only what arrived so far', () => {
+  const book = new LogprobBook();
+  const events: EngineEvent[] = [
     { kind: 'chunk', chunk: { ...usage, index: 0, tokenIds: [5, 6], logprobs: { logprobs: [-1, -2], top: [{ tokenIds: [5, 9], logprobs: [-1, -3] }, { tokenIds: [6], logprobs: [-2] }] } } },
     { kind: 'chunk', chunk: { ...usage, index: 1, tokenIds: [7], logprobs: { logprobs: [-0.5] } } },
     { kind: 'chunk', chunk: { ...usage, index: 0, tokenIds: [8] } },
-  ]));
-  const it = tap.gen.events[Symbol.asyncIterator]();
-  await it.next();
-  assert.deepEqual(tap.take(0), [
+  ];
+  book.record(events[0]);
+  assert.deepEqual(book.take(0), [
     { id: 5, logprob: -1, top: [{ id: 5, logprob: -1 }, { id: 9, logprob: -3 }] },
     { id: 6, logprob: -2, top: [{ id: 6, logprob: -2 }] },
   ]);
-  assert.deepEqual(tap.take(0), [], 'drained');
-  assert.deepEqual(tap.take(1), [], 'choice 1 has not arrived yet');
-  await it.next();
-  assert.deepEqual(tap.take(1), [{ id: 7, logprob: -0.5, top: [] }]);
-  await it.next();
+  assert.deepEqual(book.take(0), [], 'drained');
+  assert.deepEqual(book.take(1), [], 'choice 1 has not arrived yet');
+  book.record(events[1]);
+  assert.deepEqual(book.take(1), [{ id: 7, logprob: -0.5, top: [] }]);
+  book.record(events[2]);
   // An engine that sent no logprobs for a token: -9999, vLLM's stand-in for -inf.
-  assert.deepEqual(tap.take(0), [{ id: 8, logprob: -9999, top: [] }]);
-  assert.equal((await it.next()).done, true);
+  assert.deepEqual(book.take(0), [{ id: 8, logprob: -9999, top: [] }]);
 });
 
-test('non-stream done events carry their logprobs for every output id', async () => {
-  const tap = tapLogprobs(fakeGen([
-    { kind: 'done', done: { ...usage, index: 0, finishReason: 'stop', outputIds: [1, 2], logprobs: { logprobs: [-1, -2] } } },
-  ]));
-  for await (const _ of tap.gen.events);
-  assert.deepEqual(tap.take(0).map((t) => t.logprob), [-1, -2]);
+test('non-stream done events carry their logprobs for every output id', () => {
+  const book = new LogprobBook();
+  book.record({ kind: 'done', done: { ...usage, index: 0, finishReason: 'stop', outputIds: [1, 2], logprobs: { logprobs: [-1, -2] } } });
+  assert.deepEqual(book.take(0).map((t) => t.logprob), [-1, -2]);
 });
 
 test('chat projection: token text, bytes, top_logprobs cut to k, -inf as -9999', () => {

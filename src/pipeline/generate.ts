@@ -28,25 +28,6 @@ export interface Generation {
   readonly events: AsyncIterable<EngineEvent>;
 }
 
-/** `gen` with its events replaced (a layer that watches them on their way through). */
-export function withEvents(gen: Generation, events: AsyncIterable<EngineEvent>): Generation {
-  return {
-    get worker() {
-      return gen.worker;
-    },
-    get dispatchedAt() {
-      return gen.dispatchedAt;
-    },
-    get overlapBlocks() {
-      return gen.overlapBlocks;
-    },
-    get dpRank() {
-      return gen.dpRank;
-    },
-    events,
-  };
-}
-
 class RoutedGeneration implements Generation {
   dispatch: Dispatch | null = null;
   dispatchedAt = NaN;

@@ -1,27 +1,13 @@
-// Per-token log-probabilities, taken off the engine's token events on their way to the
-// decoder. The writers drain a choice's pending entries whenever they emit something for
-// that choice, so each streamed delta carries the logprobs of the tokens that produced
-// it (text held back by the stop jail or a parser travels with the later delta, or with
-// the finish). Generators are lazy: when a writer sees an event, the tap has seen exactly
-// the engine events that led to it.
+// Per-token log-probabilities, recorded off the engine's token events by the one loop
+// (run.ts) before they are decoded. The writers drain a choice's pending entries whenever
+// they emit something for that choice, so each streamed delta carries the logprobs of the
+// tokens that produced it (text held back by the stop jail or a parser travels with the
+// later delta, or with the finish).
 
 import type { EngineEvent, TokenLogprobs } from '../engine/types.js';
-import { withEvents, type Generation } from './generate.js';
 import type { TokenLogprob } from '../protocol/token-logprob.js';
 
 export type { TokenLogprob };
-
-export interface LogprobTap {
-  /** The generation to decode: same events, logprobs recorded. */
-  readonly gen: Generation;
-  /** Entries of choice `index` not yet written; clears them. */
-  take(index: number): TokenLogprob[];
-  /**
-   * The prompt's entries for choice `index` (prompt logprobs asked for), once: `ids` are
-   * the prompt token ids; the first entry's logprob is NaN (nothing precedes it).
-   */
-  takePrompt(index: number, ids: ArrayLike<number>): TokenLogprob[] | null;
-}
 
 function entries(ids: readonly number[], lp: TokenLogprobs | undefined, into: TokenLogprob[]): void {
   for (let i = 0; i < ids.length; i++) {
@@ -58,7 +44,10 @@ export class LogprobBook {
     return p;
   }
 
-  /** See LogprobTap.takePrompt. */
+  /**
+   * The prompt's entries for choice `index` (prompt logprobs asked for), once: `ids` are
+   * the prompt token ids; the first entry's logprob is NaN (nothing precedes it).
+   */
   takePrompt(index: number, ids: ArrayLike<number>): TokenLogprob[] | null {
     const lp = this.prompt[index];
     if (!lp) return null;
@@ -67,21 +56,4 @@ export class LogprobBook {
     entries(Array.from(ids).slice(-lp.logprobs.length), lp, out);
     return out;
   }
-}
-
-/** A generation whose events are recorded in a LogprobBook on their way to the decoder. */
-export function tapLogprobs(gen: Generation): LogprobTap {
-  const book = new LogprobBook();
-  async function* events(): AsyncGenerator<EngineEvent> {
-    for await (const ev of gen.events) {
-      book.record(ev);
-      yield ev;
-    }
-  }
-  const tapped = withEvents(gen, events());
-  return {
-    gen: tapped,
-    take: (index) => book.take(index),
-    takePrompt: (index, ids) => book.takePrompt(index, ids),
-  };
 }

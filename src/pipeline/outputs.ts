@@ -4,7 +4,6 @@
 // per engine message; the stream ends when every choice has finished.
 
 import { ApiError } from '../protocol/errors.js';
-import type { Generation } from './generate.js';
 import type { EngineEvent } from '../engine/types.js';
 import { ChoiceDecoder, finishReasonOf, type FinishReason } from './postprocess.js';
 import type { ServedModel } from './served-model.js';
@@ -60,7 +59,7 @@ class TextOutput {
 /**
  * The choices of one generation, decoded: one native ChoiceDecoder per choice, pushed once
  * per engine message. `push` makes the output events of one engine message; it is the
- * decoding step shared by runGeneration (run.ts) and the iterator decodeOutputs.
+ * decoding step of runGeneration (run.ts).
  */
 export class ChoiceOutputs {
   private readonly decoders: ChoiceDecoder[] = [];
@@ -227,131 +226,10 @@ export class ChoiceOutputs {
   }
 }
 
-/**
- * The output events of a generation as an iterator (the shape endpoints read before
- * runGeneration; kept for callers built against it). A plain iterator rather than an async
- * generator: a generator layer cost several promise jobs per event. The events one engine
- * message makes are queued and handed out one per read; the next engine message is read
- * only once they are all out, so a text event's lazy usage and a logprobs tap still see the
- * state as of that event.
- */
-export function decodeOutputs(model: ServedModel, gen: Generation, opts: OutputOptions & { parsing?: null }): AsyncIterableIterator<OutputEvent>;
-export function decodeOutputs(model: ServedModel, gen: Generation, opts: OutputOptions): AsyncIterableIterator<ParsedEvent>;
-export function decodeOutputs(model: ServedModel, gen: Generation, opts: OutputOptions): AsyncIterableIterator<ParsedEvent> {
-  return new DecodedOutputs(model, gen, opts);
-}
-
-class DecodedOutputs implements AsyncIterableIterator<ParsedEvent> {
-  private readonly choices: ChoiceOutputs;
-  private it: AsyncIterator<EngineEvent> | null = null;
-  // The engine stream is open and not failing: leaving must either abort it or read it out.
-  private open = false;
-  /** Events made from the last engine message, not handed out yet. */
-  private readonly out: ParsedEvent[] = [];
-  private outHead = 0;
-  private closed = false;
-
-  constructor(
-    model: ServedModel,
-    private readonly gen: Generation,
-    opts: OutputOptions,
-  ) {
-    this.choices = new ChoiceOutputs(model, opts);
-  }
-
-  [Symbol.asyncIterator](): this {
-    return this;
-  }
-
-  private take(): IteratorResult<ParsedEvent> {
-    const value = this.out[this.outHead]!;
-    this.out[this.outHead++] = undefined as unknown as ParsedEvent;
-    if (this.outHead === this.out.length) {
-      this.out.length = 0;
-      this.outHead = 0;
-    }
-    return { value, done: false };
-  }
-
-  async next(): Promise<IteratorResult<ParsedEvent>> {
-    if (this.outHead < this.out.length) return this.take();
-    if (this.closed) return DONE;
-    if (this.choices.remaining === 0) {
-      await this.settle();
-      return DONE;
-    }
-    const it = (this.it ??= this.gen.events[Symbol.asyncIterator]());
-    try {
-      for (;;) {
-        this.open = false;
-        const step = await it.next();
-        if (step.done) break;
-        this.open = true;
-        const one = this.choices.push(step.value, this.out);
-        if (one) return { value: one, done: false };
-        if (this.out.length > 0) return this.take();
-      }
-    } catch (err) {
-      await this.settle();
-      throw err;
-    }
-    this.closed = true;
-    throw new ApiError(502, 'the engine ended the stream before every choice finished', { code: 'engine_error' });
-  }
-
-  async return(): Promise<IteratorResult<ParsedEvent>> {
-    this.out.length = 0;
-    this.outHead = 0;
-    await this.settle();
-    return DONE;
-  }
-
-  // Every choice is answered, or the consumer stopped reading (see settleEngine).
-  private async settle(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    if (!this.open) return;
-    this.open = false;
-    await settleEngine(this.it!, this.choices.remaining === 0 && this.choices.engineEndsItself);
-  }
-}
-
-/**
- * Leave an open engine stream. When every choice is answered and the engine ends the request
- * by itself right after (max_tokens, a stop token), read the rest of its stream in the
- * background: aborting would cost an Abort rpc and a stream reset per request (the usual
- * case for short max_tokens). Otherwise abort it.
- */
-export async function settleEngine(it: AsyncIterator<unknown>, endsItself: boolean): Promise<void> {
-  if (endsItself) drain(it);
-  else await it.return?.();
-}
-
-/** Whether a choice Portico ended ended on a rule the engine applies too (see decodeOutputs). */
+/** Whether a choice Portico ended ended on a rule the engine applies too (its engine stream is then read out, not aborted: run.ts). */
 function enforcedByEngine(dec: ChoiceDecoder): boolean {
   // (matchedStop: a number for a stop token id, null for EOS, a string for a stop string.)
   return dec.finishReason === 'length' || typeof dec.matchedStop !== 'string';
 }
 
-/**
- * Events an engine may still send after Portico ended every choice on a rule the engine
- * applies too (its final message, or a few tokens if it saw the stop differently) before
- * the request is aborted after all.
- */
-const DRAIN_EVENTS = 4;
-
-/** Read an engine stream that is ending by itself to its end, discarding what comes. */
-function drain(it: AsyncIterator<unknown>): void {
-  void (async () => {
-    try {
-      for (let k = 0; k < DRAIN_EVENTS; k++) if ((await it.next()).done) return;
-      // Still going (an engine that does not stop where Portico did): abort it.
-      await it.return?.();
-    } catch {
-      // Its outcome no longer reaches anyone; engine failures are handled where they occur.
-    }
-  })();
-}
-
 const NO_IDS: readonly number[] = Object.freeze([]);
-const DONE: IteratorResult<ParsedEvent> = Object.freeze({ value: undefined, done: true }) as IteratorResult<ParsedEvent>;

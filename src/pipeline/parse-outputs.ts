@@ -1,6 +1,6 @@
 // How a request's output is parsed for tool calls and reasoning (spec 003): the plan that
 // each choice's native ChoiceOutput runs (postprocess.ts), in the same native push as the
-// detokenizer, so content, reasoning and tool-call events come out of decodeOutputs
+// detokenizer, so content, reasoning and tool-call events come out of ChoiceOutputs
 // (outputs.ts); a choice that made tool calls finishes with `tool_calls`. Which parsers
 // run, and how, follows the per-parser decisions PRE.1–PRE.3 (the native table).
 
