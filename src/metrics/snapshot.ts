@@ -44,7 +44,7 @@ export function mergeSnapshots(shards: readonly FamilySnapshot[][]): FamilySnaps
           have.sum += c.sum;
           have.count += c.count;
         } else if ('value' in have && 'value' in c) {
-          have.value = f.type === 'gauge' && f.merge === 'max' ? Math.max(have.value, c.value) : have.value + c.value;
+          have.value = f.merge === 'max' ? Math.max(have.value, c.value) : have.value + c.value;
         }
       }
     }
