@@ -273,6 +273,10 @@ A('a tool without input_schema', { ...MESSAGES, tools: [{ name: 'f' }] }, /tools
 A('a tool without a name', { ...MESSAGES, tools: [{ input_schema: {} }] }, /tools\.0\.name: Field required/);
 A('stream a string', { ...MESSAGES, stream: 'yes' }, /`stream` must be a boolean/);
 A('an unknown model', { ...MESSAGES, model: 'nope' }, /nope/, 404, 'not_found_error');
+// (The HTTP fuzzer's find: an empty block list left no message, and the prefill check read past it: a 500.)
+A('every message an empty block list', { ...MESSAGES, messages: [{ role: 'user', content: [] }] }, /messages: every message is empty/);
+A('a system prompt and an empty block list', { ...MESSAGES, system: 'Be brief.', messages: [{ role: 'user', content: [] }] }, /messages: every message is empty/);
+bad('/v1/messages/count_tokens', 'count_tokens with every message an empty block list', { model: 'm', messages: [{ role: 'user', content: [] }] }, /messages: every message is empty/);
 bad('/v1/messages/count_tokens', 'count_tokens without messages', { model: 'm' }, /messages: Field required/);
 bad('/v1/messages/count_tokens', 'count_tokens with an unknown field', { model: 'm', messages: [{ role: 'user', content: 'x' }], max_tokens: 3 }, /Unsupported parameter\(s\): `max_tokens`/);
 

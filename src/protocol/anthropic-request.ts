@@ -122,6 +122,7 @@ function reshape(f: ShapeReader, body: Buffer): { prompt: AnthropicPrompt; funct
   if (system !== null) out.push({ role: 'system', content: system });
   const messages = JSON.parse(body.toString('utf8', span.start, span.end)) as Json[];
   messages.forEach((m, i) => out.push(...reshapeMessage(m, i)));
+  if (out.length === (system === null ? 0 : 1)) throw bad('messages: every message is empty (no content blocks)', 'messages');
   const tools = f.array('tools') ? reshapeTools(JSON.parse(f.raw('tools')!) as Json[]) : null;
   const prompt = templateBody(out, tools, thinkingKwargs(f), null, prefillOf(out));
   // (templateBody leaves an empty tools array out of the template, as no tools.)
@@ -134,10 +135,11 @@ function reshape(f: ShapeReader, body: Buffer): { prompt: AnthropicPrompt; funct
  * answer holds only what follows. Like Anthropic, its text may not end in whitespace.
  */
 function prefillOf(out: Obj[]): string | null {
-  const last = out[out.length - 1]!;
-  if (last.role !== 'assistant' || last.tool_calls !== undefined) return null;
-  const text = last.content as string;
-  if (text.trim() === '') return null;
+  // (A message whose content is an empty block list reshapes to nothing: `out` may be empty.)
+  const last = out.at(-1);
+  if (last === undefined || last.role !== 'assistant' || last.tool_calls !== undefined) return null;
+  const text = last.content;
+  if (typeof text !== 'string' || text.trim() === '') return null;
   if (/\s$/.test(text)) throw bad('messages: final assistant content cannot end with trailing whitespace', 'messages');
   return text;
 }
