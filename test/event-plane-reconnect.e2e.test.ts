@@ -82,10 +82,11 @@ async function appliedByUrl(s: Proc): Promise<Map<string, number>> {
 
 const prompt = (tag: string) => `${tag}: ${'the quick brown fox jumps over the lazy dog '.repeat(40)}`;
 
-/** One short completion; the worker that served it (nvext worker_id, Portico's extension). */
-async function complete(s: Proc, text: string): Promise<number> {
+/** One short completion (on worker `pin` if given); the worker that served it (nvext worker_id, Portico's extension). */
+async function complete(s: Proc, text: string, pin?: number): Promise<number> {
   const body = { model: 'm', messages: [{ role: 'user' as const, content: text }], max_tokens: 2, nvext: { use_raw_prompt: true, extra_fields: ['worker_id'] } };
-  const r = (await client(s).chat.completions.create(body)) as any;
+  const headers = pin === undefined ? {} : { 'x-dynamo-worker-instance-id': String(pin) };
+  const r = (await client(s).chat.completions.create(body, { headers })) as any;
   assert.equal(r.choices.length, 1);
   return r.nvext.worker_id.decode_worker_id as number;
 }
@@ -95,7 +96,10 @@ test('KV events published while NATS was away are applied exactly once, and load
   t.after(() => a.stop());
   const b = await frontend();
   t.after(() => b.stop());
-  for (let i = 0; i < 4; i++) await complete(a, prompt(`before ${i}`));
+  // Pinned alternately: both engines publish batches before the outage (the router alone
+  // may send four prompts of one shape to one worker).
+  const ids = [...(await workerUrls(a)).keys()];
+  for (let i = 0; i < 4; i++) assert.equal(await complete(a, prompt(`before ${i}`), ids[i % ids.length]), ids[i % ids.length]);
   let beforeOutage = 0;
   await eventually(async () => {
     const [inStream, onB] = [await batchesInStream(), await appliedByUrl(b)];
