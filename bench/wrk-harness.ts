@@ -21,8 +21,11 @@ export interface Started {
  * on ("listening on host:port" or "listening on grpc://host:port").
  */
 export function startNode(script: string, args: string[] = [], nodeFlags: string[] = []): Promise<Started> {
+  const command = [process.execPath, ...nodeFlags, script, ...args];
+  const cpu = pinnedCpu(args[0] === 'serve' ? 'frontend' : 'load');
+  if (cpu !== undefined) command.unshift('taskset', '-c', cpu);
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...nodeFlags, script, ...args], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, PORTICO_SHARDS: '1', PORTICO_GRPC_PORT: process.env.PORTICO_GRPC_PORT ?? '0' } });
+    const child = spawn(command[0], command.slice(1), { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, PORTICO_SHARDS: '1', PORTICO_GRPC_PORT: process.env.PORTICO_GRPC_PORT ?? '0' } });
     let out = '';
     child.stdout!.on('data', (d: Buffer) => {
       out += d.toString();
@@ -31,6 +34,17 @@ export function startNode(script: string, args: string[] = [], nodeFlags: string
     });
     child.once('exit', (code) => reject(new Error(`exited ${code}: ${out}`)));
   });
+}
+
+/**
+ * With BENCH_PIN=1 on a machine of two or more CPUs, the frontend under test (a `serve`
+ * child) runs on CPU 0 and everything that loads it (engines, wrk) on CPU 1, so what the
+ * frontend's CPU per request measures is its own work, not its share of a contended core
+ * (on a 2-core VM, same-build A/B runs unpinned differ by up to 1.5x).
+ */
+export function pinnedCpu(role: 'frontend' | 'load'): string | undefined {
+  if (process.env.BENCH_PIN !== '1') return undefined;
+  return role === 'frontend' ? '0' : '1';
 }
 
 /** `node <dir>/bin/portico.js ...args` (dir: a build of this repo, by default this one). */
@@ -101,7 +115,8 @@ export function childrenCpuMs(): number {
 export function wrk(url: string, o: { connections: number; seconds: number; script?: string }): WrkRun {
   const args = ['-t1', `-c${o.connections}`, `-d${o.seconds}s`, '--latency'];
   if (o.script) args.push('-s', o.script);
-  const out = execFileSync('wrk', [...args, url], { encoding: 'utf8' });
+  const cpu = pinnedCpu('load');
+  const out = cpu === undefined ? execFileSync('wrk', [...args, url], { encoding: 'utf8' }) : execFileSync('taskset', ['-c', cpu, 'wrk', ...args, url], { encoding: 'utf8' });
   const errors = /Non-2xx or 3xx responses: (\d+)/.exec(out);
   if (errors) throw new Error(`wrk saw ${errors[1]} non-2xx responses on ${url}`);
   return {
