@@ -10,11 +10,11 @@
 
 import { ApiError } from '../protocol/errors.js';
 import { errorEvent as openaiErrorEvent } from '../protocol/error-wire.js';
+import { SSE_DONE } from '../protocol/sse-frames.js';
 import { log } from '../log.js';
 import type { Exchange } from './exchange.js';
 import { STOP, type RunningGeneration } from '../pipeline/run.js';
 
-export const SSE_DONE = 'data: [DONE]\n\n';
 
 /** What a keep-alive writes: an SSE comment, ignored by every client. */
 export const SSE_KEEP_ALIVE = ': keep-alive\n\n';

@@ -4,9 +4,10 @@
 // the exchange's default otherwise: UwsExchange.send).
 
 import { log } from '../log.js';
-import type { ApiError } from '../protocol/errors.js';
-import { errorBody, errorEvent, type ErrorFormat } from '../protocol/error-wire.js';
+import { statusLine, type ApiError } from '../protocol/errors.js';
+import { errorBody, streamErrorEnd, type ErrorFormat } from '../protocol/error-wire.js';
 import type { UwsExchange } from './exchange.js';
+import type { HttpResponse } from './uws.js';
 
 export function sendError(ex: UwsExchange, e: ApiError, format: ErrorFormat, closeConnection = false): void {
   try {
@@ -17,9 +18,26 @@ export function sendError(ex: UwsExchange, e: ApiError, format: ErrorFormat, clo
   }
 }
 
+/**
+ * The error response of a request that has no exchange (it failed before one was made, or
+ * it is an OPTIONS, which is answered without one): the same status, body and headers as
+ * sendError, and the connection closed (the request's state is unknown).
+ */
+export function sendErrorToResponse(res: HttpResponse, e: ApiError, format: ErrorFormat): void {
+  try {
+    res.cork(() => {
+      res.writeStatus(statusLine(e.status)).writeHeader('content-type', 'application/json');
+      for (const [k, v] of errorHeaders(e)) res.writeHeader(k, v);
+      res.end(errorBody(e, format), true);
+    });
+  } catch (err) {
+    log.error('could not send an error response', { status: e.status, error: String(err) });
+  }
+}
+
 /** Answer a request past its deadline: the error response, or its stream's error event and end. */
 export function expireWith(ex: UwsExchange, e: ApiError, format: ErrorFormat): void {
-  ex.expire(e.status, errorBody(e, format), format === 'anthropic' ? errorEvent(e, format) : `${errorEvent(e, format)}data: [DONE]\n\n`);
+  ex.expire(e.status, errorBody(e, format), streamErrorEnd(e, format));
 }
 
 function errorHeaders(e: ApiError): [string, string][] {

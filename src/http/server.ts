@@ -7,9 +7,9 @@ import { uws, type HttpRequest, type HttpResponse, type us_listen_socket } from 
 import { UwsExchange, headerIn, type ExchangeOwner } from './exchange.js';
 import { dropBody, framingOf, readBody, type BodySink } from './body-reader.js';
 import { allowHeader, answerOptions } from './options-response.js';
-import { ApiError, statusLine } from '../protocol/errors.js';
+import { ApiError } from '../protocol/errors.js';
 import { errorBody, type ErrorFormat } from '../protocol/error-wire.js';
-import { expireWith, sendError } from './error-response.js';
+import { expireWith, sendError, sendErrorToResponse } from './error-response.js';
 import type { Handler, Route } from '../api/exchange.js';
 import { countRequest, type FrontendMetrics } from '../metrics/frontend.js';
 import { log } from '../log.js';
@@ -82,7 +82,7 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServer> {
       answerOptions(res, req, allow, allowOrigin(req.getHeader('origin')));
     } catch (err) {
       log.error('OPTIONS failed', { error: String(err) });
-      res.cork(() => res.writeStatus('500 Internal Server Error').end('', true));
+      sendErrorToResponse(res, ApiError.from(err), 'openai');
     }
   };
 
@@ -324,8 +324,7 @@ function guarded(res: HttpResponse, req: HttpRequest, format: ErrorFormat, serve
       return;
     }
     log.error('request failed before it was read', { error: String(err), stack: err instanceof Error ? err.stack : undefined });
-    const e = ApiError.from(err);
-    res.cork(() => res.writeStatus(statusLine(e.status)).end(errorBody(e, format), true));
+    sendErrorToResponse(res, ApiError.from(err), format);
   }
 }
 

@@ -2,12 +2,14 @@
 // format, here and nowhere else:
 //   errorBody      HTTP JSON: OpenAI {"error":{message,type,param,code}}, Anthropic {"type":"error",...}
 //   errorEvent     SSE `event: error` of the OpenAI (chat, completions) and Anthropic streams
+//   streamErrorEnd that event and the stream's end (`data: [DONE]` for OpenAI), for a stream cut short
 //   responsesError the fields of the Responses stream's `error` event (its writer numbers it)
 //   grpcError      the gRPC status (code and message) for the KServe face
 // The HTTP layer adds the status and Retry-After from the same ApiError (http/error-response.ts).
 
 import { Code, ConnectError } from '@connectrpc/connect';
 import { ApiError } from './errors.js';
+import { SSE_DONE } from './sse-frames.js';
 
 export type ErrorFormat = 'openai' | 'anthropic';
 
@@ -19,6 +21,11 @@ export function errorBody(err: ApiError, format: ErrorFormat): string {
 /** The SSE error event of an OpenAI or Anthropic stream (its body as errorBody's). */
 export function errorEvent(err: ApiError, format: ErrorFormat): string {
   return `event: error\ndata: ${errorBody(err, format)}\n\n`;
+}
+
+/** The last text of an OpenAI or Anthropic stream that an error ends: the error event, then OpenAI's `data: [DONE]`. */
+export function streamErrorEnd(err: ApiError, format: ErrorFormat): string {
+  return format === 'anthropic' ? errorEvent(err, format) : errorEvent(err, format) + SSE_DONE;
 }
 
 /** The Responses API's `error` stream event fields (the writer adds type and sequence_number). */
