@@ -5,6 +5,7 @@
 // machine load. CPU per request is the serve process's utime+stime over the requests wrk made.
 //
 // Usage: npm run build:ts && node dist/bench/chat-cpu-ab.bench.js <dirA> <dirB> [more dirs...] [rounds=3] [seconds=5] [connections=64]
+// BENCH_PIN=1: the frontend under test on CPU 0, engines and wrk on CPU 1 (wrk-harness.ts).
 // (a directory of '.' means this repo; more than two directories, e.g. the merges of a bisect,
 // are loaded in turn the same way and each is reported against A). Needs `wrk`.
 

@@ -7,6 +7,7 @@
 // node_modules/ linked; '.' is this repo); one shared out-of-process echo mock engine.
 //
 // Usage: npm run build:ts && node dist/bench/chat-gc-ab.bench.js <dirA> [more dirs...] [rounds=2] [seconds=5] [connections=64]
+// BENCH_PIN=1: the frontend under test on CPU 0, engines and wrk on CPU 1 (wrk-harness.ts).
 // Needs `wrk`.
 
 import { spawn } from 'node:child_process';

@@ -21,6 +21,7 @@
 //                 installs that bind by itself, src/runtime/lean-async-bind.ts)
 //
 // Usage: npm run build:ts && node dist/bench/floor.bench.js [seconds=5] [rounds=3] [connections=64] [--eol-bind]
+// BENCH_PIN=1: the frontend under test on CPU 0, engines and wrk on CPU 1 (wrk-harness.ts).
 // Needs `wrk`. Every load targets 127.0.0.1.
 
 import { cpus } from 'node:os';

@@ -7,6 +7,7 @@
 // requests from a raw socket, the time from writing the request to the first content delta.
 //
 // Usage: npm run build:ts && node dist/bench/stream-cpu-ab.bench.js <dirA> <dirB> [rounds=3] [seconds=5] [connections=64] [tokens=64]
+// BENCH_PIN=1: the frontend under test on CPU 0, engines and wrk on CPU 1 (wrk-harness.ts).
 // (a directory of '.' means this repo). Needs `wrk`.
 
 import type { ChildProcess } from 'node:child_process';
