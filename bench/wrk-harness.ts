@@ -22,7 +22,7 @@ export interface Started {
  */
 export function startNode(script: string, args: string[] = [], nodeFlags: string[] = []): Promise<Started> {
   const command = [process.execPath, ...nodeFlags, script, ...args];
-  const cpu = pinnedCpu(args[0] === 'serve' ? 'frontend' : 'load');
+  const cpu = pinnedCpu(args[0] === 'engine' || args[0] === 'mock-engine' ? 'load' : 'frontend');
   if (cpu !== undefined) command.unshift('taskset', '-c', cpu);
   return new Promise((resolve, reject) => {
     const child = spawn(command[0], command.slice(1), { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, PORTICO_SHARDS: '1', PORTICO_GRPC_PORT: process.env.PORTICO_GRPC_PORT ?? '0' } });
@@ -37,8 +37,9 @@ export function startNode(script: string, args: string[] = [], nodeFlags: string
 }
 
 /**
- * With BENCH_PIN=1 on a machine of two or more CPUs, the frontend under test (a `serve`
- * child) runs on CPU 0 and everything that loads it (engines, wrk) on CPU 1, so what the
+ * With BENCH_PIN=1 on a machine of two or more CPUs, the frontend under test (a `serve`, or
+ * a bench server other than an engine) runs on CPU 0 and everything that loads it (engines,
+ * `mock-engine`, wrk) on CPU 1, so what the
  * frontend's CPU per request measures is its own work, not its share of a contended core
  * (on a 2-core VM, same-build A/B runs unpinned differ by up to 1.5x).
  */
