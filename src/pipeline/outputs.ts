@@ -10,7 +10,6 @@ import type { ServedModel } from './served-model.js';
 import type { OutputOptions } from './request.js';
 
 export type { OutputOptions } from './request.js';
-export { outputRules } from './request.js';
 
 export interface TokenCounts {
   promptTokens: number;

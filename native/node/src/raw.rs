@@ -64,14 +64,16 @@ pub unsafe fn get_u32(env: Env, v: Value) -> Option<u32> {
 
 /// `read(env, v)`, or `T::default()` when `v` is null or undefined; None, with
 /// `TypeError(msg)` thrown, when `read` refuses `v`.
-pub unsafe fn get_optional<T: Default>(env: Env, v: Value, msg: &CStr, read: impl FnOnce(Env, Value) -> Option<T>) -> Option<T> {
+/// (`msg` is built only when `v` is refused: an object is constructed per request, and three
+/// eager messages were three `format!`s and CStrings on every one.)
+pub unsafe fn get_optional<T: Default>(env: Env, v: Value, msg: impl FnOnce() -> CString, read: impl FnOnce(Env, Value) -> Option<T>) -> Option<T> {
     unsafe {
         if is_nullish(env, v) {
             return Some(T::default());
         }
         let got = read(env, v);
         if got.is_none() {
-            throw_type(env, msg);
+            throw_type(env, &msg());
         }
         got
     }

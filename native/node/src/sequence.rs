@@ -107,9 +107,9 @@ pub(crate) unsafe fn sequence_options(env: Env, [flags, min_tokens, max_tokens, 
             raw::throw_type(env, &msg("flags and minTokens must be numbers"));
             return None;
         };
-        let max_tokens = raw::get_optional(env, max_tokens, &msg("maxTokens must be a number or null"), |env, v| raw::get_u32(env, v).map(Some))?;
-        let stop = raw::get_optional(env, stop, &msg("stop must be an array of strings or null"), |env, v| raw::get_string_array(env, v))?;
-        let stop_token_ids = raw::get_optional(env, stop_ids, &msg("stopTokenIds must be an array of numbers or null"), |env, v| raw::get_u32_array(env, v))?;
+        let max_tokens = raw::get_optional(env, max_tokens, || msg("maxTokens must be a number or null"), |env, v| raw::get_u32(env, v).map(Some))?;
+        let stop = raw::get_optional(env, stop, || msg("stop must be an array of strings or null"), |env, v| raw::get_string_array(env, v))?;
+        let stop_token_ids = raw::get_optional(env, stop_ids, || msg("stopTokenIds must be an array of numbers or null"), |env, v| raw::get_u32_array(env, v))?;
         let f = OutputFlags(flags);
         Some(SequenceOptions {
             skip_special_tokens: f.skip_special_tokens(),
