@@ -6,8 +6,8 @@ import { setFlagsFromString } from 'node:v8';
 // across the engine round trip) survive scavenges and starts allocating them in the old
 // generation; dead old objects then keep the young ones they point to alive through every
 // scavenge until the next full GC, so a serving process promotes ~6 KB per request and
-// spends ~24 us of each unary chat in scavenges. Off: about half of both
-// (bench/chat-gc-ab.bench.ts; docs/architecture.md "Garbage per request"). Process-wide, so
+// spends ~23 us of each unary chat in scavenges. Off: about half of both (bench/chat-gc-ab.bench.ts;
+// docs/architecture.md "Found: V8's allocation-site pretenuring"). Process-wide, so
 // the shard threads get it too; set before any request-handling code has run.
 setFlagsFromString('--no-allocation-site-pretenuring');
 

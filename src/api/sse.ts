@@ -15,7 +15,6 @@ import { log } from '../log.js';
 import type { Exchange } from './exchange.js';
 import { STOP, type RunningGeneration } from '../pipeline/run.js';
 
-
 /** What a keep-alive writes: an SSE comment, ignored by every client. */
 export const SSE_KEEP_ALIVE = ': keep-alive\n\n';
 
