@@ -20,8 +20,10 @@ export function sendError(ex: UwsExchange, e: ApiError, format: ErrorFormat, clo
 
 /**
  * The error response of a request that has no exchange (it failed before one was made, or
- * it is an OPTIONS, which is answered without one): the same status, body and headers as
- * sendError, and the connection closed (the request's state is unknown).
+ * it is an OPTIONS, which is answered without one): the same status, body and error headers
+ * (WWW-Authenticate, the error's own Retry-After) as sendError, and the connection closed
+ * (the request's state is unknown). What only an exchange adds is not there: x-request-id,
+ * the CORS headers and the default Retry-After of a 503 or 529 (UwsExchange.send).
  */
 export function sendErrorToResponse(res: HttpResponse, e: ApiError, format: ErrorFormat): void {
   try {
