@@ -8,6 +8,8 @@
 //
 // Usage: npm run build:ts && node dist/bench/stream-cpu-ab.bench.js <dirA> <dirB> [rounds=3] [seconds=5] [connections=64] [tokens=64]
 // BENCH_PIN=1: the frontend under test on CPU 0, engines and wrk on CPU 1 (wrk-harness.ts).
+// BENCH_ARGS_A / BENCH_ARGS_B: extra `serve` flags for that side (space-separated), e.g. the
+// same build twice with BENCH_ARGS_B='--stream-write-interval-ms 2'.
 // (a directory of '.' means this repo). Needs `wrk`.
 
 import type { ChildProcess } from 'node:child_process';
@@ -25,12 +27,13 @@ const engine = await startPortico(['mock-engine', '--model-path', QWEN3, '--port
 const worker = `grpc://127.0.0.1:${engine.port}`;
 const servers: { name: string; dir: string; child: ChildProcess; port: number }[] = [];
 for (const [name, dir] of [['A', dirA], ['B', dirB]] as const) {
-  const s = await startPortico(['serve', '--host', '127.0.0.1', '--http-port', '0', '--model-path', QWEN3, '--model-name', 'models', '--worker', worker, '--shards', '1'], dir);
+  const extra = (process.env[`BENCH_ARGS_${name}`] ?? '').split(' ').filter((a) => a !== '');
+  const s = await startPortico(['serve', '--host', '127.0.0.1', '--http-port', '0', '--model-path', QWEN3, '--model-name', 'models', '--worker', worker, '--shards', '1', ...extra], dir);
   servers.push({ name, dir, ...s });
 }
 const body = (t: number) => ({ model: 'models', messages: [{ role: 'user', content: 'Hello there, how are you today?' }], max_tokens: t, stream: true });
 const scripts = { one: postScript(body(1)), many: postScript(body(tokens)) };
-console.log(`A = ${dirA}\nB = ${dirB}\n${rounds} rounds, wrk -t1 -c${connections} -d${seconds}s after a 2 s warm-up, streamed chat of 1 and ${tokens} tokens; load: ${uptime()}`);
+console.log(`A = ${dirA} ${process.env.BENCH_ARGS_A ?? ''}\nB = ${dirB} ${process.env.BENCH_ARGS_B ?? ''}\n${rounds} rounds, wrk -t1 -c${connections} -d${seconds}s after a 2 s warm-up, streamed chat of 1 and ${tokens} tokens; load: ${uptime()}`);
 console.log(`| round | build | req/s (1 / ${tokens} tokens) | CPU / req (1 token) | CPU / req (${tokens} tokens) | CPU / token (slope) |\n|---|---|---:|---:|---:|---:|`);
 const perToken: Record<string, number[]> = { A: [], B: [] };
 const cpuPerReq = (s: (typeof servers)[number], script: string) => {

@@ -59,6 +59,11 @@ export interface Exchange {
    * slow and the chunk is buffered (await it to pause the producer); otherwise undefined.
    */
   writeEvent(chunk: string): Promise<void> | undefined;
+  /**
+   * From now on, write the event stream's text at most once per `ms` (what is made in
+   * between goes out together, held at most `ms`). Without it: once per event-loop turn.
+   */
+  coalesceEvents?(ms: number): void;
   /** End the event stream. */
   endEventStream(): void;
   /** Give up on the exchange: abort its work and close the connection (buffered output is discarded). */

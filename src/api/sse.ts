@@ -41,9 +41,15 @@ export interface StreamSettings {
    * defaulted: custom chat processors' streams peek only then (spec 002), native ones always.
    */
   peekConfigured?: boolean;
+  /**
+   * After a stream's first event, its events are written at most this often (ms): what the
+   * engine sends in between goes out in one write, held at most this long (0: a write per
+   * event-loop turn with output).
+   */
+  writeIntervalMs: number;
 }
 
-export const DEFAULT_STREAM_SETTINGS: StreamSettings = { peekMs: 1000, keepAliveMs: 10_000, stallMs: 60_000 };
+export const DEFAULT_STREAM_SETTINGS: StreamSettings = { peekMs: 1000, keepAliveMs: 10_000, stallMs: 60_000, writeIntervalMs: 0 };
 
 let settings: StreamSettings = { ...DEFAULT_STREAM_SETTINGS };
 
@@ -53,6 +59,7 @@ export function configureStreams(s: Partial<StreamSettings>): void {
     peekMs: s.peekMs ?? DEFAULT_STREAM_SETTINGS.peekMs,
     keepAliveMs: s.keepAliveMs ?? DEFAULT_STREAM_SETTINGS.keepAliveMs,
     stallMs: s.stallMs ?? DEFAULT_STREAM_SETTINGS.stallMs,
+    writeIntervalMs: s.writeIntervalMs ?? DEFAULT_STREAM_SETTINGS.writeIntervalMs,
     peekConfigured: s.peekMs !== undefined && s.peekMs > 0,
   };
 }
@@ -121,6 +128,8 @@ class SseSink<E> implements EventSink<E> {
   begin?: (g: RunningGeneration) => void;
   committed = false;
   dropped = false;
+  /** The first event was written (later ones may be coalesced: writeIntervalMs). */
+  private wroteFirst = false;
   private peek: ReturnType<typeof setTimeout> | undefined;
   private keepAlive: ReturnType<typeof setInterval> | undefined;
 
@@ -181,6 +190,11 @@ class SseSink<E> implements EventSink<E> {
     const text = this.fmt.event(ev);
     if (!text) return undefined;
     const p = this.ex.writeEvent(text);
+    if (!this.wroteFirst) {
+      // Queued after the first event: the first token goes out in the turn it was made.
+      this.wroteFirst = true;
+      if (settings.writeIntervalMs > 0) this.ex.coalesceEvents?.(settings.writeIntervalMs);
+    }
     if (!p) return undefined;
     if (settings.stallMs <= 0) return p as Promise<undefined>;
     return within(p, settings.stallMs, STALLED).then((v) => {

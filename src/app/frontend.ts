@@ -67,7 +67,7 @@ function withoutSecrets(o: ServeOptions): Record<string, unknown> {
 export async function startFrontend(o: ServeOptions, natives: ReadonlyMap<string, Model>, shard?: ShardContext): Promise<Frontend> {
   installLeanAsyncBind(); // before the engine clients open their first http2 stream
   const f = o.faults ?? {};
-  configureStreams({ peekMs: f.precommitPeekMs, keepAliveMs: secs(f.keepAliveSecs), stallMs: secs(f.stallTimeoutSecs) });
+  configureStreams({ peekMs: f.precommitPeekMs, keepAliveMs: secs(f.keepAliveSecs), stallMs: secs(f.stallTimeoutSecs), writeIntervalMs: f.writeIntervalMs });
   const metrics = new FrontendMetrics(o.metricsPrefix, shard?.link.id);
   // One id sequence for every model's workers: an id names one worker (DELETE /admin/workers/:id).
   const ids = { next: 0 };

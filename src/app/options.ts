@@ -99,6 +99,8 @@ export interface FaultOptions {
   precommitPeekMs?: number;
   keepAliveSecs?: number;
   stallTimeoutSecs?: number;
+  /** --stream-write-interval-ms (api/sse.ts StreamSettings.writeIntervalMs). */
+  writeIntervalMs?: number;
 }
 
 export interface Running {

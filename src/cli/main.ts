@@ -85,6 +85,7 @@ async function serveCommand(args: string[]): Promise<void> {
       precommitPeekMs: precommitPeekMs(v),
       keepAliveSecs: v['stream-keep-alive-secs'] as number,
       stallTimeoutSecs: v['stream-stall-timeout-secs'] as number,
+      writeIntervalMs: v['stream-write-interval-ms'] as number,
     },
     shards: (v.shards as number | undefined) ?? availableParallelism(),
     responsesStore: { url: v['responses-store'] as string, ttlSecs: v['responses-store-ttl-secs'] as number, maxRows: v['responses-store-max-rows'] as number },

@@ -285,6 +285,10 @@ export class UwsExchange implements Exchange {
   queued = false;
   /** The last flush left bytes in uWS: the producer waits on this until the socket drains. */
   private blocked: Promise<void> | null = null;
+  /** After coalesceEvents(ms): at most one write per this many ms (0: one per turn). */
+  private flushEveryMs = 0;
+  /** When this stream last wrote (performance.now(); only kept while coalescing). */
+  private lastFlush = 0;
 
   startEventStream(): void {
     if (this.done) return;
@@ -303,9 +307,26 @@ export class UwsExchange implements Exchange {
     return this.blocked ?? undefined;
   }
 
+  /**
+   * From now on, write this stream's queued text at most once per `ms`: text queued within
+   * `ms` of the last write waits for one timer shared by every stream (it then waits at most
+   * `ms`). A stream whose events come further apart than that is written in the turn each
+   * event is made, as before. The SSE writer calls this once its first event is out, so the
+   * first token is never held. See docs/architecture.md ("Per-token path").
+   */
+  coalesceEvents(ms: number): void {
+    this.flushEveryMs = ms > 0 ? ms : 0;
+    if (ms > 0) this.lastFlush = performance.now();
+  }
+
   private queueFlush(): void {
     if (this.queued) return;
     this.queued = true;
+    if (this.flushEveryMs > 0 && performance.now() - this.lastFlush < this.flushEveryMs) {
+      heldQueue.push(this);
+      if (heldQueue.length === 1) setTimeout(flushHeld, this.flushEveryMs);
+      return;
+    }
     flushQueue.push(this);
     if (flushQueue.length === 1) setImmediate(flushAll);
   }
@@ -320,6 +341,7 @@ export class UwsExchange implements Exchange {
     const ok = eventSlot.ok;
     const chunk = this.pending;
     this.pending = '';
+    if (this.flushEveryMs > 0) this.lastFlush = performance.now();
     if (ok) return;
     // The text is buffered in uWS: the producer's next write waits until the socket drains.
     this.pauses++;
@@ -386,6 +408,21 @@ function flushAll(): void {
     ex.flushEvents();
   }
   flushQueue.length = 0;
+}
+
+/**
+ * Coalescing streams (coalesceEvents) with text queued within their interval of their last
+ * write; flushed together by one timer, armed by the first of them.
+ */
+const heldQueue: UwsExchange[] = [];
+function flushHeld(): void {
+  // Taken out first: a flush that resolves a producer lets it queue again (a new timer).
+  const held = heldQueue.splice(0, heldQueue.length);
+  for (let i = 0; i < held.length; i++) {
+    const ex = held[i];
+    ex.queued = false;
+    ex.flushEvents();
+  }
 }
 
 const EMPTY = Buffer.alloc(0);

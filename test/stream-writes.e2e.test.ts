@@ -1,0 +1,104 @@
+// How a stream's events reach the socket, seen from a raw HTTP/1.1 client that keeps each
+// chunk of the chunked body apart (uWS writes one chunk per socket write of the stream):
+// by default every event-loop turn with output is a write (an engine that makes a token
+// every 40 ms gives a write per token); with --stream-write-interval-ms the events after the
+// first are coalesced (here an interval longer than the whole stream: the first event goes
+// out alone, the rest together with the end), and the client gets the same events.
+
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import { startPortico, QWEN3, type Proc } from './helpers/portico.js';
+
+const started: Proc[] = [];
+after(async () => {
+  for (const p of started.reverse()) await p.stop();
+});
+
+const TOKENS = 6;
+
+async function setup(frontArgs: string[]): Promise<Proc> {
+  // A token per sequence every 40 ms, no EOS: each stream runs to max_tokens.
+  const e = await startPortico(['mock-engine', '--model-path', QWEN3, '--port', '0', '--mode', 'sim', '--step-ms', '40', '--eos-probability', '0']);
+  started.push(e);
+  const f = await startPortico(['serve', '--http-port', '0', '--host', '127.0.0.1', '--model-path', QWEN3, '--model-name', 'm', '--worker', `grpc://127.0.0.1:${e.port}`, ...frontArgs]);
+  started.push(f);
+  return f;
+}
+
+/** One streamed chat over a raw socket: the payload of each chunk of the chunked body, in order. */
+function streamChunks(port: number): Promise<string[]> {
+  const body = JSON.stringify({ model: 'm', stream: true, max_tokens: TOKENS, messages: [{ role: 'user', content: 'Count to ten.' }] });
+  const req = `POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+  return new Promise((resolve, reject) => {
+    const sock = net.connect(port, '127.0.0.1', () => sock.write(req));
+    let buf = Buffer.alloc(0);
+    let headDone = false;
+    const chunks: string[] = [];
+    const guard = setTimeout(() => {
+      sock.destroy();
+      reject(new Error(`no end of the stream in 60 s; chunks so far: ${JSON.stringify(chunks)}`));
+    }, 60_000);
+    sock.on('data', (d: Buffer) => {
+      buf = Buffer.concat([buf, d]);
+      if (!headDone) {
+        const end = buf.indexOf('\r\n\r\n');
+        if (end < 0) return;
+        const head = buf.subarray(0, end).toString('latin1');
+        assert.match(head, /^HTTP\/1\.1 200/);
+        assert.match(head, /transfer-encoding: chunked/i);
+        headDone = true;
+        buf = buf.subarray(end + 4);
+      }
+      for (;;) {
+        const line = buf.indexOf('\r\n');
+        if (line < 0) return;
+        const size = parseInt(buf.subarray(0, line).toString('latin1'), 16);
+        if (buf.length < line + 2 + size + 2) return;
+        if (size === 0) {
+          clearTimeout(guard);
+          sock.destroy();
+          resolve(chunks);
+          return;
+        }
+        chunks.push(buf.subarray(line + 2, line + 2 + size).toString('utf8'));
+        buf = buf.subarray(line + 2 + size + 2);
+      }
+    });
+    sock.on('error', (err) => {
+      clearTimeout(guard);
+      reject(err);
+    });
+  });
+}
+
+/** The chunk.choices[0].delta.content events of a chunk's text. */
+function contentEvents(text: string): number {
+  return (text.match(/"delta":\{"content":/g) ?? []).length;
+}
+
+test('by default each turn with output is its own write: an engine that steps every 40 ms gives a write per token', async () => {
+  const f = await setup([]);
+  const chunks = await streamChunks(f.port);
+  const all = chunks.join('');
+  assert.equal(contentEvents(all), TOKENS, all);
+  assert.ok(all.endsWith('data: [DONE]\n\n'));
+  const withContent = chunks.filter((c) => contentEvents(c) > 0).length;
+  // Tokens 40 ms apart leave in separate turns; a stalled machine may merge a pair, never all.
+  assert.ok(withContent >= 3, `writes with content: ${withContent} of ${TOKENS} tokens: ${JSON.stringify(chunks)}`);
+});
+
+test('--stream-write-interval-ms coalesces the events after the first: the first token leaves alone, the rest in one write', async () => {
+  const f = await setup(['--stream-write-interval-ms', '60000']);
+  const chunks = await streamChunks(f.port);
+  const all = chunks.join('');
+  assert.equal(contentEvents(all), TOKENS, all);
+  assert.match(all, /"finish_reason":"length"/);
+  assert.ok(all.endsWith('data: [DONE]\n\n'));
+  const withContent = chunks.filter((c) => contentEvents(c) > 0);
+  assert.equal(withContent.length, 2, `two writes carry content: ${JSON.stringify(chunks)}`);
+  // The first token was not held for the interval (nor for the end): it went out in the turn it came.
+  assert.ok(!/"finish_reason":"length"/.test(withContent[0]!), `the first write holds no finish: ${withContent[0]}`);
+  assert.ok(contentEvents(withContent[0]!) < TOKENS);
+  assert.ok(/"finish_reason":"length"/.test(withContent[1]!) && withContent[1]!.includes('data: [DONE]'), 'the rest went out with the end');
+});
