@@ -10,8 +10,9 @@
 //!
 //! The pipeline is the same as `tokenizers`' (split at added tokens, NFC each segment,
 //! pre-tokenize, BPE each piece), with a hand-written scanner instead of the regex, BPE on
-//! raw bytes, a per-call word cache, and long texts cut in two at a place where the pattern
-//! is guaranteed to end a match and encoded on two threads.
+//! raw bytes, a per-call word cache and a bounded one across calls (short pieces: common
+//! words are merged once per encoder, not once per request), and long texts cut in two at a
+//! place where the pattern is guaranteed to end a match and encoded on two threads.
 
 pub mod bpe;
 pub mod classes;
@@ -20,6 +21,7 @@ pub mod pretokenize;
 
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::sync::Mutex;
 
 use serde_json::Value;
 use unicode_normalization_alignments::{is_nfc_quick, IsNormalized, UnicodeNormalization};
@@ -28,6 +30,41 @@ use crate::special_split::{Piece, SpecialSplitter};
 use bpe::{ByteBpe, FxMap, Scratch};
 use deepseek::DeepSeekSplit;
 use pretokenize::{is_safe_cut, Gpt4Split};
+
+/// One call's handle on the cross-call word cache (None: another call holds it).
+struct Words<'a>(Option<&'a mut WordCache>);
+
+impl Words<'_> {
+    /// Appends the cached ids of `w` to `out`; false when not cached.
+    #[inline]
+    fn get(&mut self, w: &[u8], out: &mut Vec<u32>) -> bool {
+        match self.0.as_deref_mut() {
+            Some(c) if w.len() <= WORD_CACHE_MAX_BYTES => match c.ids.get(w) {
+                Some(e) => {
+                    out.extend_from_slice(&e.ids[..e.n as usize]);
+                    true
+                }
+                None => false,
+            },
+            _ => false,
+        }
+    }
+
+    #[inline]
+    fn put(&mut self, w: &[u8], ids: &[u32]) {
+        if let Some(c) = self.0.as_deref_mut() {
+            if w.len() > WORD_CACHE_MAX_BYTES || ids.len() > WORD_IDS_MAX {
+                return;
+            }
+            if c.ids.len() >= WORD_CACHE_ENTRIES {
+                c.ids.clear();
+            }
+            let mut e = WordIds { n: ids.len() as u8, ids: [0; WORD_IDS_MAX] };
+            e.ids[..ids.len()].copy_from_slice(ids);
+            c.ids.insert(w.into(), e);
+        }
+    }
+}
 
 /// The pre-tokenizers with a hand-written scanner.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,6 +94,29 @@ impl PreTok {
 /// Texts at least this long are cut in two and encoded on two threads.
 pub const PARALLEL_MIN_BYTES: usize = 48 << 10;
 
+/// Pieces the cross-call word cache holds before it starts over (`tokenizers`' BPE keeps a
+/// word cache of 10 000 too). About 0.5 MiB when full.
+const WORD_CACHE_ENTRIES: usize = 10_000;
+/// Longer pieces are not kept across calls (rare repeats; the per-call cache has them).
+const WORD_CACHE_MAX_BYTES: usize = 32;
+
+/// Ids of pieces seen by earlier calls: common words are merged once per encoder, not once
+/// per request. Taken with `try_lock` once per call, so a call that finds it busy (the other
+/// half of a parallel encode, a pool thread) just goes without it.
+#[derive(Default)]
+struct WordCache {
+    ids: FxMap<Box<[u8]>, WordIds>,
+}
+
+/// A cached piece's ids, inline (one allocation per entry, its key): pieces of more ids
+/// than this are rare and not kept.
+#[derive(Clone, Copy)]
+struct WordIds {
+    n: u8,
+    ids: [u32; WORD_IDS_MAX],
+}
+const WORD_IDS_MAX: usize = 4;
+
 pub struct FastEncoder {
     split: PreTok,
     /// `normalized: true` added tokens, split out of each segment (identity normalizer only).
@@ -64,6 +124,7 @@ pub struct FastEncoder {
     nfc: bool,
     bpe: ByteBpe,
     parallel_min_bytes: usize,
+    words: Mutex<WordCache>,
 }
 
 impl FastEncoder {
@@ -130,6 +191,7 @@ impl FastEncoder {
             nfc,
             bpe,
             parallel_min_bytes: PARALLEL_MIN_BYTES,
+            words: Mutex::default(),
         })
     }
 
@@ -177,26 +239,28 @@ impl FastEncoder {
         let mut out = Vec::with_capacity(bytes / 3 + 8);
         let mut cache = FxMap::default();
         let mut scratch = Scratch::default();
+        let mut guard = self.words.try_lock().ok();
+        let mut w = Words(guard.as_deref_mut());
         for p in pieces {
             match *p {
                 Piece::Added(id) => out.push(id),
                 Piece::Text(t) => match (self.normalize(t), &self.normalized_tokens) {
                     (Cow::Borrowed(t), None) => {
-                        self.encode_segment(t, &mut out, &mut cache, &mut scratch)
+                        self.encode_segment(t, &mut out, &mut cache, &mut scratch, &mut w)
                     }
                     (Cow::Borrowed(t), Some(second)) => {
                         for p in second.split(t) {
                             match p {
                                 Piece::Added(id) => out.push(id),
                                 Piece::Text(t) => {
-                                    self.encode_segment(t, &mut out, &mut cache, &mut scratch)
+                                    self.encode_segment(t, &mut out, &mut cache, &mut scratch, &mut w)
                                 }
                             }
                         }
                     }
                     (Cow::Owned(s), _) => {
                         let mut own = FxMap::default();
-                        self.encode_segment(&s, &mut out, &mut own, &mut scratch)
+                        self.encode_segment(&s, &mut out, &mut own, &mut scratch, &mut w)
                     }
                 },
             }
@@ -212,6 +276,7 @@ impl FastEncoder {
         out: &mut Vec<u32>,
         cache: &mut FxMap<&'t [u8], (u32, u32)>,
         scratch: &mut Scratch,
+        words: &mut Words<'_>,
     ) {
         self.split.split(text, |piece| {
             let w = piece.as_bytes();
@@ -225,9 +290,17 @@ impl FastEncoder {
                 return;
             }
             let s = out.len();
-            self.bpe.encode_word(w, out, scratch);
+            if !words.get(w, out) {
+                self.bpe.encode_word(w, out, scratch);
+                words.put(w, &out[s..]);
+            }
             cache.insert(w, (s as u32, (out.len() - s) as u32));
         });
+    }
+
+    /// Pieces in the cross-call word cache (tests).
+    pub fn cached_words(&self) -> usize {
+        self.words.lock().map(|w| w.ids.len()).unwrap_or(0)
     }
 
     fn normalize<'t>(&self, t: &'t str) -> Cow<'t, str> {

@@ -207,3 +207,29 @@ fn two_thread_encode_matches_tokenizers() {
         }
     }
 }
+
+#[test]
+fn the_cross_call_word_cache_gives_the_ids_of_a_full_encode_and_stays_bounded() {
+    for name in ["qwen3", "llama3_1", "deepseek_v3"] {
+        let Some(tok) = load(name) else { continue };
+        let fast = tok.fast_encoder().unwrap();
+        let text = "Hello there, how are you today? Tokenization tokenizes tokenized tokens.";
+        let reference = tok.encode_reference(text, false).unwrap();
+        assert_eq!(tok.encode(text, false).unwrap(), reference, "{name}: cold");
+        assert!(fast.cached_words() > 0, "{name}: the first encode filled the cache");
+        assert_eq!(tok.encode(text, false).unwrap(), reference, "{name}: from the cache");
+        // Far more distinct words than the cache holds: it starts over, ids stay exact.
+        let mut rng = Rng::new(7);
+        for i in 0..30_000 {
+            let w: String = (0..3 + rng.below(8)).map(|_| (b'a' + rng.below(26) as u8) as char).collect();
+            let t = format!("{w} {i}{w}");
+            if i % 997 == 0 {
+                assert_eq!(tok.encode(&t, false).unwrap(), tok.encode_reference(&t, false).unwrap(), "{name}: {t:?}");
+            } else {
+                tok.encode(&t, false).unwrap();
+            }
+        }
+        assert!(fast.cached_words() <= 10_000, "{name}: {} cached", fast.cached_words());
+        assert_eq!(tok.encode(text, false).unwrap(), reference, "{name}: after eviction");
+    }
+}
