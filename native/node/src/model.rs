@@ -91,13 +91,13 @@ impl Model {
         }
     }
 
-    #[napi]
-    pub fn encode(&self, text: String, add_special_tokens: bool) -> Result<Uint32Array> {
+    #[napi(ts_return_type = "Uint32Array")]
+    pub fn encode<'env>(&self, env: &'env Env, text: String, add_special_tokens: bool) -> Result<Uint32ArraySlice<'env>> {
         let ids = self
             .inner
             .encode(&text, add_special_tokens)
             .map_err(to_napi)?;
-        Ok(Uint32Array::new(ids))
+        ids_array(env, &ids)
     }
 
     /// `encode` on the libuv thread pool (for long texts).
@@ -175,11 +175,13 @@ impl Model {
         self.inner.render_chat(&req).map_err(to_napi)
     }
 
-    /// Render + encode (no special tokens added: the template writes them).
-    #[napi]
+    /// Render + encode (no special tokens added: the template writes them). The ids are
+    /// copied into a V8-allocated array (`ids_array`): this is the short-prompt path.
+    #[napi(ts_return_type = "Uint32Array")]
     #[allow(clippy::too_many_arguments)]
-    pub fn encode_chat(
+    pub fn encode_chat<'env>(
         &self,
+        env: &'env Env,
         body: &[u8],
         msg_start: i64,
         msg_end: i64,
@@ -187,12 +189,10 @@ impl Model {
         tools_end: i64,
         add_generation_prompt: bool,
         kwargs_json: Option<String>,
-    ) -> Result<Uint32Array> {
+    ) -> Result<Uint32ArraySlice<'env>> {
         let spans = ChatSpans::new(body, (msg_start, msg_end), (tools_start, tools_end))?;
         let req = spans.request(add_generation_prompt, kwargs_json.as_deref());
-        Ok(Uint32Array::new(
-            self.inner.encode_chat(&req).map_err(to_napi)?,
-        ))
+        ids_array(env, &self.inner.encode_chat(&req).map_err(to_napi)?)
     }
 
     /// The same as `encodeChat`, on the libuv thread pool (for long prompts). The spans are
@@ -220,20 +220,25 @@ impl Model {
     }
 
     /// The messages' text concatenated (no template, no special tokens), tokenized.
-    #[napi]
-    pub fn encode_raw_messages(
+    #[napi(ts_return_type = "Uint32Array")]
+    pub fn encode_raw_messages<'env>(
         &self,
+        env: &'env Env,
         body: &[u8],
         msg_start: i64,
         msg_end: i64,
-    ) -> Result<Uint32Array> {
+    ) -> Result<Uint32ArraySlice<'env>> {
         let spans = ChatSpans::new(body, (msg_start, msg_end), (-1, -1))?;
-        Ok(Uint32Array::new(
-            self.inner
-                .encode_raw_messages(spans.messages)
-                .map_err(to_napi)?,
-        ))
+        ids_array(env, &self.inner.encode_raw_messages(spans.messages).map_err(to_napi)?)
     }
+}
+
+/// Ids as a Uint32Array that V8 allocates, the ids copied in. `Uint32Array::new(vec)` hands
+/// the Vec over as an external backing store instead: no copy, but a finalizer and a weak
+/// handle per array, which for a short prompt's ids cost more than the copy
+/// (bench/encode-chat.bench.ts; figures in bench/RESULTS.md, "Prompt ids copied").
+fn ids_array<'env>(env: &'env Env, ids: &[u32]) -> Result<Uint32ArraySlice<'env>> {
+    Uint32ArraySlice::copy_from(env, ids)
 }
 
 #[napi(object)]
