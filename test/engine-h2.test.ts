@@ -6,10 +6,12 @@ import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 
-import { create, toBinary } from '@bufbuild/protobuf';
+import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
+import { Http2SessionManager } from '@connectrpc/connect-node';
 
 import { EngineError } from '../src/engine/errors.js';
 import { createEngineClient } from '../src/engine/factory.js';
+import { frameMessage, openServerStream } from '../src/engine/grpc-h2.js';
 import type { EngineClient, EngineEvent, GenerateParams } from '../src/engine/types.js';
 import { GenerateResponseSchema } from '../src/gen/sglang_scheduler_pb.js';
 import { startMockEngine, type MockEngine } from '../src/mock/engine-server.js';
@@ -119,6 +121,45 @@ describe('direct HTTP/2 Generate against a hand-written server', () => {
     });
     const evs = await collect(client.generate(params(), never()));
     assert.deepEqual(evs.map((e) => e.kind === 'chunk' ? e.chunk.tokenIds : e.done.finishReason), [[7], [8, 9], 'length']);
+  });
+
+  test('a consumer that holds the stream pauses it past the high-water mark; release resumes it, nothing lost', { timeout: 60_000 }, async () => {
+    // More messages than the queue's high-water mark (64) while the consumer holds: the
+    // stream is paused, i.e. what arrives is no longer acknowledged to the worker's flow
+    // control, so the rest (several HTTP/2 windows of 64 KiB) waits at the worker; release
+    // delivers the queue, reading resumes, and every message arrives in order, then the end.
+    const N = 20_200;
+    const FIRST = 200;
+    const frames: Buffer[] = [];
+    for (let k = 1; k <= N; k++) frames.push(frame(chunk([k], k)));
+    frames.push(frame(complete(N)));
+    let sent!: (st: http2.ServerHttp2Stream) => void;
+    const firstHalfSent = new Promise<http2.ServerHttp2Stream>((r) => (sent = r));
+    srv.set((st) => {
+      st.respond(ok, { waitForTrailers: true });
+      st.on('wantTrailers', () => st.sendTrailers({ 'grpc-status': '0' }));
+      st.write(Buffer.concat(frames.slice(0, FIRST)), () => sent(st));
+    });
+    const sm = new Http2SessionManager(srv.url.replace('grpc:', 'http:'));
+    try {
+      const stream = openServerStream(sm, '/sglang.grpc.scheduler.SglangScheduler/Generate', frameMessage(new Uint8Array(0)), (b, s, e) => Buffer.from(b.subarray(s, e)));
+      const got: Buffer[] = [];
+      const ended = new Promise<void>((resolve, reject) => stream.listen!({ message: (m) => got.push(m), end: resolve, fail: reject }));
+      stream.hold!();
+      const st = await firstHalfSent;
+      // A few turns of the client's loop: it reads the first half while the consumer holds.
+      for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+      st.end(Buffer.concat(frames.slice(FIRST)));
+      for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+      assert.equal(got.length, 0, 'nothing delivered while held');
+      stream.release!();
+      await ended;
+      assert.equal(got.length, N + 1);
+      const ids = got.slice(0, N).map((m) => fromBinary(GenerateResponseSchema, m)).map((r) => (r.response.case === 'chunk' ? r.response.value.tokenIds[0] : -1));
+      assert.ok(ids.every((id, i) => id === i + 1), 'in order');
+    } finally {
+      sm.abort();
+    }
   });
 
   test('trailers-only error: grpc-status and percent-encoded grpc-message become an EngineError', async () => {

@@ -15,6 +15,7 @@
 // trailers-only response. Identity encoding only (we never offer another).
 
 import http2 from 'node:http2';
+import { Readable } from 'node:stream';
 
 import { Code, ConnectError } from '@connectrpc/connect';
 import { codeFromHttpStatus, findTrailerError, grpcStatusOk, parseContentType } from '@connectrpc/connect/protocol-grpc';
@@ -258,7 +259,7 @@ class H2ServerStream<T> implements ServerStream<T> {
     }
     if (this.paused && this.queue.length - this.head < HIGH_WATER / 2) {
       this.paused = false;
-      this.stream?.resume();
+      if (this.stream) readAgain(this.stream);
     }
   }
 
@@ -314,7 +315,7 @@ class H2ServerStream<T> implements ServerStream<T> {
     this.head = 0;
     if (this.paused) {
       this.paused = false;
-      this.stream?.resume();
+      if (this.stream) readAgain(this.stream);
     }
   }
 
@@ -343,9 +344,13 @@ class H2ServerStream<T> implements ServerStream<T> {
     (s as OwnedStream)[kOwner] = this as unknown as H2ServerStream<unknown>;
     s.on('response', onStreamResponse);
     s.on('trailers', onStreamTrailers);
+    // (With directPush no 'data' is emitted; the listener keeps the stream flowing, so that
+    // the end is emitted, and would take any chunk that still came through the Readable.)
     s.on('data', onStreamData);
     s.on('error', onStreamError);
     s.on('close', onStreamClose);
+    // DATA straight to onData: see directPush.
+    (s as unknown as { push: typeof directPush }).push = directPush;
     s.end(body);
   }
 
@@ -393,6 +398,11 @@ class H2ServerStream<T> implements ServerStream<T> {
     // No grpc-status at all: an unknown status, as gRPC clients report it.
     this.status = err ? err.code : code === undefined ? Code.Unknown : 0;
     this.statusMessage = err ? err.rawMessage : '';
+  }
+
+  /** @internal (directPush: whether the stream is paused for a full queue) */
+  isPaused(): boolean {
+    return this.paused;
   }
 
   /** @internal (the first-response deadline passed) */
@@ -540,6 +550,38 @@ function onStreamTrailers(this: OwnedStream, h: http2.IncomingHttpHeaders): void
 function onStreamData(this: OwnedStream, d: Buffer): void {
   this[kOwner].onData(d);
 }
+/**
+ * The stream's `push`, replaced on each Generate stream: Node's stream-base read callback
+ * hands every DATA chunk to `stream.push(buf)`, which in a Readable is readableAddChunk →
+ * addChunk → emit('data') → a nextTick (maybeReadMore) and its tick processing per chunk,
+ * i.e. per token. The chunk goes to onData directly instead; the end (null) still goes
+ * through the Readable, so 'end' and 'close' come as before. Returning false while paused
+ * makes the read callback call readStop on the handle, as when a Readable's buffer is full:
+ * from then on Node does not acknowledge what arrives to the worker's flow control, so the
+ * worker stops once its window is used (what is already on the way still comes here and is
+ * queued); readAgain restarts it. Figures in bench/RESULTS.md ("DATA chunks past the Readable").
+ */
+function directPush(this: OwnedStream, chunk: Buffer | null, encoding?: BufferEncoding): boolean {
+  if (chunk === null || this.destroyed) return READABLE_PUSH.call(this, chunk, encoding);
+  const owner = this[kOwner];
+  owner.onData(chunk);
+  return !owner.isPaused();
+}
+const READABLE_PUSH = Readable.prototype.push;
+
+/**
+ * Resume a stream paused for a full queue. The Readable's own resume() does not restart the
+ * reading: with directPush its bookkeeping still counts the first read as under way (only its
+ * own push clears that), so it never calls _read again; the stream's _read (readStart on the
+ * handle, which acknowledges what arrived meanwhile) is called directly. Without it a worker
+ * whose window filled while paused would wait forever (test/engine-h2.test.ts, "holds the
+ * stream").
+ */
+function readAgain(s: http2.ClientHttp2Stream): void {
+  s.resume();
+  if (!s.destroyed) (s as unknown as { _read(n: number): void })._read(0);
+}
+
 function onStreamError(this: OwnedStream, err: unknown): void {
   this[kOwner].fail(fromNodeError(err));
 }
