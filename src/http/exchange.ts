@@ -400,29 +400,23 @@ const FLUSH_AT = 8 * 1024;
 
 /** Exchanges with event-stream text queued this turn; flushed by one setImmediate. */
 const flushQueue: UwsExchange[] = [];
-function flushAll(): void {
-  // (A flush may resolve a producer's promise; its writes land in the next turn's queue.)
-  for (let i = 0; i < flushQueue.length; i++) {
-    const ex = flushQueue[i];
-    ex.queued = false;
-    ex.flushEvents();
-  }
-  flushQueue.length = 0;
-}
+const flushAll = (): void => flushEach(flushQueue);
 
 /**
  * Coalescing streams (coalesceEvents) with text queued within their interval of their last
  * write; flushed together by one timer, armed by the first of them.
  */
 const heldQueue: UwsExchange[] = [];
-function flushHeld(): void {
-  // Taken out first: a flush that resolves a producer lets it queue again (a new timer).
-  const held = heldQueue.splice(0, heldQueue.length);
-  for (let i = 0; i < held.length; i++) {
-    const ex = held[i];
+const flushHeld = (): void => flushEach(heldQueue);
+
+function flushEach(queue: UwsExchange[]): void {
+  // (A flush may resolve a producer's promise; its writes land in a later flush.)
+  for (let i = 0; i < queue.length; i++) {
+    const ex = queue[i];
     ex.queued = false;
     ex.flushEvents();
   }
+  queue.length = 0;
 }
 
 const EMPTY = Buffer.alloc(0);
