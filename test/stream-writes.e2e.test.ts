@@ -7,8 +7,8 @@
 
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import net from 'node:net';
 import { startPortico, QWEN3, type Proc } from './helpers/portico.js';
+import { rawExchange } from './helpers/raw-http.js';
 
 const started: Proc[] = [];
 after(async () => {
@@ -27,49 +27,14 @@ async function setup(frontArgs: string[]): Promise<Proc> {
 }
 
 /** One streamed chat over a raw socket: the payload of each chunk of the chunked body, in order. */
-function streamChunks(port: number): Promise<string[]> {
+async function streamChunks(port: number): Promise<string[]> {
   const body = JSON.stringify({ model: 'm', stream: true, max_tokens: TOKENS, messages: [{ role: 'user', content: 'Count to ten.' }] });
   const req = `POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
-  return new Promise((resolve, reject) => {
-    const sock = net.connect(port, '127.0.0.1', () => sock.write(req));
-    let buf = Buffer.alloc(0);
-    let headDone = false;
-    const chunks: string[] = [];
-    const guard = setTimeout(() => {
-      sock.destroy();
-      reject(new Error(`no end of the stream in 60 s; chunks so far: ${JSON.stringify(chunks)}`));
-    }, 60_000);
-    sock.on('data', (d: Buffer) => {
-      buf = Buffer.concat([buf, d]);
-      if (!headDone) {
-        const end = buf.indexOf('\r\n\r\n');
-        if (end < 0) return;
-        const head = buf.subarray(0, end).toString('latin1');
-        assert.match(head, /^HTTP\/1\.1 200/);
-        assert.match(head, /transfer-encoding: chunked/i);
-        headDone = true;
-        buf = buf.subarray(end + 4);
-      }
-      for (;;) {
-        const line = buf.indexOf('\r\n');
-        if (line < 0) return;
-        const size = parseInt(buf.subarray(0, line).toString('latin1'), 16);
-        if (buf.length < line + 2 + size + 2) return;
-        if (size === 0) {
-          clearTimeout(guard);
-          sock.destroy();
-          resolve(chunks);
-          return;
-        }
-        chunks.push(buf.subarray(line + 2, line + 2 + size).toString('utf8'));
-        buf = buf.subarray(line + 2 + size + 2);
-      }
-    });
-    sock.on('error', (err) => {
-      clearTimeout(guard);
-      reject(err);
-    });
-  });
+  const { responses } = await rawExchange(port, req, { timeoutMs: 60_000 });
+  const res = responses[0]!;
+  assert.equal(res.status, 200);
+  assert.ok(res.chunks, `a chunked body: ${JSON.stringify(res.headers)}`);
+  return res.chunks;
 }
 
 /** The chunk.choices[0].delta.content events of a chunk's text. */

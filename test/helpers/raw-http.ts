@@ -11,6 +11,8 @@ export interface RawResponse {
   /** The header names in the order sent, lower-cased (to check for duplicates). */
   headerNames: string[];
   body: string;
+  /** A chunked body's chunks, in order (each as the server wrote it); absent otherwise. */
+  chunks?: string[];
 }
 
 export interface RawResult {
@@ -118,15 +120,15 @@ function parseOne(buf: Buffer, head: boolean): { response: RawResponse; used: nu
   let at = end + 4;
   if (status < 200 || status === 204 || status === 304 || head) return { response: { status, headers, headerNames, body: '' }, used: at };
   if (headers['transfer-encoding']?.toLowerCase() === 'chunked') {
-    let body = '';
+    const chunks: string[] = [];
     for (;;) {
       const lineEnd = buf.indexOf('\r\n', at);
       if (lineEnd < 0) return null;
       const size = parseInt(buf.subarray(at, lineEnd).toString('latin1'), 16);
       if (buf.length < lineEnd + 2 + size + 2) return null;
-      body += buf.subarray(lineEnd + 2, lineEnd + 2 + size).toString('utf8');
+      if (size > 0) chunks.push(buf.subarray(lineEnd + 2, lineEnd + 2 + size).toString('utf8'));
       at = lineEnd + 2 + size + 2;
-      if (size === 0) return { response: { status, headers, headerNames, body }, used: at };
+      if (size === 0) return { response: { status, headers, headerNames, body: chunks.join(''), chunks }, used: at };
     }
   }
   const length = Number(headers['content-length'] ?? 0);
