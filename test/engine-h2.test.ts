@@ -7,11 +7,13 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 
 import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
-import { Http2SessionManager } from '@connectrpc/connect-node';
+import { ConnectError } from '@connectrpc/connect';
 
 import { EngineError } from '../src/engine/errors.js';
 import { createEngineClient } from '../src/engine/factory.js';
-import { frameMessage, openServerStream } from '../src/engine/grpc-h2.js';
+import { frameMessage, GRPC_REQUEST_HEADERS, openServerStream } from '../src/engine/grpc-h2.js';
+import { H2Client } from '../src/engine/h2/client.js';
+import { STREAM_WINDOW } from '../src/engine/h2/session.js';
 import type { EngineClient, EngineEvent, GenerateParams } from '../src/engine/types.js';
 import { GenerateResponseSchema } from '../src/gen/sglang_scheduler_pb.js';
 import { startMockEngine, type MockEngine } from '../src/mock/engine-server.js';
@@ -126,9 +128,9 @@ describe('direct HTTP/2 Generate against a hand-written server', () => {
   test('a consumer that holds the stream pauses it past the high-water mark; release resumes it, nothing lost', { timeout: 60_000 }, async () => {
     // More messages than the queue's high-water mark (64) while the consumer holds: the
     // stream is paused, i.e. what arrives is no longer acknowledged to the worker's flow
-    // control, so the rest (several HTTP/2 windows of 64 KiB) waits at the worker; release
+    // control, so the rest (three of the stream's HTTP/2 windows) waits at the worker; release
     // delivers the queue, reading resumes, and every message arrives in order, then the end.
-    const N = 20_200;
+    const N = Math.ceil((3 * STREAM_WINDOW) / frame(chunk([1], 1)).length);
     const FIRST = 200;
     const frames: Buffer[] = [];
     for (let k = 1; k <= N; k++) frames.push(frame(chunk([k], k)));
@@ -140,9 +142,9 @@ describe('direct HTTP/2 Generate against a hand-written server', () => {
       st.on('wantTrailers', () => st.sendTrailers({ 'grpc-status': '0' }));
       st.write(Buffer.concat(frames.slice(0, FIRST)), () => sent(st));
     });
-    const sm = new Http2SessionManager(srv.url.replace('grpc:', 'http:'));
+    const h2 = new H2Client(srv.url.replace('grpc:', 'http:'), { connectTimeoutMs: 3000, pingIntervalMs: 10_000, pingTimeoutMs: 5000, idleConnectionTimeoutMs: 60_000, headers: GRPC_REQUEST_HEADERS });
     try {
-      const stream = openServerStream(sm, '/sglang.grpc.scheduler.SglangScheduler/Generate', frameMessage(new Uint8Array(0)), (b, s, e) => Buffer.from(b.subarray(s, e)));
+      const stream = openServerStream(h2, '/sglang.grpc.scheduler.SglangScheduler/Generate', frameMessage(new Uint8Array(0)), (b, s, e) => Buffer.from(b.subarray(s, e)));
       const got: Buffer[] = [];
       const ended = new Promise<void>((resolve, reject) => stream.listen!({ message: (m) => got.push(m), end: resolve, fail: reject }));
       stream.hold!();
@@ -158,7 +160,7 @@ describe('direct HTTP/2 Generate against a hand-written server', () => {
       const ids = got.slice(0, N).map((m) => fromBinary(GenerateResponseSchema, m)).map((r) => (r.response.case === 'chunk' ? r.response.value.tokenIds[0] : -1));
       assert.ok(ids.every((id, i) => id === i + 1), 'in order');
     } finally {
-      sm.abort();
+      h2.close(new ConnectError('test over'));
     }
   });
 

@@ -1,7 +1,8 @@
-// The connection plumbing both engine protocols share: one HTTP/2 session per worker
-// (keep-alive PINGs, idle close), Connect for unary rpcs under one deadline with their
-// failures as EngineErrors, Generate read either straight off the session or through
-// Connect, and the per-rank load rows both GetLoads answers carry. The protocol clients
+// The connection plumbing both engine protocols share: per worker, Generate on the engine
+// client's own HTTP/2 connection (src/engine/h2/) and the unary rpcs through Connect on
+// connect-node's (both with keep-alive PINGs and idle close), the unary rpcs under one
+// deadline with their failures as EngineErrors, Generate read either off the own
+// connection or through Connect, and the per-rank load rows both GetLoads answers carry. The protocol clients
 // (sglang-client.ts, vllm-client.ts) keep only their request and response mapping.
 
 import { Code, ConnectError, type Transport } from '@connectrpc/connect';
@@ -9,7 +10,8 @@ import { createGrpcTransport, Http2SessionManager } from '@connectrpc/connect-no
 
 import { EngineError } from './errors.js';
 import { fromConnectStream } from './generate-stream.js';
-import { openServerStream, type ServerStream } from './grpc-h2.js';
+import { GRPC_REQUEST_HEADERS, openServerStream, type ServerStream } from './grpc-h2.js';
+import { H2Client } from './h2/client.js';
 import type { EngineAdminResult, EngineLoads } from './types.js';
 
 export interface EngineClientOptions {
@@ -28,10 +30,10 @@ export interface EngineClientOptions {
   /** Close an unused connection after this long. Default 15 min. */
   idleConnectionTimeoutMs?: number;
   /**
-   * How Generate streams are read: 'h2' (default) frames gRPC directly on
-   * the HTTP/2 session; 'connect' goes through Connect's generic client
-   * (several times the CPU per message; kept for comparison in bench/).
-   * Unary rpcs always use Connect. Both share one connection.
+   * How Generate streams are read: 'h2' (default) on the engine client's own
+   * HTTP/2 connection (src/engine/h2/); 'connect' goes through Connect's generic
+   * client on node:http2 (several times the CPU per message; kept for comparison
+   * in bench/). Unary rpcs always use Connect, on a connection of their own.
    */
   generateTransport?: 'h2' | 'connect';
   /**
@@ -72,10 +74,9 @@ export interface UnaryOptions {
 export class EngineConnection {
   readonly transport: Transport;
   private readonly session: Http2SessionManager;
+  /** Generate's connection ('h2'). */
+  private readonly h2: H2Client | undefined;
   private readonly rpcTimeoutMs: number;
-  private readonly direct: boolean;
-  /** How often reads may re-arm the keep-alive: well inside the PING interval. */
-  private readonly aliveNotifyMs: number;
   private readonly firstResponseMs: number;
 
   constructor(
@@ -84,16 +85,16 @@ export class EngineConnection {
   ) {
     const baseUrl = toBaseUrl(url);
     this.rpcTimeoutMs = opts.rpcTimeoutMs ?? 5000;
-    this.direct = (opts.generateTransport ?? 'h2') === 'h2';
-    this.aliveNotifyMs = Math.min(500, (opts.pingIntervalMs ?? 10_000) / 4);
     this.firstResponseMs = Math.max(0, opts.firstResponseTimeoutMs ?? DEFAULT_FIRST_RESPONSE_TIMEOUT_MS);
-    // Own the session manager so close() can tear the connection down.
-    this.session = new Http2SessionManager(baseUrl, {
+    const connection = {
       connectTimeoutMs: opts.connectTimeoutMs ?? 3000,
       pingIntervalMs: opts.pingIntervalMs ?? 10_000,
       pingTimeoutMs: opts.pingTimeoutMs ?? 5000,
       idleConnectionTimeoutMs: opts.idleConnectionTimeoutMs ?? 15 * 60_000,
-    });
+    };
+    if ((opts.generateTransport ?? 'h2') === 'h2') this.h2 = new H2Client(baseUrl, { ...connection, headers: GRPC_REQUEST_HEADERS });
+    // Own the session manager so close() can tear the connection down.
+    this.session = new Http2SessionManager(baseUrl, connection);
     this.transport = createGrpcTransport({ baseUrl, sessionManager: this.session });
   }
 
@@ -133,13 +134,15 @@ export class EngineConnection {
     encode: () => Buffer,
     viaConnect: (cancel: AbortSignal) => AsyncIterable<T>,
   ): ServerStream<T> {
-    return this.direct
-      ? openServerStream(this.session, path, encode(), decode, this.aliveNotifyMs, this.firstResponseMs)
+    return this.h2
+      ? openServerStream(this.h2, path, encode(), decode, this.firstResponseMs)
       : fromConnectStream(viaConnect);
   }
 
   close(): void {
-    this.session.abort(new ConnectError(`engine client for ${this.url} closed`, Code.Unavailable));
+    const err = new ConnectError(`engine client for ${this.url} closed`, Code.Unavailable);
+    this.h2?.close(err);
+    this.session.abort(err);
   }
 }
 

@@ -1,27 +1,25 @@
-// A gRPC server-streaming call straight on node:http2, for the one rpc whose
-// per-message cost matters: Generate. Connect's generic client pipes every
-// response message through several layers of async iterables, a linked
-// AbortController and a ping-timer reset per read; measured in-process
-// against the echo mock that was ~2 ms of CPU for an 8-token request
-// (bench/engine-path.bench.ts). Connection handling (connect timeout,
-// keep-alive PINGs, idle close, GOAWAY, reconnect) stays with connect-node's
-// Http2SessionManager, and the status handling (HTTP status to code, the gRPC content
-// type, a non-OK grpc-status with its message and details) with Connect's protocol-grpc
-// helpers; this file only frames messages and routes the stream's events.
+// A gRPC server-streaming call on the engine client's own HTTP/2 connection (src/engine/h2/),
+// for the one rpc whose per-message cost matters: Generate. Connect's generic client pipes
+// every response message through several layers of async iterables, a linked
+// AbortController and a ping-timer reset per read; measured in-process against the echo
+// mock that was ~2 ms of CPU for an 8-token request (bench/engine-path.bench.ts), and
+// node:http2 below it costs a call from C++ into JS per DATA frame (bench/RESULTS.md,
+// "Engine HTTP/2 in JS"). Connection handling (connect timeout, keep-alive PINGs, idle
+// close, GOAWAY, reconnect) is src/engine/h2/client.ts; the status handling (HTTP status
+// to code, the gRPC content type, a non-OK grpc-status with its message and details) is
+// Connect's protocol-grpc helpers; this file only frames messages and routes the stream's
+// events.
 //
 // Wire (grpc/doc/PROTOCOL-HTTP2.md): request HEADERS + one length-prefixed
 // message + END_STREAM; response HEADERS (:status 200, application/grpc),
 // length-prefixed messages, trailers with grpc-status / grpc-message, or a
 // trailers-only response. Identity encoding only (we never offer another).
 
-import http2 from 'node:http2';
-import { Readable } from 'node:stream';
-
 import { Code, ConnectError } from '@connectrpc/connect';
 import { codeFromHttpStatus, findTrailerError, grpcStatusOk, parseContentType } from '@connectrpc/connect/protocol-grpc';
-import type { Http2SessionManager } from '@connectrpc/connect-node';
 
-const { NGHTTP2_CANCEL } = http2.constants;
+import type { H2Client } from './h2/client.js';
+import type { H2Stream, H2StreamHandler } from './h2/session.js';
 
 /** The trailers that carry a call's status. */
 const STATUS_TRAILERS = ['grpc-status', 'grpc-message', 'grpc-status-details-bin'] as const;
@@ -110,24 +108,13 @@ export function pumpStream<T>(it: AsyncIterator<T>, l: StreamListener<T>): { hol
   };
 }
 
-const HEADERS_BASE = {
-  'content-type': 'application/grpc+proto',
-  te: 'trailers',
-  'grpc-accept-encoding': 'identity',
-  'user-agent': 'portico-engine-client',
-};
-
-/** session.request options (Node copies them; no object per request here). */
-const REQUEST_OPTIONS: http2.ClientSessionRequestOptions = {};
-
-/**
- * Tell the session manager the connection is alive at most this often (each
- * call re-arms its PING timer). Callers with a short PING interval pass less.
- */
-const ALIVE_NOTIFY_MS = 500;
-
-// Per session manager: when we last told it the connection is alive.
-const lastNotify = new WeakMap<Http2SessionManager, number>();
+/** The request headers of a Generate besides the pseudo-headers (H2ClientOptions.headers). */
+export const GRPC_REQUEST_HEADERS: readonly string[] = [
+  'content-type', 'application/grpc+proto',
+  'te', 'trailers',
+  'grpc-accept-encoding', 'identity',
+  'user-agent', 'portico-engine-client',
+];
 
 /** After an acknowledged Abort rpc, how long the worker has to end the stream before we reset it. */
 const ABORT_GRACE_MS = 1000;
@@ -168,20 +155,21 @@ export function frameMessage(bytes: Uint8Array): Buffer {
 }
 
 /**
- * Open `path` on a session of `sm`, send `frame` (one gRPC length-prefixed
+ * Open `path` on `client`'s connection, send `frame` (one gRPC length-prefixed
  * message, see frameMessage) and yield every response message through `decode`. Failures reject next()
  * with a ConnectError whose code follows gRPC's status (or, for transport
  * failures, Unavailable / Aborted / Internal as connect-node would report them).
  */
 export function openServerStream<T>(
-  sm: Http2SessionManager, path: string, frame: Buffer, decode: (bytes: Uint8Array, start: number, end: number) => T,
-  aliveNotifyMs = ALIVE_NOTIFY_MS, firstResponseMs = 0,
+  client: H2Client, path: string, frame: Buffer, decode: (bytes: Uint8Array, start: number, end: number) => T,
+  firstResponseMs = 0,
 ): ServerStream<T> {
-  return new H2ServerStream(sm, path, frame, decode, aliveNotifyMs, firstResponseMs);
+  return new H2ServerStream(client, path, frame, decode, firstResponseMs);
 }
 
-class H2ServerStream<T> implements ServerStream<T> {
-  private stream: http2.ClientHttp2Stream | undefined;
+class H2ServerStream<T> implements ServerStream<T>, H2StreamHandler {
+  private readonly stream: H2Stream;
+  private gotHeaders = false;
   private readonly queue: T[] = [];
   private head = 0;
   private pending: Buffer | undefined;
@@ -201,12 +189,11 @@ class H2ServerStream<T> implements ServerStream<T> {
   private settledOut = false;
 
   constructor(
-    private readonly sm: Http2SessionManager,
+    client: H2Client,
     path: string,
     body: Buffer,
     /** One message from `bytes[start, end)` (read in place: no view per message). */
     private readonly decode: (bytes: Uint8Array, start: number, end: number) => T,
-    private readonly aliveNotifyMs: number,
     firstResponseMs: number,
   ) {
     if (firstResponseMs > 0) {
@@ -214,10 +201,7 @@ class H2ServerStream<T> implements ServerStream<T> {
       t.unref();
       this.firstTimer = t;
     }
-    sm.request('POST', path, HEADERS_BASE, REQUEST_OPTIONS).then(
-      (s) => this.attach(s, body),
-      (err: unknown) => this.fail(fromNodeError(err)),
-    );
+    this.stream = client.request(path, body, this);
   }
 
   next(): Promise<IteratorResult<T>> {
@@ -259,7 +243,7 @@ class H2ServerStream<T> implements ServerStream<T> {
     }
     if (this.paused && this.queue.length - this.head < HIGH_WATER / 2) {
       this.paused = false;
-      if (this.stream) readAgain(this.stream);
+      this.stream.resume();
     }
   }
 
@@ -292,7 +276,7 @@ class H2ServerStream<T> implements ServerStream<T> {
     this.head = 0;
     this.fail(new ConnectError('stream cancelled by the client', Code.Canceled));
     const reset = () => this.reset();
-    if (!after || !this.stream) {
+    if (!after) {
       reset();
       return;
     }
@@ -302,7 +286,7 @@ class H2ServerStream<T> implements ServerStream<T> {
     this.detach();
     after.then((acked) => {
       if (!acked) reset();
-      else if (!this.stream!.closed) setTimeout(reset, ABORT_GRACE_MS).unref();
+      else if (!this.stream.closed) setTimeout(reset, ABORT_GRACE_MS).unref();
     }, reset);
   }
 
@@ -315,60 +299,35 @@ class H2ServerStream<T> implements ServerStream<T> {
     this.head = 0;
     if (this.paused) {
       this.paused = false;
-      if (this.stream) readAgain(this.stream);
+      this.stream.resume();
     }
   }
 
-  /**
-   * Reset the stream (RST_STREAM CANCEL) unless it is over or its session is closing or
-   * destroyed: the connection then takes its streams with it, and Node 20's RST_STREAM on
-   * such a session could loop inside Http2Session::SendPendingData until it threw
-   * std::bad_alloc (seen when a SIGTERM drain aborted in-flight requests while the engine
-   * was being stopped too).
-   */
+  /** Reset the stream (RST_STREAM CANCEL) unless it is over. */
   private reset(): void {
-    const s = this.stream;
-    const session = s?.session;
-    if (s && !s.closed && !s.destroyed && session && !session.closed && !session.destroyed) s.close(NGHTTP2_CANCEL);
+    this.stream.cancel();
   }
 
-  /** @internal (called by the shared stream listeners below) */
-  attach(s: http2.ClientHttp2Stream, body: Buffer): void {
-    this.stream = s;
-    if (this.cancelled) {
-      this.reset();
+  /** @internal A header block: the response headers, then the trailers (or a trailers-only response). */
+  onHeaders(fields: string[], endStream: boolean): void {
+    if (this.gotHeaders) {
+      this.onTrailers(fields);
       return;
     }
-    // The same five listener functions for every stream, finding this object
-    // through the stream: no closures per request.
-    (s as OwnedStream)[kOwner] = this as unknown as H2ServerStream<unknown>;
-    s.on('response', onStreamResponse);
-    s.on('trailers', onStreamTrailers);
-    // (With directPush no 'data' is emitted; the listener keeps the stream flowing, so that
-    // the end is emitted, and would take any chunk that still came through the Readable.)
-    s.on('data', onStreamData);
-    s.on('error', onStreamError);
-    s.on('close', onStreamClose);
-    // DATA straight to onData: see directPush.
-    (s as unknown as { push: typeof directPush }).push = directPush;
-    s.end(body);
-  }
-
-  /** @internal */
-  onHeaders(h: http2.IncomingHttpHeaders & http2.IncomingHttpStatusHeader): void {
-    const status = h[':status'] ?? 0;
+    this.gotHeaders = true;
+    const status = Number(field(fields, ':status') ?? 0);
     if (status !== 200) {
       this.fail(new ConnectError(`HTTP ${status} from the worker`, codeFromHttpStatus(status)));
       return;
     }
-    const ct = h['content-type'];
+    const ct = field(fields, 'content-type');
     // (Connect's gRPC content-type check; a +json response is not ours to decode.)
     if (parseContentType(ct ?? null)?.binary !== true) {
       this.fail(new ConnectError(`unexpected content-type ${JSON.stringify(String(ct ?? ''))} from the worker`, Code.Internal));
       return;
     }
     // Trailers-only response: the status rides on the headers.
-    if (h['grpc-status'] !== undefined) this.onTrailers(h);
+    if (endStream || field(fields, 'grpc-status') !== undefined) this.onTrailers(fields);
   }
 
   /**
@@ -376,16 +335,16 @@ class H2ServerStream<T> implements ServerStream<T> {
    * directly; any other goes through Connect's findTrailerError (grpc-status-details-bin,
    * code range, grpc-message decoding), with a malformed percent-encoding kept as sent.
    */
-  onTrailers(h: http2.IncomingHttpHeaders): void {
-    const code = h['grpc-status'];
+  onTrailers(fields: string[]): void {
+    const code = field(fields, 'grpc-status');
     if (code === grpcStatusOk) {
       this.status = 0;
       return;
     }
     const headers = new Headers();
     for (const k of STATUS_TRAILERS) {
-      const v = h[k];
-      if (typeof v === 'string') headers.set(k, v);
+      const v = field(fields, k);
+      if (v !== undefined) headers.set(k, v);
     }
     let err: ConnectError | undefined;
     try {
@@ -393,16 +352,11 @@ class H2ServerStream<T> implements ServerStream<T> {
     } catch {
       // grpc-message is not valid percent-encoding (or details-bin is not a Status): keep it as sent.
       const n = Number(code);
-      err = new ConnectError(String(h['grpc-message'] ?? ''), Number.isInteger(n) && n > 0 && n <= 16 ? (n as Code) : Code.Unknown);
+      err = new ConnectError(field(fields, 'grpc-message') ?? '', Number.isInteger(n) && n > 0 && n <= 16 ? (n as Code) : Code.Unknown);
     }
     // No grpc-status at all: an unknown status, as gRPC clients report it.
     this.status = err ? err.code : code === undefined ? Code.Unknown : 0;
     this.statusMessage = err ? err.rawMessage : '';
-  }
-
-  /** @internal (directPush: whether the stream is paused for a full queue) */
-  isPaused(): boolean {
-    return this.paused;
   }
 
   /** @internal (the first-response deadline passed) */
@@ -422,22 +376,23 @@ class H2ServerStream<T> implements ServerStream<T> {
     this.firstTimer = undefined;
   }
 
-  /** @internal */
-  onData(d: Buffer): void {
+  /** @internal One DATA frame's payload, `d[start, end)`. */
+  onData(d: Buffer, start: number, end: number): void {
     if (this.firstTimer !== undefined) this.clearFirstTimer();
-    const now = Date.now();
-    if (now - (lastNotify.get(this.sm) ?? 0) >= this.aliveNotifyMs) {
-      lastNotify.set(this.sm, now);
-      this.sm.notifyResponseByteRead(this.stream!);
-    }
     if (this.detached || this.failure) return;
-    let buf = this.pending ? Buffer.concat([this.pending, d]) : d;
-    this.pending = undefined;
-    let off = 0;
-    while (buf.length - off >= 5) {
+    let buf = d;
+    let off = start;
+    let stop = end;
+    if (this.pending) {
+      buf = Buffer.concat([this.pending, d.subarray(start, end)]);
+      off = 0;
+      stop = buf.length;
+      this.pending = undefined;
+    }
+    while (stop - off >= 5) {
       const flags = buf[off]!;
       const len = buf.readUInt32BE(off + 1);
-      if (buf.length - off - 5 < len) break;
+      if (stop - off - 5 < len) break;
       if (flags & 1) {
         this.fail(new ConnectError('worker sent a compressed message without negotiating an encoding', Code.Internal));
         this.reset();
@@ -456,8 +411,8 @@ class H2ServerStream<T> implements ServerStream<T> {
       // (In push mode the consumer may have stopped the stream from inside push.)
       if (this.detached || this.failure) return;
     }
-    if (off < buf.length) this.pending = off === 0 ? Buffer.from(buf) : Buffer.from(buf.subarray(off));
-    if (!this.paused && this.queue.length - this.head >= HIGH_WATER && this.stream) {
+    if (off < stop) this.pending = Buffer.from(buf.subarray(off, stop));
+    if (!this.paused && this.queue.length - this.head >= HIGH_WATER) {
       this.paused = true;
       this.stream.pause();
     }
@@ -477,20 +432,16 @@ class H2ServerStream<T> implements ServerStream<T> {
     } else this.queue.push(msg);
   }
 
-  /** @internal */
-  onClose(): void {
+  /** @internal The stream is over: `err` when it failed (reset, connection lost, protocol error). */
+  onClose(err: ConnectError | undefined): void {
     if (this.firstTimer !== undefined) this.clearFirstTimer();
     if (this.ended || this.failure) return;
-    const s = this.stream!;
+    if (err) {
+      this.fail(err);
+      return;
+    }
     if (this.status === undefined) {
-      // No trailers: the stream was reset or the connection went away.
-      if (s.rstCode !== undefined && s.rstCode !== 0) {
-        this.fail(new ConnectError(`stream reset by the worker (HTTP/2 error code ${s.rstCode})`, Code.Aborted));
-      } else if (s.session?.destroyed || s.session?.closed) {
-        this.fail(new ConnectError('connection to the worker closed mid-stream', Code.Unavailable));
-      } else {
-        this.fail(new ConnectError('worker ended the stream without a grpc-status', Code.Internal));
-      }
+      this.fail(new ConnectError('worker ended the stream without a grpc-status', Code.Internal));
       return;
     }
     if (this.status !== 0) {
@@ -538,79 +489,10 @@ function onFirstResponseTimeout(s: H2ServerStream<unknown>, afterMs: number): vo
   s.noAnswer(afterMs);
 }
 
-const kOwner = Symbol('portico.h2ServerStream');
-type OwnedStream = http2.ClientHttp2Stream & { [kOwner]: H2ServerStream<unknown> };
-
-function onStreamResponse(this: OwnedStream, h: http2.IncomingHttpHeaders & http2.IncomingHttpStatusHeader): void {
-  this[kOwner].onHeaders(h);
-}
-function onStreamTrailers(this: OwnedStream, h: http2.IncomingHttpHeaders): void {
-  this[kOwner].onTrailers(h);
-}
-function onStreamData(this: OwnedStream, d: Buffer): void {
-  this[kOwner].onData(d);
-}
-/**
- * The stream's `push`, replaced on each Generate stream: Node's stream-base read callback
- * hands every DATA chunk to `stream.push(buf)`, which in a Readable is readableAddChunk →
- * addChunk → emit('data') → a nextTick (maybeReadMore) and its tick processing per chunk,
- * i.e. per token. The chunk goes to onData directly instead; the end (null) still goes
- * through the Readable, so 'end' and 'close' come as before. Returning false while paused
- * makes the read callback call readStop on the handle, as when a Readable's buffer is full:
- * from then on Node does not acknowledge what arrives to the worker's flow control, so the
- * worker stops once its window is used (what is already on the way still comes here and is
- * queued); readAgain restarts it. Figures in bench/RESULTS.md ("DATA chunks past the Readable").
- */
-function directPush(this: OwnedStream, chunk: Buffer | null, encoding?: BufferEncoding): boolean {
-  if (chunk === null || this.destroyed) return READABLE_PUSH.call(this, chunk, encoding);
-  const owner = this[kOwner];
-  owner.onData(chunk);
-  return !owner.isPaused();
-}
-const READABLE_PUSH = Readable.prototype.push;
-
-/**
- * Resume a stream paused for a full queue. The Readable's own resume() does not restart the
- * reading: with directPush its bookkeeping still counts the first read as under way (only its
- * own push clears that), so it never calls _read again; the stream's _read (readStart on the
- * handle, which acknowledges what arrived meanwhile) is called directly. Without it a worker
- * whose window filled while paused would wait forever (test/engine-h2.test.ts, "holds the
- * stream").
- */
-function readAgain(s: http2.ClientHttp2Stream): void {
-  s.resume();
-  if (!s.destroyed) (s as unknown as { _read(n: number): void })._read(0);
-}
-
-function onStreamError(this: OwnedStream, err: unknown): void {
-  this[kOwner].fail(fromNodeError(err));
-}
-function onStreamClose(this: OwnedStream): void {
-  this[kOwner].onClose();
-}
-
-/** Node / HTTP/2 failure → ConnectError, with the codes connect-node gives the same failures. */
-export function fromNodeError(err: unknown): ConnectError {
-  if (err instanceof ConnectError) return err;
-  const codes: string[] = [];
-  for (let e: unknown = err, i = 0; e instanceof Error && i < 8; e = (e as { cause?: unknown }).cause, i++) {
-    const c = (e as { code?: unknown }).code;
-    if (typeof c === 'string') codes.push(c);
-  }
-  let code = Code.Internal;
-  if (codes.some((c) => c === 'ECONNREFUSED' || c === 'ETIMEDOUT' || c === 'ENOTFOUND' || c === 'EAI_AGAIN' || c === 'EHOSTUNREACH' || c === 'ENETUNREACH')) {
-    code = Code.Unavailable;
-  } else if (codes.some((c) => c === 'ECONNRESET' || c === 'ERR_STREAM_DESTROYED' || c === 'ERR_HTTP2_INVALID_STREAM' || c === 'ERR_HTTP2_STREAM_ERROR')) {
-    code = Code.Aborted;
-  } else if (codes.some((c) => c === 'EPIPE')) {
-    code = Code.Unavailable;
-  }
-  // ERR_HTTP2_SESSION_ERROR (the worker sent GOAWAY with an error code) stays
-  // Internal, as connect-node reports it: the next request reconnects, so
-  // the worker should not be marked down for it.
-  const ce = ConnectError.from(err, code);
-  if (ce !== err) ce.cause = err;
-  return ce;
+/** The first value of header `name` in a flat [name, value, ...] list. */
+function field(fields: string[], name: string): string | undefined {
+  for (let i = 0; i < fields.length; i += 2) if (fields[i] === name) return fields[i + 1];
+  return undefined;
 }
 
 /** A ServerStream whose messages pass through `f` (called in order, once each). */
