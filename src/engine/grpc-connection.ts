@@ -1,17 +1,21 @@
-// The connection plumbing both engine protocols share: per worker, Generate on the engine
-// client's own HTTP/2 connection (src/engine/h2/) and the unary rpcs through Connect on
-// connect-node's (both with keep-alive PINGs and idle close), the unary rpcs under one
-// deadline with their failures as EngineErrors, Generate read either off the own
-// connection or through Connect, and the per-rank load rows both GetLoads answers carry. The protocol clients
+// The connection plumbing both engine protocols share: one HTTP/2 connection per worker,
+// the engine client's own (src/engine/h2/: keep-alive PINGs, idle close), carrying Generate
+// directly and the unary rpcs through Connect (its gRPC protocol over h2UniversalClient),
+// the unary rpcs under one deadline with their failures as EngineErrors, and the per-rank
+// load rows both GetLoads answers carry. The 'connect' transport puts everything on
+// connect-node's client instead (for comparison in bench/). The protocol clients
 // (sglang-client.ts, vllm-client.ts) keep only their request and response mapping.
 
 import { Code, ConnectError, type Transport } from '@connectrpc/connect';
-import { createGrpcTransport, Http2SessionManager } from '@connectrpc/connect-node';
+import { compressionBrotli, compressionGzip, createGrpcTransport, Http2SessionManager } from '@connectrpc/connect-node';
+import { validateReadWriteMaxBytes } from '@connectrpc/connect/protocol';
+import { createTransport } from '@connectrpc/connect/protocol-grpc';
 
 import { EngineError } from './errors.js';
 import { fromConnectStream } from './generate-stream.js';
 import { GRPC_REQUEST_HEADERS, openServerStream, type ServerStream } from './grpc-h2.js';
 import { H2Client } from './h2/client.js';
+import { h2UniversalClient } from './h2/universal-client.js';
 import type { EngineAdminResult, EngineLoads } from './types.js';
 
 export interface EngineClientOptions {
@@ -33,7 +37,7 @@ export interface EngineClientOptions {
    * How Generate streams are read: 'h2' (default) on the engine client's own
    * HTTP/2 connection (src/engine/h2/); 'connect' goes through Connect's generic
    * client on node:http2 (several times the CPU per message; kept for comparison
-   * in bench/). Unary rpcs always use Connect, on a connection of their own.
+   * in bench/), and so do the unary rpcs. Unary rpcs always go through Connect.
    */
   generateTransport?: 'h2' | 'connect';
   /**
@@ -73,9 +77,9 @@ export interface UnaryOptions {
 
 export class EngineConnection {
   readonly transport: Transport;
-  private readonly session: Http2SessionManager;
-  /** Generate's connection ('h2'). */
+  /** The worker's connection: ours ('h2'), or connect-node's ('connect'). */
   private readonly h2: H2Client | undefined;
+  private readonly session: Http2SessionManager | undefined;
   private readonly rpcTimeoutMs: number;
   private readonly firstResponseMs: number;
 
@@ -92,10 +96,23 @@ export class EngineConnection {
       pingTimeoutMs: opts.pingTimeoutMs ?? 5000,
       idleConnectionTimeoutMs: opts.idleConnectionTimeoutMs ?? 15 * 60_000,
     };
-    if ((opts.generateTransport ?? 'h2') === 'h2') this.h2 = new H2Client(baseUrl, { ...connection, headers: GRPC_REQUEST_HEADERS });
-    // Own the session manager so close() can tear the connection down.
-    this.session = new Http2SessionManager(baseUrl, connection);
-    this.transport = createGrpcTransport({ baseUrl, sessionManager: this.session });
+    if ((opts.generateTransport ?? 'h2') === 'h2') {
+      this.h2 = new H2Client(baseUrl, { ...connection, headers: GRPC_REQUEST_HEADERS });
+      // What createGrpcTransport would pass, with our connection as the HTTP client.
+      this.transport = createTransport({
+        httpClient: h2UniversalClient(this.h2),
+        baseUrl,
+        useBinaryFormat: true,
+        interceptors: [],
+        acceptCompression: [compressionGzip, compressionBrotli],
+        sendCompression: null,
+        ...validateReadWriteMaxBytes(undefined, undefined, undefined),
+      });
+    } else {
+      // Own the session manager so close() can tear the connection down.
+      this.session = new Http2SessionManager(baseUrl, connection);
+      this.transport = createGrpcTransport({ baseUrl, sessionManager: this.session });
+    }
   }
 
   /** A unary rpc under the rpc deadline; a failure becomes an EngineError naming `what`. */
@@ -142,7 +159,7 @@ export class EngineConnection {
   close(): void {
     const err = new ConnectError(`engine client for ${this.url} closed`, Code.Unavailable);
     this.h2?.close(err);
-    this.session.abort(err);
+    this.session?.abort(err);
   }
 }
 

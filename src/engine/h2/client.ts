@@ -47,7 +47,23 @@ export class H2Client implements SessionEvents {
 
   /** Open a stream on `path` that sends `body` (then ends its side); the handler gets the rest. */
   request(path: string, body: Buffer, handler: H2StreamHandler): H2Stream {
-    const s = new H2Stream(this.headerBlock(path), body, handler);
+    return this.open(this.headerBlock(path), body, handler);
+  }
+
+  /** As request(), with this call's own headers (e.g. a deadline) instead of the client's fixed set. */
+  requestWithHeaders(path: string, headers: readonly string[], body: Buffer, handler: H2StreamHandler): H2Stream {
+    const block = this.encoder.encode([
+      ':method', 'POST',
+      ':scheme', this.target.tls ? 'https' : 'http',
+      ':path', path,
+      ':authority', this.authority,
+      ...headers,
+    ]);
+    return this.open(block, body, handler);
+  }
+
+  private open(block: Buffer, body: Buffer, handler: H2StreamHandler): H2Stream {
+    const s = new H2Stream(block, body, handler);
     if (this.closedWith) {
       s.closed = true;
       const err = this.closedWith;
