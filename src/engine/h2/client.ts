@@ -178,7 +178,9 @@ export class H2Client implements SessionEvents {
       clearTimeout(t.idle);
       t.idle = undefined;
       t.idleSince = 0;
-      if (!t.keepAlive && Number.isFinite(this.pingIntervalMs)) this.armKeepAlive(ses, t);
+      // (Not while a keep-alive PING is out: its answer re-arms. Arming here too ran two timers,
+      // two PINGs overlapped, and the deadline of the one overwritten failed the connection.)
+      if (!t.keepAlive && !t.pingDeadline && Number.isFinite(this.pingIntervalMs)) this.armKeepAlive(ses, t);
       return;
     }
     clearTimeout(t.keepAlive);
@@ -208,7 +210,8 @@ export class H2Client implements SessionEvents {
       ses.ping(() => {
         clearTimeout(t.pingDeadline);
         t.pingDeadline = undefined;
-        if (ses.streamCount > 0) this.armKeepAlive(ses, t);
+        // (Not if onActive armed it again meanwhile: one keep-alive timer per connection.)
+        if (ses.streamCount > 0 && !t.keepAlive) this.armKeepAlive(ses, t);
       });
     }, this.pingIntervalMs);
     t.keepAlive.unref();

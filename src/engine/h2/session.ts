@@ -74,12 +74,19 @@ export class H2Stream {
   /** @internal */ gotHeaders = false;
   /** @internal */ blocked = false;
   /** @internal */ replaced = 0;
+  /**
+   * @internal The whole request body, kept until the stream closes: `body` is dropped once
+   * sent, and a stream placed again (GOAWAY past it, REFUSED_STREAM) must send it again.
+   */
+  request: Buffer | undefined;
 
   constructor(
     /** @internal */ readonly headerBlock: Buffer,
     /** @internal */ public body: Buffer | undefined,
     readonly handler: H2StreamHandler,
-  ) {}
+  ) {
+    this.request = body;
+  }
 
   /** Stop acknowledging what arrives (the worker stops once the stream's window is used). */
   pause(): void {
@@ -116,7 +123,12 @@ export class H2Session {
   /** Streams with body bytes waiting for a window. */
   private blocked: H2Stream[] = [];
   private nextId = 1;
-  private peerMaxStreams = Infinity;
+  /**
+   * Until the worker's SETTINGS say otherwise, at most 100 streams (nghttp2's assumption too):
+   * more on a fresh connection to a worker with a lower limit would be refused and sent again.
+   */
+  private peerMaxStreams = 100;
+  private gotSettings = false;
   private peerInitialWindow = F.DEFAULT_WINDOW;
   private peerMaxFrame = F.DEFAULT_MAX_FRAME;
   private connSendWindow = F.DEFAULT_WINDOW;
@@ -163,7 +175,7 @@ export class H2Session {
       [F.SETTINGS_INITIAL_WINDOW_SIZE, STREAM_WINDOW],
       [F.SETTINGS_MAX_HEADER_LIST_SIZE, MAX_HEADER_LIST],
     ]));
-    this.write(F.windowUpdateFrame(0, CONNECTION_WINDOW - F.DEFAULT_WINDOW));
+    if (CONNECTION_WINDOW > F.DEFAULT_WINDOW) this.write(F.windowUpdateFrame(0, CONNECTION_WINDOW - F.DEFAULT_WINDOW));
   }
 
   /** Takes new streams. */
@@ -532,10 +544,14 @@ export class H2Session {
       return;
     }
     if (len % 6 !== 0) return this.connectionError(F.FRAME_SIZE_ERROR, 'SETTINGS of the wrong size');
+    let sawLimit = false;
     for (let o = p; o < p + len; o += 6) {
       const k = buf.readUInt16BE(o);
       const v = buf.readUInt32BE(o + 2);
-      if (k === F.SETTINGS_MAX_CONCURRENT_STREAMS) this.peerMaxStreams = v;
+      if (k === F.SETTINGS_MAX_CONCURRENT_STREAMS) {
+        this.peerMaxStreams = v;
+        sawLimit = true;
+      }
       else if (k === F.SETTINGS_INITIAL_WINDOW_SIZE) {
         if (v > F.MAX_WINDOW) return this.connectionError(F.FLOW_CONTROL_ERROR, 'SETTINGS_INITIAL_WINDOW_SIZE above 2^31-1');
         const delta = v - this.peerInitialWindow;
@@ -547,6 +563,9 @@ export class H2Session {
       } else if (k === F.SETTINGS_ENABLE_PUSH && v > 1) return this.connectionError(F.PROTOCOL_ERROR, 'SETTINGS_ENABLE_PUSH not 0 or 1');
       // HEADER_TABLE_SIZE: our encoder never uses the dynamic table. MAX_HEADER_LIST_SIZE: our requests are small.
     }
+    // The first SETTINGS without a limit: the worker has none (RFC 9113 §6.5.2: unlimited).
+    if (!this.gotSettings && !sawLimit) this.peerMaxStreams = Infinity;
+    this.gotSettings = true;
     this.write(F.frame(F.SETTINGS, F.FLAG_ACK, 0));
     this.sendBlocked();
     this.startWaiting();
@@ -633,6 +652,8 @@ export class H2Session {
       s.replaced++;
       s.id = 0;
       s.session = undefined;
+      // (Fix: a body already sent in full had been dropped, so the stream went out again with none.)
+      s.body = s.request;
       s.bodyOff = 0;
       s.localEnded = false;
       s.recvUnacked = 0;
@@ -644,6 +665,7 @@ export class H2Session {
   private closeStream(s: H2Stream, err: ConnectError | undefined): void {
     if (s.closed) return;
     s.closed = true;
+    s.request = undefined;
     this.forget(s);
     s.handler.onClose(err);
     if (this.state === 'draining' && this.streams.size === 0) this.close();
