@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Wire-compatibility checks against the real protocol stubs (PyPI smg-grpc-proto), vLLM's
 # ZMQ format (msgspec/pyzmq), SGLang's own gateway (PyPI smg) and Triton's client (PyPI
-# tritonclient[grpc], for the KServe v2 endpoint), in a venv of their own.
+# tritonclient[grpc], for the KServe v2 endpoint) and a grpcio SGLang worker (Portico's own
+# HTTP/2 engine client against grpc-core), in a venv of their own.
 # Needs the TypeScript built (npm run build:ts). Prints one PASS/FAIL line per check and a
 # closing "N passed, N failed" line; exits non-zero when any check failed.
 set -uo pipefail
@@ -20,7 +21,7 @@ done
 UPSTREAM_PROTO="$("$VENV/bin/python" -c 'import os, smg_grpc_proto; print(os.path.join(os.path.dirname(smg_grpc_proto.__file__), "proto"))')" || exit 1
 passed=0
 failed=0
-for script in compare_protos sglang_interop vllm_interop zmq_interop smg_gateway_interop compare_kserve_proto kserve_interop; do
+for script in compare_protos sglang_interop vllm_interop zmq_interop smg_gateway_interop compare_kserve_proto kserve_interop engine_client_interop; do
   args=()
   [ "$script" = compare_protos ] && args=("$UPSTREAM_PROTO")
   out=$(timeout 300 "$VENV/bin/python" "test/interop/$script.py" "${args[@]}" 2>&1)
