@@ -5,6 +5,9 @@
 // client runs in its own child process (process.cpuUsage, all threads), the two
 // alternate for `rounds` rounds, and each measured run follows its own warm-up.
 // Consumers stop reading at the completion, as src/pipeline does. No HTTP.
+// BENCH_TOKENS=N (default 1): N-token streams from a zero-delay sim mock instead of the echo
+// mock's one token, and the CPU per token as well: the engine side of a streamed token
+// (socket read, HTTP/2, gRPC framing, decode) without the HTTP writes that dominate it.
 //
 // Usage: npm run build:ts && node dist/bench/engine-client-ab.bench.js <dirA> <dirB> [sglang|vllm] [requests=20000] [rounds=3]
 
@@ -15,11 +18,15 @@ import { serveMockOverStdio, spawnMock } from './serve-procs.js';
 
 const SELF = fileURLToPath(import.meta.url);
 const CONCURRENCY = 64;
+const TOKENS = Math.max(1, Number(process.env.BENCH_TOKENS ?? 1));
 
 if (process.argv[2] === '--mock') {
   // Child: an echo mock from build A, reporting its CPU time to the parent.
   const { startMockEngine } = await import(pathToFileURL(`${process.argv[3]}/dist/src/mock/engine-server.js`).href);
-  serveMockOverStdio(await startMockEngine({ port: 0, mode: 'echo', protocol: process.argv[4], eosTokenIds: [151645], vocabSize: 151669 }));
+  const sim = TOKENS > 1
+    ? { mode: 'sim', stepMs: 0, prefillMsPerToken: 0, decodeMsPerSeq: 0, decodeMsPerKvToken: 0, eosProbability: 0, maxRunningRequests: 4096 }
+    : { mode: 'echo' };
+  serveMockOverStdio(await startMockEngine({ port: 0, ...sim, protocol: process.argv[4], eosTokenIds: [151645], vocabSize: 151669 }));
 } else if (process.argv[2] === '--client') {
   const [, , , dir, url, requests] = process.argv;
   const { createEngineClient } = await import(pathToFileURL(`${dir}/dist/src/engine/factory.js`).href);
@@ -28,7 +35,7 @@ if (process.argv[2] === '--mock') {
   let seq = 0;
   const one = async () => {
     const ac = new AbortController();
-    const p = { requestId: `chatcmpl-${process.pid}-${seq++}`, inputIds, stream: false, maxNewTokens: 1, temperature: 0.7, stopTokenIds: [151645] };
+    const p = { requestId: `chatcmpl-${process.pid}-${seq++}`, inputIds, stream: TOKENS > 1, maxNewTokens: TOKENS, temperature: 0.7, stopTokenIds: [151645] };
     for await (const ev of client.generate(p, ac.signal)) if (ev.kind === 'done') break;
   };
   const run = async (n: number) => {
@@ -68,9 +75,9 @@ async function main(): Promise<void> {
   const mockCpu = () => mock.cpuUs();
   let url = mock.url;
   if (protocol === 'vllm') url = url.replace(/^grpc:/, 'vllm+grpc:');
-  console.log(`engine client A/B, ${protocol}, ${requests} requests × ${CONCURRENCY} in flight, mock ${url}`);
-  console.log('| round | build | req/s | client CPU / req | mock CPU / req | load |');
-  console.log('|---|---|---:|---:|---:|---:|');
+  console.log(`engine client A/B, ${protocol}, ${requests} requests of ${TOKENS} token(s) × ${CONCURRENCY} in flight, mock ${url}`);
+  console.log('| round | build | req/s | client CPU / req | client CPU / token | mock CPU / req | load |');
+  console.log('|---|---|---:|---:|---:|---:|---:|');
   const per: Record<string, number[]> = { A: [], B: [] };
   for (let r = 1; r <= Number(roundsArg); r++) {
     for (const [name, dir] of [['A', dirA], ['B', dirB]] as const) {
@@ -81,10 +88,11 @@ async function main(): Promise<void> {
       // The mock's figure includes its share of the client's warm-up.
       const perReq = res.cpuUs / res.n;
       per[name]!.push(perReq);
-      console.log(`| ${r} | ${name} | ${Math.round((res.n * 1000) / res.ms)} | ${perReq.toFixed(1)} µs | ${((m1 - m0) / (res.n + Math.max(2000, res.n / 4))).toFixed(1)} µs | ${load} |`);
+      console.log(`| ${r} | ${name} | ${Math.round((res.n * 1000) / res.ms)} | ${perReq.toFixed(1)} µs | ${(perReq / TOKENS).toFixed(2)} µs | ${((m1 - m0) / (res.n + Math.max(2000, res.n / 4))).toFixed(1)} µs | ${load} |`);
     }
   }
   const med = (a: number[]) => [...a].sort((x, y) => x - y)[a.length >> 1]!;
-  console.log(`median client CPU / req: A ${med(per.A!).toFixed(1)} µs, B ${med(per.B!).toFixed(1)} µs, B/A ${(med(per.B!) / med(per.A!)).toFixed(3)}`);
+  console.log(`median client CPU / req: A ${med(per.A!).toFixed(1)} µs, B ${med(per.B!).toFixed(1)} µs, B/A ${(med(per.B!) / med(per.A!)).toFixed(3)}`
+    + (TOKENS > 1 ? `; per token A ${(med(per.A!) / TOKENS).toFixed(2)} µs, B ${(med(per.B!) / TOKENS).toFixed(2)} µs` : ''));
   await mock.exit();
 }
