@@ -185,6 +185,23 @@ describe('direct HTTP/2 Generate against a hand-written server', () => {
     assert.equal(seen.length, 1);
   });
 
+  test('a call the worker ended with its own error status gets no Abort rpc', async () => {
+    let aborts = 0;
+    srv.set((st) => {
+      st.respond({ ...ok, 'grpc-status': '3', 'grpc-message': 'bad sampling' }, { endStream: true });
+    }, () => aborts++);
+    await assert.rejects(collect(client.generate(params(), never())), (e: unknown) => e instanceof EngineError && e.code === 'invalid_argument');
+    // A later call on the same connection: an Abort sent at the failure would have reached
+    // the worker before this one's request (streams are read in order).
+    srv.set((st) => {
+      st.respond(ok, { waitForTrailers: true });
+      st.on('wantTrailers', () => st.sendTrailers({ 'grpc-status': '0' }));
+      st.end(Buffer.concat([frame(chunk([5], 1)), frame(complete(1))]));
+    }, () => aborts++);
+    assert.equal((await collect(client.generate(params(), never()))).length, 2);
+    assert.equal(aborts, 0);
+  });
+
   test('a non-gRPC answer (HTTP 503) is unavailable', async () => {
     srv.set((st) => {
       st.respond({ ':status': 503, 'content-type': 'text/plain' });

@@ -9,6 +9,7 @@ import { describe, test } from 'node:test';
 
 import { HpackDecoder, HpackEncoder, HpackError } from '../src/engine/h2/hpack.js';
 import { HUFFMAN_CODES, HUFFMAN_LENGTHS, huffmanDecode } from '../src/engine/h2/huffman.js';
+import { mulberry32 as rng } from '../src/mock/token-policy.js';
 
 const hex = (s: string): Buffer => Buffer.from(s.replace(/\s+/g, ''), 'hex');
 const decode = (d: HpackDecoder, block: Uint8Array): string[] => d.decode(block, 0, block.length);
@@ -57,17 +58,6 @@ function huffmanEncode(s: string): Buffer {
   return Buffer.from(out);
 }
 
-/** Deterministic PRNG (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 // ---------------------------------------------------------------------------------------------
 // RFC 7541 Appendix C

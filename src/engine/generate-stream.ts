@@ -296,6 +296,8 @@ class GenerateEvents implements EngineEvents {
   private failure(err: unknown): EngineError {
     const { url } = this;
     const id = this.p.requestId;
+    // The worker ended the call with its own status: nothing is left to abort or reset.
+    if (isWorkerStatus(err)) this.streamEnded = true;
     if (this.signal.aborted) {
       return new EngineError('aborted', `request ${id} on ${url} aborted by caller`, url, { cause: err });
     }
