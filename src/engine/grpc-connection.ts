@@ -7,15 +7,13 @@
 // (sglang-client.ts, vllm-client.ts) keep only their request and response mapping.
 
 import { Code, ConnectError, type Transport } from '@connectrpc/connect';
-import { compressionBrotli, compressionGzip, createGrpcTransport, Http2SessionManager } from '@connectrpc/connect-node';
-import { validateReadWriteMaxBytes } from '@connectrpc/connect/protocol';
-import { createTransport } from '@connectrpc/connect/protocol-grpc';
+import { createGrpcTransport, Http2SessionManager } from '@connectrpc/connect-node';
 
 import { EngineError } from './errors.js';
 import { fromConnectStream } from './generate-stream.js';
 import { GRPC_REQUEST_HEADERS, openServerStream, type ServerStream } from './grpc-h2.js';
 import { H2Client } from './h2/client.js';
-import { h2UniversalClient } from './h2/universal-client.js';
+import { h2GrpcTransport } from './h2/universal-client.js';
 import type { EngineAdminResult, EngineLoads } from './types.js';
 
 export interface EngineClientOptions {
@@ -98,16 +96,7 @@ export class EngineConnection {
     };
     if ((opts.generateTransport ?? 'h2') === 'h2') {
       this.h2 = new H2Client(baseUrl, { ...connection, headers: GRPC_REQUEST_HEADERS });
-      // What createGrpcTransport would pass, with our connection as the HTTP client.
-      this.transport = createTransport({
-        httpClient: h2UniversalClient(this.h2),
-        baseUrl,
-        useBinaryFormat: true,
-        interceptors: [],
-        acceptCompression: [compressionGzip, compressionBrotli],
-        sendCompression: null,
-        ...validateReadWriteMaxBytes(undefined, undefined, undefined),
-      });
+      this.transport = h2GrpcTransport(this.h2, baseUrl);
     } else {
       // Own the session manager so close() can tear the connection down.
       this.session = new Http2SessionManager(baseUrl, connection);

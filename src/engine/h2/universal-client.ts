@@ -9,11 +9,26 @@
 // connect-node's client does). An aborted signal resets the stream and rejects with the
 // signal's reason (Connect's deadline or the caller's cancel).
 
-import { ConnectError } from '@connectrpc/connect';
-import type { UniversalClientFn, UniversalClientRequest, UniversalClientResponse } from '@connectrpc/connect/protocol';
+import { ConnectError, type Transport } from '@connectrpc/connect';
+import { compressionBrotli, compressionGzip } from '@connectrpc/connect-node';
+import { validateReadWriteMaxBytes, type UniversalClientFn, type UniversalClientRequest, type UniversalClientResponse } from '@connectrpc/connect/protocol';
+import { createTransport } from '@connectrpc/connect/protocol-grpc';
 
 import type { H2Client } from './client.js';
 import type { H2Stream, H2StreamHandler } from './session.js';
+
+/** Connect's gRPC transport on `client`'s connection, with what createGrpcTransport would pass. */
+export function h2GrpcTransport(client: H2Client, baseUrl: string): Transport {
+  return createTransport({
+    httpClient: h2UniversalClient(client),
+    baseUrl,
+    useBinaryFormat: true,
+    interceptors: [],
+    acceptCompression: [compressionGzip, compressionBrotli],
+    sendCompression: null,
+    ...validateReadWriteMaxBytes(undefined, undefined, undefined),
+  });
+}
 
 export function h2UniversalClient(client: H2Client): UniversalClientFn {
   return async (req: UniversalClientRequest): Promise<UniversalClientResponse> => {

@@ -8,8 +8,7 @@
 // resets and resubscribes. A stream that fails resets too (nothing known
 // about a worker that cannot be heard) and is retried after `retryMs`.
 
-import { createClient, type Client } from '@connectrpc/connect';
-import { createGrpcTransport, Http2SessionManager } from '@connectrpc/connect-node';
+import { Code, ConnectError, createClient, type Client } from '@connectrpc/connect';
 import { create } from '@bufbuild/protobuf';
 
 import { SubscribeKvEventsRequestSchema, type EngineLoad, type KvEventBatch } from '../../gen/common_pb.js';
@@ -17,6 +16,9 @@ import { SglangScheduler } from '../../gen/sglang_scheduler_pb.js';
 import { VllmEngine } from '../../gen/vllm_engine_pb.js';
 import { protocolOf } from '../factory.js';
 import { toBaseUrl } from '../grpc-connection.js';
+import { GRPC_REQUEST_HEADERS } from '../grpc-h2.js';
+import { H2Client } from '../h2/client.js';
+import { h2GrpcTransport } from '../h2/universal-client.js';
 import {
   newSourceStats,
   type KvEvent,
@@ -47,7 +49,7 @@ class GapError extends Error {}
 export class GrpcKvEventSubscriber implements KvEventSource {
   readonly worker: string;
   readonly stats: KvEventSourceStats = newSourceStats();
-  private readonly session: Http2SessionManager;
+  private readonly h2: H2Client;
   private readonly client: KvClient;
   private cancel: AbortController | undefined;
   private closed = false;
@@ -56,8 +58,8 @@ export class GrpcKvEventSubscriber implements KvEventSource {
   constructor(private readonly o: GrpcKvSubscriberOptions) {
     this.worker = o.worker ?? o.url;
     const baseUrl = toBaseUrl(o.url);
-    this.session = new Http2SessionManager(baseUrl, { connectTimeoutMs: 3000, pingIntervalMs: 10_000, pingTimeoutMs: 5000 });
-    const transport = createGrpcTransport({ baseUrl, sessionManager: this.session });
+    this.h2 = new H2Client(baseUrl, { connectTimeoutMs: 3000, pingIntervalMs: 10_000, pingTimeoutMs: 5000, idleConnectionTimeoutMs: 15 * 60_000, headers: GRPC_REQUEST_HEADERS });
+    const transport = h2GrpcTransport(this.h2, baseUrl);
     this.client = protocolOf(o.url) === 'vllm' ? createClient(VllmEngine, transport) : createClient(SglangScheduler, transport);
   }
 
@@ -70,7 +72,7 @@ export class GrpcKvEventSubscriber implements KvEventSource {
   close(): void {
     this.closed = true;
     this.cancel?.abort();
-    this.session.abort();
+    this.h2.close(new ConnectError(`KV event subscriber for ${this.worker} closed`, Code.Canceled));
   }
 
   private async loop(): Promise<void> {
