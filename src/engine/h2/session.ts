@@ -17,7 +17,6 @@ import tls from 'node:tls';
 
 import { Code, ConnectError } from '@connectrpc/connect';
 
-import { fromNodeError } from '../transport-errors.js';
 import * as F from './frames.js';
 import { HpackDecoder } from './hpack.js';
 
@@ -164,7 +163,7 @@ export class H2Session {
     this.socket.setNoDelay(true);
     this.socket.unref();
     this.socket.on('data', (d: Buffer) => this.onSocketData(d));
-    this.socket.on('error', (err) => this.destroy(fromNodeError(err)));
+    this.socket.on('error', (err) => this.destroy(socketError(err)));
     this.socket.on('close', () => this.destroy(new ConnectError('connection to the worker closed mid-stream', Code.Unavailable)));
     this.connectTimer = setTimeout(() => this.destroy(new ConnectError('connection establishment timed out', Code.Unavailable)), connectTimeoutMs);
     this.connectTimer.unref();
@@ -718,4 +717,22 @@ export class H2Session {
 
 function flushSession(s: H2Session): void {
   s.flush();
+}
+
+/** A socket failure as the ConnectError a gRPC client reports for it (the codes connect-node gives them). */
+function socketError(err: unknown): ConnectError {
+  const codes: string[] = [];
+  for (let e: unknown = err, i = 0; e instanceof Error && i < 8; e = (e as { cause?: unknown }).cause, i++) {
+    const c = (e as { code?: unknown }).code;
+    if (typeof c === 'string') codes.push(c);
+  }
+  let code = Code.Internal;
+  if (codes.some((c) => c === 'ECONNREFUSED' || c === 'ETIMEDOUT' || c === 'ENOTFOUND' || c === 'EAI_AGAIN' || c === 'EHOSTUNREACH' || c === 'ENETUNREACH' || c === 'EPIPE')) {
+    code = Code.Unavailable;
+  } else if (codes.some((c) => c === 'ECONNRESET')) {
+    code = Code.Aborted;
+  }
+  const ce = ConnectError.from(err, code);
+  if (ce !== err) ce.cause = err;
+  return ce;
 }
