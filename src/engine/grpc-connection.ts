@@ -12,7 +12,7 @@ import { createGrpcTransport, Http2SessionManager } from '@connectrpc/connect-no
 import { EngineError } from './errors.js';
 import { fromConnectStream } from './generate-stream.js';
 import { GRPC_REQUEST_HEADERS, openServerStream, type ServerStream } from './grpc-h2.js';
-import { H2Client } from './h2/client.js';
+import { DEFAULT_CONNECTION, H2Client } from './h2/client.js';
 import { h2GrpcTransport } from './h2/universal-client.js';
 import type { EngineAdminResult, EngineLoads } from './types.js';
 
@@ -89,10 +89,10 @@ export class EngineConnection {
     this.rpcTimeoutMs = opts.rpcTimeoutMs ?? 5000;
     this.firstResponseMs = Math.max(0, opts.firstResponseTimeoutMs ?? DEFAULT_FIRST_RESPONSE_TIMEOUT_MS);
     const connection = {
-      connectTimeoutMs: opts.connectTimeoutMs ?? 3000,
-      pingIntervalMs: opts.pingIntervalMs ?? 10_000,
-      pingTimeoutMs: opts.pingTimeoutMs ?? 5000,
-      idleConnectionTimeoutMs: opts.idleConnectionTimeoutMs ?? 15 * 60_000,
+      connectTimeoutMs: opts.connectTimeoutMs ?? DEFAULT_CONNECTION.connectTimeoutMs,
+      pingIntervalMs: opts.pingIntervalMs ?? DEFAULT_CONNECTION.pingIntervalMs,
+      pingTimeoutMs: opts.pingTimeoutMs ?? DEFAULT_CONNECTION.pingTimeoutMs,
+      idleConnectionTimeoutMs: opts.idleConnectionTimeoutMs ?? DEFAULT_CONNECTION.idleConnectionTimeoutMs,
     };
     if ((opts.generateTransport ?? 'h2') === 'h2') {
       this.h2 = new H2Client(baseUrl, { ...connection, headers: GRPC_REQUEST_HEADERS });

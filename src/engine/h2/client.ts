@@ -17,9 +17,20 @@ export interface H2ClientOptions {
   pingIntervalMs: number;
   pingTimeoutMs: number;
   idleConnectionTimeoutMs: number;
-  /** Request headers sent on every stream besides :method/:scheme/:path/:authority (flat [name, value, ...], lowercase). */
+  /**
+   * Headers of request() besides :method/:scheme/:path/:authority (flat [name, value, ...],
+   * lowercase); requestWithHeaders() brings its own. Default none.
+   */
   headers: readonly string[];
 }
+
+/** The engine client's connection defaults (EngineClientOptions documents them). */
+export const DEFAULT_CONNECTION: Omit<H2ClientOptions, 'headers'> = {
+  connectTimeoutMs: 3000,
+  pingIntervalMs: 10_000,
+  pingTimeoutMs: 5000,
+  idleConnectionTimeoutMs: 15 * 60_000,
+};
 
 export class H2Client implements SessionEvents {
   private session: H2Session | undefined;
@@ -33,12 +44,15 @@ export class H2Client implements SessionEvents {
   private closedWith: ConnectError | undefined;
   // Per session: the keep-alive timer, the PING deadline, the idle timer, when it went idle.
   private readonly timers = new Map<H2Session, SessionTimers>();
+  private readonly opts: H2ClientOptions;
 
   constructor(
     /** http://host:port or https://host:port */
     baseUrl: string,
-    private readonly opts: H2ClientOptions,
+    options: Partial<H2ClientOptions> = {},
   ) {
+    const opts: H2ClientOptions = { ...DEFAULT_CONNECTION, headers: [], ...options };
+    this.opts = opts;
     const u = new URL(baseUrl);
     this.target = { host: u.hostname.replace(/^\[(.*)\]$/, '$1'), port: Number(u.port), tls: u.protocol === 'https:' };
     this.authority = u.host;

@@ -73,19 +73,16 @@ export class H2Stream {
   /** @internal */ gotHeaders = false;
   /** @internal */ blocked = false;
   /** @internal */ replaced = 0;
-  /**
-   * @internal The whole request body, kept until the stream closes: `body` is dropped once
-   * sent, and a stream placed again (GOAWAY past it, REFUSED_STREAM) must send it again.
-   */
-  request: Buffer | undefined;
 
   constructor(
     /** @internal */ readonly headerBlock: Buffer,
-    /** @internal */ public body: Buffer | undefined,
+    /**
+     * @internal The whole request body (sent up to `bodyOff`), kept until the stream closes:
+     * a stream placed again (GOAWAY past it, REFUSED_STREAM) sends it again.
+     */
+    public body: Buffer | undefined,
     readonly handler: H2StreamHandler,
-  ) {
-    this.request = body;
-  }
+  ) {}
 
   /** Stop acknowledging what arrives (the worker stops once the stream's window is used). */
   pause(): void {
@@ -115,7 +112,6 @@ type State = 'open' | 'draining' | 'closed';
 export class H2Session {
   private readonly socket: net.Socket;
   private state: State = 'open';
-  private connected = false;
   private readonly streams = new Map<number, H2Stream>();
   /** Streams waiting for SETTINGS_MAX_CONCURRENT_STREAMS or for a PING that verifies the connection. */
   private waiting: H2Stream[] = [];
@@ -213,7 +209,6 @@ export class H2Session {
       body.copy(buf, o + F.FRAME_HEADER);
       s.sendWindow -= bodyLen;
       this.connSendWindow -= bodyLen;
-      s.body = undefined;
       s.localEnded = true;
       this.write(buf);
     } else {
@@ -221,10 +216,8 @@ export class H2Session {
       F.writeFrameHeader(h, 0, hb.length, F.HEADERS, F.FLAG_END_HEADERS | (bodyLen === 0 ? F.FLAG_END_STREAM : 0), id);
       hb.copy(h, F.FRAME_HEADER);
       this.write(h);
-      if (bodyLen === 0) {
-        s.body = undefined;
-        s.localEnded = true;
-      } else this.sendBody(s);
+      if (bodyLen === 0) s.localEnded = true;
+      else this.sendBody(s);
     }
     // Stream ids are 31 bits: near the end, new streams go to a new connection.
     if (this.nextId > F.MAX_WINDOW - 2 && this.state === 'open') this.drain(F.NO_ERROR, 'stream ids used up');
@@ -251,7 +244,6 @@ export class H2Session {
       s.sendWindow -= n;
       this.connSendWindow -= n;
     }
-    s.body = undefined;
     s.localEnded = true;
     if (s.remoteEnded) this.closeStream(s, undefined);
   }
@@ -262,7 +254,7 @@ export class H2Session {
     this.blocked = [];
     for (const s of list) {
       s.blocked = false;
-      if (!s.closed && s.body) this.sendBody(s);
+      if (!s.closed && !s.localEnded) this.sendBody(s);
     }
   }
 
@@ -356,13 +348,8 @@ export class H2Session {
       this.destroy(new ConnectError('the worker did not negotiate HTTP/2 (ALPN h2) over TLS', Code.Unavailable));
       return;
     }
-    this.connected = true;
     if (this.connectTimer) clearTimeout(this.connectTimer);
     this.connectTimer = undefined;
-  }
-
-  get isConnected(): boolean {
-    return this.connected;
   }
 
   private onSocketData(chunk: Buffer): void {
@@ -628,7 +615,6 @@ export class H2Session {
     if (!s.localEnded) {
       // The worker answered before taking the whole request: stop sending it (§8.1).
       this.write(F.rstStreamFrame(s.id, F.NO_ERROR));
-      s.body = undefined;
       s.localEnded = true;
     }
     this.closeStream(s, undefined);
@@ -651,8 +637,6 @@ export class H2Session {
       s.replaced++;
       s.id = 0;
       s.session = undefined;
-      // (Fix: a body already sent in full had been dropped, so the stream went out again with none.)
-      s.body = s.request;
       s.bodyOff = 0;
       s.localEnded = false;
       s.recvUnacked = 0;
@@ -664,7 +648,7 @@ export class H2Session {
   private closeStream(s: H2Stream, err: ConnectError | undefined): void {
     if (s.closed) return;
     s.closed = true;
-    s.request = undefined;
+    s.body = undefined;
     this.forget(s);
     s.handler.onClose(err);
     if (this.state === 'draining' && this.streams.size === 0) this.close();

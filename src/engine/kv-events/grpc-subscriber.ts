@@ -16,7 +16,6 @@ import { SglangScheduler } from '../../gen/sglang_scheduler_pb.js';
 import { VllmEngine } from '../../gen/vllm_engine_pb.js';
 import { protocolOf } from '../factory.js';
 import { toBaseUrl } from '../grpc-connection.js';
-import { GRPC_REQUEST_HEADERS } from '../grpc-h2.js';
 import { H2Client } from '../h2/client.js';
 import { h2GrpcTransport } from '../h2/universal-client.js';
 import {
@@ -58,7 +57,7 @@ export class GrpcKvEventSubscriber implements KvEventSource {
   constructor(private readonly o: GrpcKvSubscriberOptions) {
     this.worker = o.worker ?? o.url;
     const baseUrl = toBaseUrl(o.url);
-    this.h2 = new H2Client(baseUrl, { connectTimeoutMs: 3000, pingIntervalMs: 10_000, pingTimeoutMs: 5000, idleConnectionTimeoutMs: 15 * 60_000, headers: GRPC_REQUEST_HEADERS });
+    this.h2 = new H2Client(baseUrl);
     const transport = h2GrpcTransport(this.h2, baseUrl);
     this.client = protocolOf(o.url) === 'vllm' ? createClient(VllmEngine, transport) : createClient(SglangScheduler, transport);
   }
