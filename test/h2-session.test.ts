@@ -436,6 +436,96 @@ describe('HTTP/2 client: flow control and concurrency (node:http2 server)', () =
     assert.ok(blocks > 5, `the client waited for window updates (${blocks})`);
   });
 
+  test('SETTINGS_INITIAL_WINDOW_SIZE lowered while a body waits: the stream window goes negative, nothing is sent until it is above zero, raising it resumes the body (RFC 9113 §6.9.2)', T, async (t) => {
+    const BODY = 200_000;
+    // Stream 1's send limit as the server granted it: the bytes it may have received in all.
+    let allowed = F.DEFAULT_WINDOW;
+    let got = 0;
+    let acks = 0;
+    const violations: string[] = [];
+    const srv = await rawServer(t, {
+      onFrame(_conn, f) {
+        if (f.type === F.PING && f.flags & F.FLAG_ACK) acks++;
+        if (f.type !== F.DATA || f.id !== 1) return;
+        got += f.payload.length;
+        if (got > allowed) violations.push(`${got} > ${allowed}`);
+      },
+      onRequest: (conn, id) => conn.echo(id),
+    });
+    const c = client(t, srv.url);
+    const body = randomBytes(BODY);
+    const r = send(c, '/w', body);
+    const conn = await srv.conn(0);
+    await eventually(() => got === F.DEFAULT_WINDOW, 'the first 65535 bytes (the default stream window)');
+    // A PING after the frames under test: the client answers frames in order, so whatever
+    // DATA they let it send is read before the ACK.
+    const settled = async (n: number): Promise<void> => {
+      conn.write(F.pingFrame(Buffer.alloc(8, n), false));
+      await eventually(() => acks === n, `PING ACK ${n}`);
+    };
+    // 16384 from 65535: the window, 0 now, becomes -49151.
+    allowed += 16_384 - F.DEFAULT_WINDOW;
+    conn.write(F.settingsFrame([[F.SETTINGS_INITIAL_WINDOW_SIZE, 16_384]]));
+    // Back to 0 only: still nothing to send.
+    allowed += 49_151;
+    conn.write(F.windowUpdateFrame(1, 49_151));
+    await settled(1);
+    assert.equal(got, F.DEFAULT_WINDOW, 'no DATA while the window was at or below zero');
+    // 1000 above zero: exactly 1000 bytes.
+    allowed += 1000;
+    conn.write(F.windowUpdateFrame(1, 1000));
+    await eventually(() => got === F.DEFAULT_WINDOW + 1000, 'the 1000 bytes the window allows');
+    await settled(2);
+    assert.equal(got, F.DEFAULT_WINDOW + 1000, 'no more than the window allows');
+    // Raised to 200000: the window grows by 183616, past what is left of the body.
+    allowed += 200_000 - 16_384;
+    conn.write(F.settingsFrame([[F.SETTINGS_INITIAL_WINDOW_SIZE, 200_000]]));
+    assert.ok((await ok(r)).equals(body), 'the body came back intact');
+    assert.deepEqual(violations, []);
+    assert.equal(got, BODY);
+    assert.equal(conn.frames.filter((f) => f.type === F.SETTINGS && f.flags & F.FLAG_ACK).length, 3, 'the client acknowledged every SETTINGS');
+    assert.equal(srv.conns.length, 1);
+  });
+
+  test('SETTINGS_INITIAL_WINDOW_SIZE above 2^31-1: a FLOW_CONTROL_ERROR GOAWAY, the stream fails with Internal, the next request reconnects', T, async (t) => {
+    const srv = await rawServer(t, {
+      onRequest(conn, id) {
+        if (conn.index === 0) conn.write(F.settingsFrame([[F.SETTINGS_INITIAL_WINDOW_SIZE, 0x8000_0000]]));
+        else conn.echo(id);
+      },
+    });
+    const c = client(t, srv.url);
+    const err = await send(c, '/w', 'x').done;
+    assert.ok(err instanceof ConnectError);
+    assert.equal(err.code, Code.Internal);
+    const c0 = srv.conns[0]!;
+    await frameOn(c0, (f) => f.type === F.GOAWAY, 'the client sent GOAWAY');
+    assert.deepEqual(c0.goawayCodes(), [F.FLOW_CONTROL_ERROR]);
+    assert.equal((await ok(send(c, '/w', 'again'), 'next')).toString(), 'again');
+    assert.equal(srv.conns.length, 2);
+  });
+
+  test('SETTINGS_INITIAL_WINDOW_SIZE raised past an open stream\'s window of 2^31-1: a FLOW_CONTROL_ERROR GOAWAY, the stream fails with Internal', T, async (t) => {
+    const srv = await rawServer(t, {
+      onRequest(conn, id) {
+        if (conn.index !== 0) return conn.echo(id);
+        conn.headers(id, GRPC_OK_HEADERS);
+        // The stream's window: 65535 - 1 (the body sent) + this = 2^31-1 exactly (allowed) ...
+        conn.write(F.windowUpdateFrame(id, F.MAX_WINDOW - (F.DEFAULT_WINDOW - 1)));
+        // ... and one more through the initial window size: past the limit.
+        conn.write(F.settingsFrame([[F.SETTINGS_INITIAL_WINDOW_SIZE, F.DEFAULT_WINDOW + 1]]));
+      },
+    });
+    const c = client(t, srv.url);
+    const err = await send(c, '/w', 'x').done;
+    assert.ok(err instanceof ConnectError);
+    assert.equal(err.code, Code.Internal);
+    const c0 = srv.conns[0]!;
+    await frameOn(c0, (f) => f.type === F.GOAWAY, 'the client sent GOAWAY');
+    assert.deepEqual(c0.goawayCodes(), [F.FLOW_CONTROL_ERROR]);
+    assert.equal((await ok(send(c, '/w', 'again'), 'next')).toString(), 'again');
+  });
+
   test('SETTINGS_MAX_CONCURRENT_STREAMS = 2: 12 concurrent requests all complete, never more than 2 open at the server', T, async (t) => {
     let open = 0;
     let maxOpen = 0;
@@ -665,6 +755,33 @@ describe('HTTP/2 client: keep-alive and connection policy', () => {
     conn.headers(3, ['grpc-status', '0'], true);
     await ok(second!, 'second');
     assert.equal(srv.conns.length, 1);
+  });
+
+  test('keep-alive backoff: GOAWAY ENHANCE_YOUR_CALM "too_many_pings" doubles the PING interval of the next connection (gRPC A8)', T, async (t) => {
+    // The spacing of two keep-alive PINGs on a silent stream is the interval (each PING is
+    // answered at once and the next is armed on the answer). On a quiet machine the first
+    // connection's spacing is ~I; after the worker's too_many_pings the next connection's
+    // must be at least 2I, measured here with a margin: a loaded machine can only make the
+    // spacing longer.
+    const I = 200;
+    const pings: number[][] = [];
+    const srv = await rawServer(t, {
+      onFrame(conn, f) {
+        if (f.type !== F.PING || f.flags & F.FLAG_ACK) return;
+        const at = (pings[conn.index] ??= []);
+        at.push(performance.now());
+        if (at.length !== 2) return;
+        if (conn.index === 0) conn.write(F.goawayFrame(1, F.ENHANCE_YOUR_CALM, 'too_many_pings'));
+        conn.echo(1);
+      },
+    });
+    const c = client(t, srv.url, { pingIntervalMs: I, pingTimeoutMs: 10_000 });
+    assert.equal((await ok(send(c, '/a', 'one'), 'first')).toString(), 'one');
+    await frameOn(srv.conns[0]!, (f) => f.type === F.GOAWAY, 'the client closed the told-off connection');
+    assert.equal((await ok(send(c, '/b', 'two'), 'second')).toString(), 'two');
+    assert.equal(srv.conns.length, 2, 'the second stream went on a new connection');
+    const spacing = pings[1]![1]! - pings[1]![0]!;
+    assert.ok(spacing >= 1.5 * I, `PINGs ${spacing.toFixed(0)} ms apart after the backoff (interval ${I}, doubled ${2 * I})`);
   });
 
   test('verify before reuse: a connection idle past the PING interval is PINGed before the next stream goes on it', T, async (t) => {

@@ -542,7 +542,11 @@ export class H2Session {
         if (v > F.MAX_WINDOW) return this.connectionError(F.FLOW_CONTROL_ERROR, 'SETTINGS_INITIAL_WINDOW_SIZE above 2^31-1');
         const delta = v - this.peerInitialWindow;
         this.peerInitialWindow = v;
-        for (const s of this.streams.values()) s.sendWindow += delta;
+        for (const s of this.streams.values()) {
+          s.sendWindow += delta;
+          // RFC 9113 §6.9.2: a change that takes a stream's window past 2^31-1 is a connection error.
+          if (s.sendWindow > F.MAX_WINDOW) return this.connectionError(F.FLOW_CONTROL_ERROR, 'SETTINGS_INITIAL_WINDOW_SIZE takes a stream window above 2^31-1');
+        }
       } else if (k === F.SETTINGS_MAX_FRAME_SIZE) {
         if (v < F.DEFAULT_MAX_FRAME || v > 0xffffff) return this.connectionError(F.PROTOCOL_ERROR, 'SETTINGS_MAX_FRAME_SIZE out of range');
         this.peerMaxFrame = v;
