@@ -1,6 +1,9 @@
 //! The Model class: load, info, encode/decode, chat rendering over body spans.
 
-use std::sync::Arc;
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::time::SystemTime;
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
@@ -50,6 +53,40 @@ pub struct Model {
     inner: Arc<portico_core::Model>,
 }
 
+/// The models loaded in this process and still held by some thread, by what they were
+/// loaded from. Every method of a core model takes `&self` and its caches lock (they were
+/// already used from the libuv pool threads), so one model serves several JS threads.
+static LOADED: Mutex<Vec<(LoadKey, Weak<portico_core::Model>)>> = Mutex::new(Vec::new());
+
+/// What a load read: the folder, the template override, and each file in the folder with
+/// its size and modification time, so a folder changed on disk is loaded afresh.
+#[derive(PartialEq, Eq)]
+struct LoadKey {
+    dir: PathBuf,
+    template: Option<String>,
+    files: Vec<(OsString, u64, Option<SystemTime>)>,
+}
+
+/// None when the folder cannot be listed (the load then fails with its own error, or is not shared).
+fn load_key(dir: &str, template: Option<&str>) -> Option<LoadKey> {
+    let dir = std::fs::canonicalize(dir).ok()?;
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(&dir).ok()? {
+        let entry = entry.ok()?;
+        // (metadata follows symlinks: a folder of links to the files is keyed by the files.)
+        let Ok(meta) = std::fs::metadata(entry.path()) else { continue };
+        if meta.is_file() {
+            files.push((entry.file_name(), meta.len(), meta.modified().ok()));
+        }
+    }
+    files.sort();
+    Some(LoadKey {
+        dir,
+        template: template.map(str::to_owned),
+        files,
+    })
+}
+
 impl Model {
     pub(crate) fn core(&self) -> &portico_core::Model {
         &self.inner
@@ -62,12 +99,27 @@ impl Model {
     #[napi(factory)]
     /// `chat_template_json`: the JSON text of a `chat_template` value that replaces the
     /// folder's templates (`--chat-template`), or null.
+    ///
+    /// One load per process: a folder already loaded (by this thread or another, e.g. the
+    /// shard threads, which each load every served model) and still alive is shared, not
+    /// loaded again (a Qwen3 tokenizer is ~45 MB). See `LOADED`.
     pub fn load(dir: String, chat_template_json: Option<String>) -> Result<Model> {
-        let inner = portico_core::Model::load_with_template(&dir, chat_template_json.as_deref()).map_err(to_napi)?;
+        let key = load_key(&dir, chat_template_json.as_deref());
+        // Held while loading: a second thread asking for the same folder waits and shares.
+        let mut loaded = LOADED.lock().unwrap_or_else(PoisonError::into_inner);
+        loaded.retain(|(_, m)| m.strong_count() > 0);
+        if let Some(key) = &key {
+            if let Some(inner) = loaded.iter().find(|(k, _)| k == key).and_then(|(_, m)| m.upgrade()) {
+                return Ok(Model { inner });
+            }
+        }
+        let inner = Arc::new(portico_core::Model::load_with_template(&dir, chat_template_json.as_deref()).map_err(to_napi)?);
+        if let Some(key) = key {
+            loaded.push((key, Arc::downgrade(&inner)));
+        }
+        drop(loaded);
         crate::release_free_memory();
-        Ok(Model {
-            inner: Arc::new(inner),
-        })
+        Ok(Model { inner })
     }
 
     #[napi]

@@ -99,10 +99,15 @@ pub const PARALLEL_MIN_BYTES: usize = 48 << 10;
 const WORD_CACHE_ENTRIES: usize = 10_000;
 /// Longer pieces are not kept across calls (rare repeats; the per-call cache has them).
 const WORD_CACHE_MAX_BYTES: usize = 32;
+/// Word caches per encoder (see `WordCache`): up to this many calls at once get one.
+const WORD_CACHES: usize = 4;
 
 /// Ids of pieces seen by earlier calls: common words are merged once per encoder, not once
 /// per request. Taken with `try_lock` once per call, so a call that finds it busy (the other
-/// half of a parallel encode, a pool thread) just goes without it.
+/// half of a parallel encode, a pool thread) just goes without it. An encoder has
+/// `WORD_CACHES` of them, tried in order: a model shared by several shard threads (see the
+/// binding's `Model.load`) gives each thread that encodes at the same time a cache of its
+/// own, and a lone caller always finds the first one, the warmest.
 #[derive(Default)]
 struct WordCache {
     ids: FxMap<Box<[u8]>, WordIds>,
@@ -124,7 +129,7 @@ pub struct FastEncoder {
     nfc: bool,
     bpe: ByteBpe,
     parallel_min_bytes: usize,
-    words: Mutex<WordCache>,
+    words: [Mutex<WordCache>; WORD_CACHES],
 }
 
 impl FastEncoder {
@@ -191,7 +196,7 @@ impl FastEncoder {
             nfc,
             bpe,
             parallel_min_bytes: PARALLEL_MIN_BYTES,
-            words: Mutex::default(),
+            words: Default::default(),
         })
     }
 
@@ -239,7 +244,7 @@ impl FastEncoder {
         let mut out = Vec::with_capacity(bytes / 3 + 8);
         let mut cache = FxMap::default();
         let mut scratch = Scratch::default();
-        let mut guard = self.words.try_lock().ok();
+        let mut guard = self.words.iter().find_map(|w| w.try_lock().ok());
         let mut w = Words(guard.as_deref_mut());
         for p in pieces {
             match *p {
@@ -298,9 +303,9 @@ impl FastEncoder {
         });
     }
 
-    /// Pieces in the cross-call word cache (tests).
+    /// Pieces in the cross-call word caches, each counted per cache (tests).
     pub fn cached_words(&self) -> usize {
-        self.words.lock().map(|w| w.ids.len()).unwrap_or(0)
+        self.words.iter().map(|w| w.lock().map(|w| w.ids.len()).unwrap_or(0)).sum()
     }
 
     fn normalize<'t>(&self, t: &'t str) -> Cow<'t, str> {
