@@ -43,7 +43,10 @@ if (portArg && enginePortArg) {
     constructor(readonly res: HttpResponse) {}
 
     onHeaders(fields: string[], endStream: boolean): void {
-      if (!endStream) return;
+      if (endStream) this.onTrailers(fields); // a trailers-only response
+    }
+
+    onTrailers(fields: string[]): void {
       for (let i = 0; i < fields.length; i += 2) if (fields[i] === 'grpc-status' && fields[i + 1] !== '0') this.workerFailed = true;
     }
 

@@ -66,6 +66,10 @@ function record(hooks: Partial<H2StreamHandler> = {}): Recording {
         r.headers.push({ fields, end });
         hooks.onHeaders?.(fields, end);
       },
+      onTrailers(fields) {
+        r.headers.push({ fields, end: true });
+        hooks.onTrailers?.(fields);
+      },
       onData(buf, start, end) {
         r.chunks.push(Buffer.from(buf.subarray(start, end)));
         hooks.onData?.(buf, start, end);

@@ -169,7 +169,6 @@ export function openServerStream<T>(
 
 class H2ServerStream<T> implements ServerStream<T>, H2StreamHandler {
   private readonly stream: H2Stream;
-  private gotHeaders = false;
   private readonly queue: T[] = [];
   private head = 0;
   private pending: Buffer | undefined;
@@ -308,13 +307,8 @@ class H2ServerStream<T> implements ServerStream<T>, H2StreamHandler {
     this.stream.cancel();
   }
 
-  /** @internal A header block: the response headers, then the trailers (or a trailers-only response). */
+  /** @internal The response headers (or a trailers-only response). */
   onHeaders(fields: string[], endStream: boolean): void {
-    if (this.gotHeaders) {
-      this.onTrailers(fields);
-      return;
-    }
-    this.gotHeaders = true;
     const status = Number(field(fields, ':status') ?? 0);
     if (status !== 200) {
       this.fail(new ConnectError(`HTTP ${status} from the worker`, codeFromHttpStatus(status)));

@@ -22,8 +22,10 @@ import { HpackDecoder } from './hpack.js';
 
 /** What a stream's owner is told (all from the socket's data callback or a close). */
 export interface H2StreamHandler {
-  /** A header block: the response headers, or with `endStream` the trailers (or a trailers-only response). Flat [name, value, ...]. */
+  /** The response headers (with `endStream`: a trailers-only response). Flat [name, value, ...]. */
   onHeaders(fields: string[], endStream: boolean): void;
+  /** The trailers: a header block after the response headers (it ends the stream). */
+  onTrailers(fields: string[]): void;
   /** Payload bytes of one DATA frame, `buf[start, end)`, valid only during the call. */
   onData(buf: Buffer, start: number, end: number): void;
   /** The stream is over: `err` undefined when the worker ended it (its status is in the trailers); else why it failed. Called once. */
@@ -500,10 +502,11 @@ export class H2Session {
       // An informational (1xx) response is skipped; the real one follows.
       if (!endStream && fields[0] === ':status' && fields[1]!.charCodeAt(0) === 0x31) return;
       s.gotHeaders = true;
-    } else if (!endStream) {
-      return this.reset(s, F.PROTOCOL_ERROR, new ConnectError('worker sent trailers that do not end the stream', Code.Internal));
+      s.handler.onHeaders(fields, endStream);
+    } else {
+      if (!endStream) return this.reset(s, F.PROTOCOL_ERROR, new ConnectError('worker sent trailers that do not end the stream', Code.Internal));
+      s.handler.onTrailers(fields);
     }
-    s.handler.onHeaders(fields, endStream);
     if (endStream && !s.closed) this.remoteEnd(s);
   }
 

@@ -63,7 +63,8 @@ class UnaryCall implements H2StreamHandler {
   onDone: (() => void) | undefined;
   private readonly header = new Headers();
   private readonly trailer = new Headers();
-  private gotHeaders = false;
+  /** The response (headers, then body and trailers as they come) was handed over. */
+  private responded = false;
   private readonly chunks: Buffer[] = [];
   private over = false;
   private failure: unknown;
@@ -75,24 +76,13 @@ class UnaryCall implements H2StreamHandler {
   ) {}
 
   onHeaders(fields: string[], _endStream: boolean): void {
-    const first = !this.gotHeaders;
-    const into = first ? this.header : this.trailer;
-    let status = 0;
-    for (let i = 0; i < fields.length; i += 2) {
-      const k = fields[i]!;
-      if (k.charCodeAt(0) === 0x3a) {
-        if (k === ':status') status = Number(fields[i + 1]);
-        continue;
-      }
-      try {
-        into.append(k, fields[i + 1]!);
-      } catch {
-        // A header the Fetch API refuses (not a valid token or value): not one gRPC reads.
-      }
-    }
-    if (!first) return;
-    this.gotHeaders = true;
+    const status = into(this.header, fields);
+    this.responded = true;
     this.resolve({ status, header: this.header, body: this.body(), trailer: this.trailer });
+  }
+
+  onTrailers(fields: string[]): void {
+    into(this.trailer, fields);
   }
 
   onData(buf: Buffer, start: number, end: number): void {
@@ -115,7 +105,7 @@ class UnaryCall implements H2StreamHandler {
     this.over = true;
     this.failure = err;
     this.onDone?.();
-    if (!this.gotHeaders) this.reject(err ?? new ConnectError('the worker ended the stream without headers'));
+    if (!this.responded) this.reject(err ?? new ConnectError('the worker ended the stream without headers'));
     this.wakeUp();
   }
 
@@ -138,4 +128,22 @@ class UnaryCall implements H2StreamHandler {
       await new Promise<void>((r) => (this.wake = r));
     }
   }
+}
+
+/** Appends a header block's fields to `to` (pseudo-headers left out); returns its :status (0 without one). */
+function into(to: Headers, fields: string[]): number {
+  let status = 0;
+  for (let i = 0; i < fields.length; i += 2) {
+    const k = fields[i]!;
+    if (k.charCodeAt(0) === 0x3a) {
+      if (k === ':status') status = Number(fields[i + 1]);
+      continue;
+    }
+    try {
+      to.append(k, fields[i + 1]!);
+    } catch {
+      // A header the Fetch API refuses (not a valid token or value): not one gRPC reads.
+    }
+  }
+  return status;
 }
