@@ -491,44 +491,36 @@ describe('HTTP/2 client: flow control and concurrency (node:http2 server)', () =
     assert.equal(srv.conns.length, 1);
   });
 
-  test('SETTINGS_INITIAL_WINDOW_SIZE above 2^31-1: a FLOW_CONTROL_ERROR GOAWAY, the stream fails with Internal, the next request reconnects', T, async (t) => {
-    const srv = await rawServer(t, {
-      onRequest(conn, id) {
-        if (conn.index === 0) conn.write(F.settingsFrame([[F.SETTINGS_INITIAL_WINDOW_SIZE, 0x8000_0000]]));
-        else conn.echo(id);
-      },
+  // Each case answers the first connection's request with settings that break the limit.
+  const windowCases: Array<{ name: string; answer: (c: RawConn, id: number) => void }> = [
+    { name: 'SETTINGS_INITIAL_WINDOW_SIZE above 2^31-1', answer: (conn) => conn.write(F.settingsFrame([[F.SETTINGS_INITIAL_WINDOW_SIZE, 0x8000_0000]])) },
+    { name: 'SETTINGS_INITIAL_WINDOW_SIZE raised past an open stream\'s window of 2^31-1', answer: (conn, id) => {
+      conn.headers(id, GRPC_OK_HEADERS);
+      // The stream's window: 65535 - 1 (the body sent) + this = 2^31-1 exactly (allowed) ...
+      conn.write(F.windowUpdateFrame(id, F.MAX_WINDOW - (F.DEFAULT_WINDOW - 1)));
+      // ... and one more through the initial window size: past the limit.
+      conn.write(F.settingsFrame([[F.SETTINGS_INITIAL_WINDOW_SIZE, F.DEFAULT_WINDOW + 1]]));
+    } },
+  ];
+  for (const k of windowCases) {
+    test(`${k.name}: a FLOW_CONTROL_ERROR GOAWAY, the stream fails with Internal, the next request reconnects`, T, async (t) => {
+      const srv = await rawServer(t, {
+        onRequest(conn, id) {
+          if (conn.index === 0) k.answer(conn, id);
+          else conn.echo(id);
+        },
+      });
+      const c = client(t, srv.url);
+      const err = await send(c, '/w', 'x').done;
+      assert.ok(err instanceof ConnectError);
+      assert.equal(err.code, Code.Internal);
+      const c0 = srv.conns[0]!;
+      await frameOn(c0, (f) => f.type === F.GOAWAY, 'the client sent GOAWAY');
+      assert.deepEqual(c0.goawayCodes(), [F.FLOW_CONTROL_ERROR]);
+      assert.equal((await ok(send(c, '/w', 'again'), 'next')).toString(), 'again');
+      assert.equal(srv.conns.length, 2);
     });
-    const c = client(t, srv.url);
-    const err = await send(c, '/w', 'x').done;
-    assert.ok(err instanceof ConnectError);
-    assert.equal(err.code, Code.Internal);
-    const c0 = srv.conns[0]!;
-    await frameOn(c0, (f) => f.type === F.GOAWAY, 'the client sent GOAWAY');
-    assert.deepEqual(c0.goawayCodes(), [F.FLOW_CONTROL_ERROR]);
-    assert.equal((await ok(send(c, '/w', 'again'), 'next')).toString(), 'again');
-    assert.equal(srv.conns.length, 2);
-  });
-
-  test('SETTINGS_INITIAL_WINDOW_SIZE raised past an open stream\'s window of 2^31-1: a FLOW_CONTROL_ERROR GOAWAY, the stream fails with Internal', T, async (t) => {
-    const srv = await rawServer(t, {
-      onRequest(conn, id) {
-        if (conn.index !== 0) return conn.echo(id);
-        conn.headers(id, GRPC_OK_HEADERS);
-        // The stream's window: 65535 - 1 (the body sent) + this = 2^31-1 exactly (allowed) ...
-        conn.write(F.windowUpdateFrame(id, F.MAX_WINDOW - (F.DEFAULT_WINDOW - 1)));
-        // ... and one more through the initial window size: past the limit.
-        conn.write(F.settingsFrame([[F.SETTINGS_INITIAL_WINDOW_SIZE, F.DEFAULT_WINDOW + 1]]));
-      },
-    });
-    const c = client(t, srv.url);
-    const err = await send(c, '/w', 'x').done;
-    assert.ok(err instanceof ConnectError);
-    assert.equal(err.code, Code.Internal);
-    const c0 = srv.conns[0]!;
-    await frameOn(c0, (f) => f.type === F.GOAWAY, 'the client sent GOAWAY');
-    assert.deepEqual(c0.goawayCodes(), [F.FLOW_CONTROL_ERROR]);
-    assert.equal((await ok(send(c, '/w', 'again'), 'next')).toString(), 'again');
-  });
+  }
 
   test('SETTINGS_MAX_CONCURRENT_STREAMS = 2: 12 concurrent requests all complete, never more than 2 open at the server', T, async (t) => {
     let open = 0;
