@@ -1,8 +1,9 @@
 // The per-token floor of the architecture: the cheapest streaming frontend that has
 // Portico's shape, to read Portico's CPU per streamed token against (bench/RESULTS.md,
 // "Per-token floor"). A uWS app whose POST handler opens ONE Generate stream on Portico's
-// own engine HTTP/2 client (src/engine/h2) and, for every gRPC message the worker sends,
-// queues one fixed SSE chunk of a typical size; the queued chunks of every stream are
+// own engine HTTP/2 client (src/engine/h2, through grpc-h2.ts's stream in push mode, each
+// message left undecoded) and, for every gRPC message the worker sends, queues one fixed
+// SSE chunk of a typical size; the queued chunks of every stream are
 // written once per event-loop turn (setImmediate, corked), as Portico's exchange does. No
 // tokenizer, no detokenizer, no protobuf decoding, no JSON: what is left is the HTTP/2
 // framing, the socket reads and the client writes every frontend of this shape pays.
@@ -13,7 +14,7 @@
 
 import { encodeSglangGenerate } from '../src/engine/sglang-generate-wire.js';
 import { H2Client } from '../src/engine/h2/client.js';
-import { GRPC_REQUEST_HEADERS } from '../src/engine/grpc-h2.js';
+import { GRPC_REQUEST_HEADERS, openServerStream } from '../src/engine/grpc-h2.js';
 import { SglangScheduler } from '../src/gen/sglang_scheduler_pb.js';
 import { uws, type HttpResponse } from '../src/http/uws.js';
 import { readBody } from './uws-body.js';
@@ -28,58 +29,29 @@ if (portArg && enginePortArg) {
   const CHUNK = 'data: {"id":"chatcmpl-0123456789abcdef0123456789abcdef","object":"chat.completion.chunk","created":1764000000,"model":"Qwen3-0.6B","choices":[{"index":0,"delta":{"content":" word"},"logprobs":null,"finish_reason":null}]}\n\n';
   const PROMPT = Uint32Array.from([151644, 872, 198, 9707, 1052, 11, 1246, 525, 498, 3351, 30, 151645, 198, 151644, 77091, 198]);
 
+  /** One client stream: what its engine stream made this turn, written at the turn's end. */
   class FloorStream {
     pending = '';
     head = true;
     queued = false;
     ended = false;
-    gone = false;
     failed = false;
-    private workerFailed = false;
-    /** Bytes of the gRPC message being read that are still to come (its 5-byte prefix included). */
-    private left = 0;
-    private prefix: number[] = [];
+    gone = false;
 
     constructor(readonly res: HttpResponse) {}
 
-    onHeaders(fields: string[], endStream: boolean): void {
-      if (endStream) this.onTrailers(fields); // a trailers-only response
-    }
-
-    onTrailers(fields: string[]): void {
-      for (let i = 0; i < fields.length; i += 2) if (fields[i] === 'grpc-status' && fields[i + 1] !== '0') this.workerFailed = true;
-    }
-
-    onData(buf: Buffer, start: number, end: number): void {
-      let i = start;
-      while (i < end) {
-        if (this.left > 0) {
-          const take = Math.min(this.left, end - i);
-          this.left -= take;
-          i += take;
-          continue;
-        }
-        this.prefix.push(buf[i++]!);
-        if (this.prefix.length < 5) continue;
-        const p = this.prefix;
-        this.left = ((p[1]! << 24) | (p[2]! << 16) | (p[3]! << 8) | p[4]!) >>> 0;
-        this.prefix = [];
-        this.queue(CHUNK);
-      }
-    }
-
-    onClose(err: unknown): void {
-      this.ended = true;
-      this.failed = err !== undefined || this.workerFailed;
-      this.queue(this.failed ? '' : 'data: [DONE]\n\n');
-    }
-
-    private queue(text: string): void {
+    queue(text: string): void {
       this.pending += text;
       if (this.queued) return;
       this.queued = true;
       turn.push(this);
       if (turn.length === 1) setImmediate(flushTurn);
+    }
+
+    over(failed: boolean): void {
+      this.ended = true;
+      this.failed = failed;
+      this.queue(failed ? '' : 'data: [DONE]\n\n');
     }
 
     flush(): void {
@@ -127,7 +99,12 @@ if (portArg && enginePortArg) {
         res.onAborted(() => {
           s.gone = true;
         });
-        client.request(GENERATE, frame, s);
+        // Portico's engine stream (its gRPC framing and status), each message left undecoded.
+        openServerStream(client, GENERATE, frame, () => 0).listen!({
+          message: () => s.queue(CHUNK),
+          end: () => s.over(false),
+          fail: () => s.over(true),
+        });
       });
     })
     .listen('127.0.0.1', Number(portArg), (ls) => {
