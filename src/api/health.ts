@@ -4,6 +4,7 @@
 
 import { baseModels, type AppContext } from './context.js';
 import type { Exchange } from './exchange.js';
+import { kvRoutingDetail } from './kv-routing-detail.js';
 
 export function health(ctx: AppContext) {
   return (ex: Exchange): void => {
@@ -13,12 +14,16 @@ export function health(ctx: AppContext) {
       ex.sendJson(503, JSON.stringify({ status: 'shutting_down', ...shard }));
       return;
     }
-    const models = baseModels(ctx).map((m) => ({
-      model: m.name,
-      workers: m.pool.workers.length,
-      healthy_workers: m.pool.workers.filter((w) => w.healthy).length,
-      ...(m.adapters.size > 0 ? { adapters: [...m.adapters.keys()] } : {}),
-    }));
+    const models = baseModels(ctx).map((m) => {
+      const kv = kvRoutingDetail(m);
+      return {
+        model: m.name,
+        workers: m.pool.workers.length,
+        healthy_workers: m.pool.workers.filter((w) => w.healthy).length,
+        ...(m.adapters.size > 0 ? { adapters: [...m.adapters.keys()] } : {}),
+        ...(kv ? { kv_routing: kv } : {}),
+      };
+    });
     const ready = models.some((m) => m.healthy_workers > 0);
     // etcd lost: the last known workers keep serving; say so (not a reason to stop serving).
     const discovery = ctx.discovery ? { discovery: ctx.discovery.view() } : {};

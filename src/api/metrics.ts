@@ -11,6 +11,7 @@ import type { Exchange } from './exchange.js';
 import { ModelRouter } from '../router/router.js';
 import { LoadField } from '../router/load-table.js';
 import { ranksOf } from '../router/worker-slots.js';
+import { UNAPPLIED_LABELS } from '../router/kv-ingest.js';
 import type { ServedModel } from '../pipeline/served-model.js';
 
 const CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
@@ -38,7 +39,12 @@ export function scrapeGauges(ctx: AppContext): () => void {
         m.workerInflight.labels(model.name, id).set(w.inflight + remote);
         m.workerHealthy.labels(model.name, id).set(w.healthy ? 1 : 0);
         const k = kv?.slots.get(w.id);
-        if (k) m.workerKvBlocks.labels(model.name, id).set(k.ingest.blocks);
+        if (k) {
+          m.workerKvBlocks.labels(model.name, id).set(k.ingest.blocks);
+          m.workerKvBlockSize.labels(model.name, id).set(k.ingest.blockSize);
+          const st = k.ingest.stats;
+          for (const [reason, n] of UNAPPLIED_LABELS) if (st[reason] > 0) m.kvEventsUnapplied.labels(model.name, id, n).set(st[reason]);
+        }
         const src = k?.source?.stats;
         if (src) {
           m.kvEventBatches.labels(model.name, id).set(src.batches);
@@ -75,7 +81,7 @@ function modelGauges(m: AppContext['metrics'], model: ServedModel): void {
     const t = router.slots.get(w.id);
     if (!t) continue;
     capacity = Math.max(capacity, router.load.get(t.slot, LoadField.CapacityBlocks));
-    blockSize = Math.max(blockSize, t.declared.blockSize);
+    blockSize = Math.max(blockSize, t.ingest.blockSize);
     maxSeqs = Math.max(maxSeqs, t.declared.maxNumSeqs);
     batched = Math.max(batched, t.declared.maxNumBatchedTokens);
     const labels = [model.name, String(w.id), ranksOf(t) > 1 ? 'all' : '0', 'decode'] as const;
@@ -83,7 +89,7 @@ function modelGauges(m: AppContext['metrics'], model: ServedModel): void {
     m.workerActivePrefillTokens.labels(...labels).set(router.load.get(t.slot, LoadField.PrefillTokens));
   }
   if (capacity > 0) m.modelTotalKvBlocks.labels(model.name).set(capacity);
-  m.modelKvCacheBlockSize.labels(model.name).set(blockSize || router.opts.blockSize);
+  if (blockSize > 0) m.modelKvCacheBlockSize.labels(model.name).set(blockSize);
   if (maxSeqs > 0) m.modelMaxNumSeqs.labels(model.name).set(maxSeqs);
   if (batched > 0) m.modelMaxNumBatchedTokens.labels(model.name).set(batched);
 }

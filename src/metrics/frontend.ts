@@ -28,6 +28,8 @@ export class FrontendMetrics {
   readonly workerKvBlocks: Gauge;
   readonly kvEventBatches: ObservedCounter;
   readonly kvEventGaps: ObservedCounter;
+  readonly kvEventsUnapplied: ObservedCounter;
+  readonly workerKvBlockSize: Gauge;
   readonly modelContextLength: Gauge;
   readonly modelTotalKvBlocks: Gauge;
   readonly modelKvCacheBlockSize: Gauge;
@@ -83,11 +85,13 @@ export class FrontendMetrics {
     // Read at scrape time from each worker's KV event source (a shard reads its own copy of the feed: max, not sum).
     this.kvEventBatches = r.add(new ObservedCounter(`${prefix}kv_event_batches_applied_total`, 'KV event batches applied to the router index per worker since the frontend started, replays after a resubscribe included (kv mode with KV events).', ['model', 'worker']));
     this.kvEventGaps = r.add(new ObservedCounter(`${prefix}kv_event_sequence_gaps_total`, 'Gaps in a worker\'s KV event sequence numbers (each one reset that worker\'s index).', ['model', 'worker']));
+    this.kvEventsUnapplied = r.add(new ObservedCounter(`${prefix}kv_events_unapplied_total`, 'Stored-block KV events the router could not index, per worker and reason: orphan (parent never stored), block_size (blocks not of the worker\'s block size), dp_rank (rank past the indexed ones), lora_unnamed (adapter named only by number).', ['model', 'worker', 'reason']));
+    this.workerKvBlockSize = r.add(new Gauge(`${prefix}worker_kv_block_size`, 'Tokens per KV block the router hashes a worker\'s prompts in: its KV events\' block size, else its engine\'s declared one, else --router-block-size (kv mode).', ['model', 'worker'], 'max'));
     // Dynamo's model-configuration gauges (its model card's runtime config): read at scrape time
     // from the model's facts and the workers' server info; one value per model (see api/metrics.ts).
     this.modelContextLength = r.add(new Gauge(`${prefix}model_context_length`, 'Context length of the served model (the engine\'s, else config.json\'s).', ['model'], 'max'));
-    this.modelTotalKvBlocks = r.add(new Gauge(`${prefix}model_total_kv_blocks`, 'KV blocks one worker of the model holds (the largest reported; its max_total_num_tokens over the router block size).', ['model'], 'max'));
-    this.modelKvCacheBlockSize = r.add(new Gauge(`${prefix}model_kv_cache_block_size`, 'Tokens per KV cache block (the engine\'s, else the router\'s --block-size).', ['model'], 'max'));
+    this.modelTotalKvBlocks = r.add(new Gauge(`${prefix}model_total_kv_blocks`, 'KV blocks one worker of the model holds (the largest reported; its max_total_num_tokens over its block size).', ['model'], 'max'));
+    this.modelKvCacheBlockSize = r.add(new Gauge(`${prefix}model_kv_cache_block_size`, 'Tokens per KV cache block (the largest a worker of the model uses: its KV events\' or engine\'s, else --router-block-size).', ['model'], 'max'));
     this.modelMaxNumSeqs = r.add(new Gauge(`${prefix}model_max_num_seqs`, 'Running sequences one worker admits (max_num_seqs / max_running_requests), as the engine declares it.', ['model'], 'max'));
     this.modelMaxNumBatchedTokens = r.add(new Gauge(`${prefix}model_max_num_batched_tokens`, 'Token budget of one engine batch, as the engine declares it.', ['model'], 'max'));
     // Dynamo's per-worker load gauges and labels, from the router's load table (shared by every

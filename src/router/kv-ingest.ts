@@ -8,6 +8,12 @@
 // adapter named only by the engine's number are not indexed. Each data-parallel rank's
 // blocks are indexed under their own holder (holders.ts): a prefix on rank 1 is not a
 // prefix on rank 0.
+//
+// Each worker is indexed at its own block size: what its events say (they describe
+// the cache as it is), else what its engine declared (vLLM block_size, SGLang
+// page_size), else the router's --router-block-size. The router hashes a request at
+// the block size of each worker it weighs, so a worker's blocks are only ever matched
+// against keys of their own size.
 
 import type { KvEvent } from '../engine/kv-events/index.js';
 import { chainBlock, keyOf, rootLanes, type Lanes } from './hash.js';
@@ -25,13 +31,26 @@ export interface IngestStats {
   removed: number;
   /** Stored events whose parent was unknown (dropped: their chain cannot be rebuilt). */
   orphans: number;
-  /** Blocks skipped because their size is not the router's block size. */
+  /** Stored events whose blocks are not of the worker's block size (not indexed). */
   badSize: number;
   /** Events of a rank at or past MAX_DP_RANKS (not indexed). */
   badRank: number;
   /** Stored events of an adapter the engine named only by number (not indexed). */
   unnamedLora: number;
 }
+
+/** Where a worker's block size came from, most trusted last. */
+export type BlockSizeSource = 'fallback' | 'engine' | 'events';
+
+/** Why a stored event was not indexed (the keys of IngestStats that count them). */
+export type UnappliedReason = 'orphans' | 'badSize' | 'badRank' | 'unnamedLora';
+/** Each reason as /metrics and /health name it. */
+export const UNAPPLIED_LABELS: readonly [UnappliedReason, string][] = [
+  ['orphans', 'orphan'],
+  ['badSize', 'block_size'],
+  ['badRank', 'dp_rank'],
+  ['unnamedLora', 'lora_unnamed'],
+];
 
 export class WorkerKvIngest {
   /** Per data-parallel rank: engine hash → Portico block. */
@@ -43,13 +62,53 @@ export class WorkerKvIngest {
   /** Per adapter name, its namespace's root. */
   private readonly loraRoots = new Map<string, Lanes>();
 
+  /** Tokens per block of this worker's cache. */
+  blockSize: number;
+  blockSizeSource: BlockSizeSource = 'fallback';
+  /** The engine's declared block size when the events say otherwise (0: none, or they agree). */
+  declaredMismatch = 0;
+  /** Called when the block size changes: what was predicted at the old size is stale. */
+  onBlockSize: ((bs: number, from: BlockSizeSource) => void) | null = null;
+  /** Called the first time stored events of a kind are dropped. */
+  onUnapplied: ((reason: UnappliedReason, detail: string) => void) | null = null;
+
   constructor(
     private readonly index: KvIndex,
     readonly slot: number,
-    private readonly blockSize: number,
+    fallbackBlockSize: number,
     private readonly seed?: number,
   ) {
+    this.blockSize = fallbackBlockSize;
     this.root = rootLanes(seed);
+  }
+
+  /** The engine declared its block size (server info). Events, once seen, outrank it. */
+  declare(bs: number): void {
+    if (!Number.isInteger(bs) || bs < 1) return;
+    if (this.blockSizeSource === 'events') {
+      this.declaredMismatch = bs === this.blockSize ? 0 : bs;
+      return;
+    }
+    this.setBlockSize(bs, 'engine');
+  }
+
+  private setBlockSize(bs: number, from: BlockSizeSource): void {
+    const changed = bs !== this.blockSize;
+    this.blockSizeSource = from;
+    if (!changed) return;
+    this.clear();
+    this.blockSize = bs;
+    this.onBlockSize?.(bs, from);
+  }
+
+  /** Stored events dropped, all reasons. */
+  get unapplied(): number {
+    const s = this.stats;
+    return s.orphans + s.badSize + s.badRank + s.unnamedLora;
+  }
+
+  private drop(reason: UnappliedReason, detail: () => string): void {
+    if (this.stats[reason]++ === 0) this.onUnapplied?.(reason, detail());
   }
 
   private rootOf(lora: string | undefined): Lanes {
@@ -69,7 +128,7 @@ export class WorkerKvIngest {
   apply(e: KvEvent): void {
     if (e.kind !== 'reset') {
       if (e.dpRank < 0 || e.dpRank >= MAX_DP_RANKS) {
-        this.stats.badRank++;
+        this.drop('badRank', () => `events of data-parallel rank ${e.dpRank} (at most ${MAX_DP_RANKS} ranks are indexed)`);
         return;
       }
       if (e.dpRank >= this.rankCount) this.rankCount = e.dpRank + 1;
@@ -77,9 +136,10 @@ export class WorkerKvIngest {
     switch (e.kind) {
       case 'stored':
         if (e.loraUnnamed) {
-          this.stats.unnamedLora++;
+          this.drop('unnamedLora', () => 'blocks of a LoRA adapter the engine names only by number');
           break;
         }
+        this.learnBlockSize(e.blockSize, e.blocks);
         this.store(e.dpRank, e.parentHash, e.blocks, e.loraName);
         break;
       case 'removed': {
@@ -101,6 +161,20 @@ export class WorkerKvIngest {
         this.clear();
         break;
     }
+  }
+
+  /**
+   * The first stored event fixes the worker's block size (its blocks' size, as the
+   * event states it or, when it does not, as its first full block shows). Later events
+   * of another size are dropped and counted: they cannot be matched.
+   */
+  private learnBlockSize(stated: number, blocks: readonly { tokenIds: number[] }[]): void {
+    if (this.blockSizeSource === 'events') return;
+    const bs = stated > 0 ? stated : (blocks[0]?.tokenIds.length ?? 0);
+    if (bs < 1) return;
+    const declared = this.blockSizeSource === 'engine' ? this.blockSize : 0;
+    this.declaredMismatch = declared !== 0 && declared !== bs ? declared : 0;
+    this.setBlockSize(bs, 'events');
   }
 
   /** Forget every block of this worker (reset, or the worker left). */
@@ -125,7 +199,7 @@ export class WorkerKvIngest {
     else {
       const p = m.get(parentHash);
       if (!p) {
-        this.stats.orphans++;
+        this.drop('orphans', () => 'stored blocks whose parent block was never stored (their prefix cannot be rebuilt)');
         return;
       }
       parent = p;
@@ -134,7 +208,7 @@ export class WorkerKvIngest {
     const holder = holderOf(this.slot, rank);
     for (const blk of blocks) {
       if (blk.tokenIds.length !== bs) {
-        this.stats.badSize++;
+        this.drop('badSize', () => `blocks of ${blk.tokenIds.length} tokens where the worker's blocks hold ${bs}`);
         return;
       }
       const cur: Lanes = { a: 0, b: 0 };

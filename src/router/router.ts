@@ -3,7 +3,8 @@
 // queue while every worker is busy.
 
 import { createKvEventSource } from '../engine/kv-events/index.js';
-import { blockKeys, rootLanes } from './hash.js';
+import { rootLanes } from './hash.js';
+import { PromptKeys } from './prompt-keys.js';
 import { kvCost, softmaxPick } from './cost.js';
 import { DirectRouteError, DpRankError, QueueRejectedError } from './errors.js';
 import { holderOf, MAX_DP_RANKS } from './holders.js';
@@ -42,7 +43,7 @@ export interface RouterDeps {
 
 interface Waiting extends Queued {
   req: RouteRequest;
-  keys: Float64Array | null;
+  keys: PromptKeys | null;
   arrived: number;
   resolve(d: Dispatch): void;
   reject(e: unknown): void;
@@ -61,6 +62,10 @@ export class ModelRouter implements Router {
   private readonly queue = new PendingQueue<Waiting>();
   /** Per holder (worker slot × DP rank): the last match's overlap. */
   private readonly overlap: Uint32Array;
+  /** The keys `overlap` was last matched for. */
+  private matched: Float64Array | null = null;
+  /** Per candidate of the last kv selection: its overlap in its own blocks. */
+  private readonly candOverlap: Uint32Array;
   /** Per holder: requests this router has pinned to that rank and not yet finished. */
   private readonly rankInflight: Int32Array;
   /** Per worker slot: where the next tie among its ranks starts (spreads new prefixes). */
@@ -93,6 +98,7 @@ export class ModelRouter implements Router {
     this.rankInflight = new Int32Array(o.maxWorkers * MAX_DP_RANKS);
     this.rankTurn = new Uint32Array(o.maxWorkers);
     this.costs = new Float64Array(o.maxWorkers);
+    this.candOverlap = new Uint32Array(o.maxWorkers);
     const ttl = o.sessionAffinityTtlSecs * 1000;
     this.affinity = ttl <= 0 ? null : deps.sessionTable ? new SharedSessionAffinity(deps.sessionTable, ttl) : new SessionAffinity(ttl, this.now);
     this.thresholds = {
@@ -111,6 +117,7 @@ export class ModelRouter implements Router {
         this.affinity?.forgetWorker(t.worker.id);
         this.inflight.drop(t.slot);
       },
+      onBlockSize: (t) => this.inflight.drop(t.slot),
     });
     this.unsaltedRoot = rootLanes(o.hashSeed);
     this.slots.sync();
@@ -132,13 +139,19 @@ export class ModelRouter implements Router {
     this.drain();
   }
 
-  /** Block keys of a request in its namespace (salt, adapter). */
-  keysOf(req: RouteRequest): Float64Array {
+  /** Block keys of a request in its namespace (salt, adapter), computed per block size on demand. */
+  keysOf(req: RouteRequest): PromptKeys {
     this.predicted.sweep();
     this.inflight.sweep();
     const h = req.hints;
     const root = h.cacheSalt || h.lora ? rootLanes(this.opts.hashSeed, h.cacheSalt, h.lora) : this.unsaltedRoot;
-    return blockKeys(req.tokens, this.opts.blockSize, root);
+    return new PromptKeys(req.tokens, root);
+  }
+
+  /** Fill `overlap` for these keys. */
+  private match(keys: Float64Array): number {
+    this.matched = keys;
+    return this.index.match(keys, this.overlap);
   }
 
   validate(h: RouteHints): void {
@@ -183,7 +196,7 @@ export class ModelRouter implements Router {
    * still on its way (right after the worker joined): its DP size decides whether the
    * request is pinned to a rank. The overlap is matched again after the wait.
    */
-  private dispatchKnown(t: Tracked, req: RouteRequest, keys: Float64Array | null, overlap: number): Dispatch | Promise<Dispatch> {
+  private dispatchKnown(t: Tracked, req: RouteRequest, keys: PromptKeys | null, overlap: number): Dispatch | Promise<Dispatch> {
     const pending = keys ? t.infoPending : null;
     if (!pending) return this.dispatch(t, req, keys, overlap, 0);
     return pending.then(() => this.dispatch(t, req, keys, this.overlapOn(t, keys!, req.hints.dpRank), 0));
@@ -212,8 +225,8 @@ export class ModelRouter implements Router {
     return out;
   }
 
-  private overlapOn(t: Tracked, keys: Float64Array, rank: number | undefined): number {
-    this.index.match(keys, this.overlap);
+  private overlapOn(t: Tracked, keys: PromptKeys, rank: number | undefined): number {
+    this.match(keys.of(t.ingest.blockSize));
     return this.workerOverlap(t, rank);
   }
 
@@ -254,23 +267,31 @@ export class ModelRouter implements Router {
   }
 
   /** The worker for a request among `cands`, and its overlap in blocks. */
-  select(cands: Tracked[], req: RouteRequest, keys: Float64Array | null): [Tracked, number] {
+  select(cands: Tracked[], req: RouteRequest, keys: PromptKeys | null): [Tracked, number] {
     const n = cands.length;
     switch (this.opts.mode) {
       case 'kv': {
-        this.index.match(keys!, this.overlap);
         const o = this.opts;
         const pinned = req.hints.dpRank;
+        let matchedSize = 0;
         for (let i = 0; i < n; i++) {
-          const s = cands[i]!.slot;
-          this.costs[i] = kvCost(req.tokens.length, o.blockSize, o.prefillWeight, {
-            overlapBlocks: this.workerOverlap(cands[i]!, pinned),
-            activePrefillTokens: this.load.get(s, LoadField.PrefillTokens),
-            activeDecodeBlocks: this.load.get(s, LoadField.DecodeBlocks),
+          const c = cands[i]!;
+          // Each worker is matched in its own block size (nearly always one size for all).
+          const bs = c.ingest.blockSize;
+          if (bs !== matchedSize) {
+            this.match(keys!.of(bs));
+            matchedSize = bs;
+          }
+          const overlap = this.workerOverlap(c, pinned);
+          this.candOverlap[i] = overlap;
+          this.costs[i] = kvCost(req.tokens.length, bs, o.prefillWeight, {
+            overlapBlocks: overlap,
+            activePrefillTokens: this.load.get(c.slot, LoadField.PrefillTokens),
+            activeDecodeBlocks: this.load.get(c.slot, LoadField.DecodeBlocks),
           });
         }
-        const t = cands[softmaxPick(this.costs, n, o.temperature, this.rand)]!;
-        return [t, this.workerOverlap(t, pinned)];
+        const pick = softmaxPick(this.costs, n, o.temperature, this.rand);
+        return [cands[pick]!, this.candOverlap[pick]!];
       }
       case 'random':
         return [cands[pickRandom(n, this.rand)]!, 0];
@@ -287,15 +308,18 @@ export class ModelRouter implements Router {
     }
   }
 
-  private dispatch(t: Tracked, req: RouteRequest, keys: Float64Array | null, overlapBlocks: number, queuedMs: number): Dispatch {
+  private dispatch(t: Tracked, req: RouteRequest, promptKeys: PromptKeys | null, overlapBlocks: number, queuedMs: number): Dispatch {
     const o = this.opts;
     const h = req.hints;
-    const bs = o.blockSize;
+    const bs = t.ingest.blockSize;
+    const keys = promptKeys ? promptKeys.of(bs) : null;
     const slot = t.slot;
     const ranks = ranksOf(t);
     if (h.dpRank !== undefined && t.dpSize > 0 && h.dpRank >= ranks) throw new DpRankError(h.dpRank, t.worker.id, ranks);
     // A worker with several DP ranks: pin the request to the rank holding its prefix
-    // (kv mode; match() has just filled this.overlap for these keys), unless it names one.
+    // (kv mode; the selection has just matched these keys, unless it last matched
+    // another block size's), unless it names one.
+    if (keys && ranks > 1 && h.dpRank === undefined && this.matched !== keys) this.match(keys);
     const rank = h.dpRank ?? (keys && ranks > 1 ? this.bestRank(t) : undefined);
     const holder = rank !== undefined && rank < MAX_DP_RANKS ? holderOf(slot, rank) : rank === undefined ? holderOf(slot, 0) : -1;
     // KV the request adds: its blocks not already held there (see cost.ts).
@@ -366,7 +390,7 @@ export class ModelRouter implements Router {
     else this.predicted.insert(holder, keys);
   }
 
-  private enqueue(req: RouteRequest, keys: Float64Array | null): Promise<Dispatch> {
+  private enqueue(req: RouteRequest, keys: PromptKeys | null): Promise<Dispatch> {
     const o = this.opts;
     const waiting = this.deps.queueDepth ? Atomics.load(this.deps.queueDepth, 0) : this.queue.size;
     if (waiting >= o.queueMaxSize) {
@@ -374,8 +398,10 @@ export class ModelRouter implements Router {
     }
     const h = req.hints;
     const arrived = this.now();
-    const overlapBlocks = keys ? this.index.match(keys, this.overlap) : 0;
-    const workTokens = Math.max(req.tokens.length - overlapBlocks * o.blockSize, 0) + (h.osl ?? 0);
+    // The work estimate orders the queue: the best overlap at the first worker's block size.
+    const bs = this.slots.list[0]?.ingest.blockSize ?? o.blockSize;
+    const overlapBlocks = keys ? this.match(keys.of(bs)) : 0;
+    const workTokens = Math.max(req.tokens.length - overlapBlocks * bs, 0) + (h.osl ?? 0);
     return new Promise<Dispatch>((resolve, reject) => {
       const e: Waiting = {
         strict: h.strictPriority ?? 0,

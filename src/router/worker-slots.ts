@@ -63,11 +63,14 @@ function dpSizeOf(args: Record<string, unknown>): number {
 export type KvSourceFactory = (o: { url: string; sink: KvEventSink; onLoad?: (l: WorkerLoad) => void; onError?: (err: unknown) => void }) => KvEventSource;
 
 export interface WorkerSlotsOptions {
+  /** A worker's block size until its engine or its KV events say (--router-block-size). */
   blockSize: number;
   hashSeed?: number;
   /** Open a KV event source per worker (kv mode with events). */
   kvSource?: KvSourceFactory;
   onRemove?: (t: Tracked) => void;
+  /** A worker's block size changed: keys computed at the old size no longer match its blocks. */
+  onBlockSize?: (t: Tracked) => void;
   /**
    * The load table is shared with other shards, which track the same workers in the
    * same slots (same registry changes, same order) but at their own pace: a shard must
@@ -130,7 +133,17 @@ export class WorkerSlots {
     const slot = this.allocSlot();
     if (!this.o.sharedLoad) this.load.clear(slot);
     this.load.clearRemote(slot);
-    const t: Tracked = { worker: w, slot, ingest: new WorkerKvIngest(this.index, slot, this.o.blockSize, this.o.hashSeed), eventsSeen: false, dpSize: 0, infoPending: null, declared: { maxNumSeqs: 0, blockSize: 0, maxNumBatchedTokens: 0 } };
+    const ingest = new WorkerKvIngest(this.index, slot, this.o.blockSize, this.o.hashSeed);
+    const t: Tracked = { worker: w, slot, ingest, eventsSeen: false, dpSize: 0, infoPending: null, declared: { maxNumSeqs: 0, blockSize: 0, maxNumBatchedTokens: 0 } };
+    const warnMismatch = () => {
+      if (ingest.declaredMismatch) log.warn('the worker\'s KV events are of another block size than its engine declared; indexing at the events\' size', { worker: w.client.url, events: ingest.blockSize, declared: ingest.declaredMismatch });
+    };
+    ingest.onBlockSize = () => {
+      this.predicted.drop(slot);
+      this.o.onBlockSize?.(t);
+      warnMismatch();
+    };
+    ingest.onUnapplied = (reason, detail) => log.warn('KV events of this worker cannot be applied to the router\'s index; routing to it falls back on predicted blocks', { worker: w.client.url, reason, detail });
     if (this.o.kvSource) {
       const sink = (events: KvEvent[]) => {
         if (events.length > 0) t.eventsSeen = true;
@@ -146,9 +159,11 @@ export class WorkerSlots {
     t.infoPending = w.client
       .serverInfo()
       .then((i) => {
-        if (i.maxTotalNumTokens > 0) this.load.set(slot, LoadField.CapacityBlocks, Math.floor(i.maxTotalNumTokens / this.o.blockSize));
         t.dpSize = dpSizeOf(i.serverArgs);
         t.declared = declaredOf(i.serverArgs);
+        ingest.declare(t.declared.blockSize);
+        warnMismatch();
+        if (i.maxTotalNumTokens > 0) this.load.set(slot, LoadField.CapacityBlocks, Math.floor(i.maxTotalNumTokens / ingest.blockSize));
       })
       .catch(() => {})
       .finally(() => {
