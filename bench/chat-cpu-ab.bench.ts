@@ -1,4 +1,4 @@
-// Frontend CPU per request of a unary 1-token chat, A/B between builds in one run (issue 8).
+// Frontend CPU per request of a unary 1-token chat, A/B between builds in one run.
 // One `portico mock-engine` (echo, zero delay) is shared; each build directory (a copy of the
 // repo's bin/ and dist/ with build/, native/, node_modules/ linked) runs its own one-shard
 // `serve` pointing at it, and wrk loads them in turn, round after round, so both see the same

@@ -1,4 +1,4 @@
-// V8's young-generation figures per unary 1-token chat, A/B between builds (issue 14): bytes
+// V8's young-generation figures per unary 1-token chat, A/B between builds: bytes
 // allocated and bytes promoted to the old generation per request, from `--trace-gc-nvp` on
 // each build's one-shard `serve` (each scavenge's `allocated=` and `promoted=`) over the
 // requests of one wrk run. Far steadier than CPU per request on a loaded machine: what a

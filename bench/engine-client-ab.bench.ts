@@ -1,7 +1,7 @@
 // Engine-client CPU per request, A/B in one run: two builds of Portico (two
 // directories holding a compiled dist/, e.g. a /tmp copy of main's and this
-// tree's) each drive the same out-of-process echo mock engine with issue 8's
-// request shape (11-token prompt, max_tokens 1, unary, 64 in flight). Each
+// tree's) each drive the same out-of-process echo mock engine with the unary
+// benchmarks' request shape (11-token prompt, max_tokens 1, unary, 64 in flight). Each
 // client runs in its own child process (process.cpuUsage, all threads), the two
 // alternate for `rounds` rounds, and each measured run follows its own warm-up.
 // Consumers stop reading at the completion, as src/pipeline does. No HTTP.

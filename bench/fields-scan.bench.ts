@@ -1,6 +1,6 @@
 // What reading a request's top-level fields costs (src/protocol/fields.ts): readChatRequest of
-// a one-message chat, and the two per-object allocations a Fields makes, as typed arrays (until
-// session 8) against plain arrays of numbers (now): the table-index slots (70 for the chat
+// a one-message chat, and the two per-object allocations a Fields makes, as typed arrays
+// against plain arrays of numbers (what fields.ts uses): the table-index slots (70 for the chat
 // table) and the copy of the gate's records (3 members here, 8 doubles each). benchmark.js.
 //
 // Run: npm run build:ts && node dist/bench/fields-scan.bench.js

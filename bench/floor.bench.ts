@@ -1,4 +1,4 @@
-// The floor of Portico's architecture (issue 8): how many req/s a uWebSockets.js frontend
+// The floor of Portico's architecture: how many req/s a uWebSockets.js frontend
 // that makes one gRPC call over Node's http2 per request can reach on this machine, and how
 // far Portico's chat path is from it. One run, rounds alternating over the targets (the
 // order rotates every round), each target a 2 s wrk warm-up then the measured run (and

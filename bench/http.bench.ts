@@ -3,7 +3,7 @@
 // GET /v1/models, and Portico's full chat path (gate, template, tokenizer, gRPC to the
 // echo engines, detokenizer) for a short non-streaming request and a streaming one.
 //
-// Chat rows: 1 output token (issue 8's figure) and 8, with the echo engines in Portico's
+// Chat rows: 1 output token (the unary figure of the journal) and 8, with the echo engines in Portico's
 // process (--mock echo) and, for max_tokens 1, a `portico mock-engine` in its own process.
 // Portico runs one shard; its CPU per request comes from /proc.
 //

@@ -1,4 +1,4 @@
-// KServe v2 gRPC against HTTP on the same workload, same run (issue 15): frontend CPU per
+// KServe v2 gRPC against HTTP on the same workload, same run: frontend CPU per
 // request (utime + stime of the one-shard `serve` process, from /proc, over the requests
 // made) and req/s. perf_analyzer is not installable here (PyPI `perf-analyzer` resolves to a
 // 2 kB placeholder), so the gRPC load is this bounded equivalent: C concurrent callers on

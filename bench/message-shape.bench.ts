@@ -1,7 +1,7 @@
 // CPU per native encodeChat of a 25-message conversation with tool calls (render + encode,
 // every call a messages-cache miss: the first message differs each time), for the addon
-// file given, so two builds can be compared (the message-shape check of issue 13 against
-// main's addon). Run: node dist/bench/message-shape.bench.js ADDON.node MODEL_DIR [N]
+// file given, so two builds can be compared (e.g. an addon with the native message-shape
+// check against one without). Run: node dist/bench/message-shape.bench.js ADDON.node MODEL_DIR [N]
 
 import { createRequire } from 'node:module';
 

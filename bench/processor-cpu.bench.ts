@@ -1,6 +1,6 @@
 // Frontend CPU per request with a pass-through custom chat processor (spec 002; the example
 // package in examples/passthrough-processor: template, router, detokenizer, chunks) against
-// the native path, in the same run (issue 16). One `portico mock-engine` (echo, zero delay)
+// the native path, in the same run. One `portico mock-engine` (echo, zero delay)
 // is shared by two one-shard `serve` processes, native and processor; wrk loads them in turn,
 // round after round, so both see the same machine load. CPU per request is the serve
 // process's utime+stime (/proc) over the requests wrk made.

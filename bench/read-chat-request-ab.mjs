@@ -1,4 +1,4 @@
-// CPU per readChatRequest of a small chat body in one build directory (lane conf, bench/RESULTS.md):
+// CPU per readChatRequest of a small chat body in one build directory (bench/RESULTS.md, "continue_final_message, nvext shapes"):
 // node bench/read-chat-request-ab.mjs <dir>; run it for two builds in turn to compare.
 const dir = process.argv[2];
 const { readChatRequest } = await import(`${dir}/dist/src/protocol/chat-request.js`);

@@ -1,5 +1,5 @@
 // What building a request's GenerationRequest costs (src/pipeline/request.ts), against the
-// shape it had until session 8: the output options were a spread of the output rules
+// same object built with its output options as a spread of the output rules
 // followed by six new keys, which V8 builds through its runtime key by key (~3.8 µs a request,
 // the literal ~20 ns). Inputs are what a one-message chat with max_tokens 1 reads to
 // (readChatRequest on a real body). benchmark.js, both in one run.
@@ -38,7 +38,7 @@ function withSpread(i: GenerationInput): GenerationRequest {
 let keep: GenerationRequest | undefined;
 await new Promise<void>((resolve) => {
   new Benchmark.Suite('GenerationRequest of a one-message chat')
-    .add('A: output as a spread of the rules + 6 keys (session 7)', () => {
+    .add('A: output as a spread of the rules + 6 keys', () => {
       keep = withSpread(input);
     })
     .add('B: generationRequest (one object literal)', () => {

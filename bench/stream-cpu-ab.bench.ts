@@ -1,4 +1,4 @@
-// Frontend CPU per streamed token, A/B between builds in one run (issue 14). One sim
+// Frontend CPU per streamed token, A/B between builds in one run. One sim
 // `portico mock-engine` (zero delay, no EOS: every stream runs to max_tokens) is shared; each
 // build runs its own one-shard `serve` against it. wrk loads them in turn, round after round,
 // with streamed chats of 1 and of T tokens; the serve process's utime+stime per request

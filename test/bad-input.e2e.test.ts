@@ -111,7 +111,7 @@ for (const [path, base] of [['/v1/chat/completions', CHAT], ['/v1/completions', 
   P('bad_words_token_ids (no engine field carries it)', { bad_words_token_ids: [[12, 13]] }, /`bad_words_token_ids` cannot be delivered: neither engine protocol/, 'bad_words_token_ids');
   P('nvext.max_thinking_tokens a string (admission first)', { nvext: { max_thinking_tokens: 'x' } }, /`nvext.max_thinking_tokens` cannot be delivered/, 'nvext.max_thinking_tokens');
   P('nvext.max_thinking_tokens negative (admission first)', { nvext: { max_thinking_tokens: -1 } }, /`nvext.max_thinking_tokens` cannot be delivered/, 'nvext.max_thinking_tokens');
-  // Integers past their wire type (issue 13 item 9).
+  // Integers past their wire type.
   P('max_tokens of 2^32', { max_tokens: 2 ** 32 }, /`max_tokens` must be a 32-bit unsigned integer from 1 to 4294967295, got 4294967296/, 'max_tokens');
   P('max_tokens of 1e20 written out', { max_tokens: 1e20 }, /`max_tokens` must be a 32-bit unsigned integer/, 'max_tokens');
   P('top_k of 2^31', { top_k: 2 ** 31 }, /`top_k` must be a 32-bit integer from -1 to 2147483647, got 2147483648/, 'top_k');
@@ -132,7 +132,7 @@ for (const [path, base] of [['/v1/chat/completions', CHAT], ['/v1/completions', 
   P('max_tokens past the engine context', { max_tokens: 40000 }, /This model's maximum context length is 32768 tokens\. However, you requested 400\d\d tokens/, 'max_tokens');
 }
 
-// Message shapes, checked natively before the template renders anything (issue 13 item 5).
+// Message shapes, checked natively before the template renders anything.
 const M = (name: string, msg: Record<string, unknown>, message: RegExp, param: string) =>
   badParam('/v1/chat/completions', `message shape: ${name}`, { model: 'm', messages: [{ role: 'user', content: 'hi' }, msg] }, message, param);
 M('tool_calls a string', { role: 'assistant', tool_calls: 'x'.repeat(4096) }, /^`messages\[1\]\.tool_calls` must be an array of tool call objects, got a string$/, 'messages[1].tool_calls');

@@ -1,5 +1,4 @@
-// Two frontend replicas on one real etcd (issue 20: "a killed worker is dropped by
-// both"). Three echo workers register themselves with a 2 s lease; one is
+// Two frontend replicas on one real etcd: a killed worker is dropped by both. Three echo workers register themselves with a 2 s lease; one is
 // SIGKILLed, so nothing revokes its lease: etcd deletes its key when the lease expires
 // (the test watches etcd for that delete), and both frontends drop the worker on that
 // event, while the other two keep serving requests from the openai SDK on both. The

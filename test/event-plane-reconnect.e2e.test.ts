@@ -1,4 +1,4 @@
-// Nothing lost or double-counted across a NATS restart (issue 20). A real nats-server
+// Nothing lost or double-counted across a NATS restart. A real nats-server
 // (JetStream) is stopped while two kv-mode frontend replicas serve on two sim workers,
 // and restarted on the same port and store. The KV event batches the workers published
 // while it was away reach both replicas exactly once: each replica's applied-batch

@@ -226,11 +226,11 @@ test('a reader that stops reading is dropped after the stall limit, counted, and
   if (received.includes('stream_stalled')) assert.match(received, /event: error/);
 });
 
-// The fuzzer's "huge prompt" finding (issue 13 items 5, 8): ~130 KB of one emoji in a chat
-// message, or ~500 KB of text in a completions prompt array, got a 502 naming the worker's
-// URL and the engine id, and marked the worker down for everyone. Its cause was a prompt
-// past the engine's context reaching the engine (whose INVALID_ARGUMENT was a 502 and a
-// worker failure then); there is no transport limit under the body limit (a 120k-token
+// Huge prompts (a class the HTTP fuzzer finds): ~130 KB of one emoji in a chat message, or
+// ~500 KB of text in a completions prompt array. A prompt past the engine's context that
+// reaches the engine gets its INVALID_ARGUMENT, which must be a 400, not a 502 naming the
+// worker's URL and the engine id, and must not mark the worker down for everyone; there is
+// no transport limit under the body limit (a 120k-token
 // prompt, a ~360 KB gRPC message, is served). Here the engine does not report its context
 // (so Portico cannot refuse up front) and the breaker is on at its default: a legitimate
 // big prompt is served, each over-context one is a clean 400 with the numbers, and the

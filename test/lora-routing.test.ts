@@ -1,4 +1,4 @@
-// A LoRA adapter's KV blocks live in a namespace of their own (issue 17). Through the one
+// A LoRA adapter's KV blocks live in a namespace of their own. Through the one
 // generation path (pipeline/generate.ts) over a kv-mode router on fake workers, a prompt
 // the base model has sent is predicted cached for the base model only; the adapter's first
 // request with it matches nothing, its second matches its own blocks, and the adapter id

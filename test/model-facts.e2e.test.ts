@@ -1,5 +1,5 @@
 // The engine's model facts and the model's own defaults, proven from what the mock
-// engines received (issue 17): one `portico serve` with three models on both engine
+// engines received: one `portico serve` with three models on both engine
 // protocols —
 //   gen  (SGLang): a folder with generation_config.json: an unset temperature / top_p /
 //        top_k / repetition_penalty takes its values (vLLM's rule), not 1 / 1 / -1 / 1;

@@ -1,7 +1,7 @@
 // `portico serve` refuses a model set it cannot serve as asked, at startup, with a message
-// naming what is wrong (issue 17): the one-model and several-model forms combined, a
-// single-valued flag given twice (it used to serve the last one silently), a config array
-// where a string belongs (it used to be joined into one bogus path), a worker or adapter
+// naming what is wrong: the one-model and several-model forms combined, a single-valued
+// flag given twice (not silently the last one), a config array where a string belongs (not
+// joined into one bogus path), a worker or adapter
 // naming a model not served, a bare worker whose GetModelInfo names a model not served
 // (the error names both), duplicate names and unknown keys in `models`. And the forms
 // that are right start: --model NAME=DIR twice with --mock (mock workers per model).

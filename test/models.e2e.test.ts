@@ -1,4 +1,4 @@
-// Several models in one `portico serve` (issue 17), through the real `openai` client and
+// Several models in one `portico serve`, through the real `openai` client and
 // fetch: Qwen3 and Llama 3.1 from the bundled tokenizer packages, each with its own
 // template, tokenizer and parsers (the config-file `models` form), one worker assigned by
 // name and one bare worker that joins the model its GetModelInfo names; LoRA adapters at

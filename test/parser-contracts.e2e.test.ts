@@ -1,4 +1,4 @@
-// Issue 18, parser items, through a running server with the real openai SDK, unary and
+// Parser conformance (docs/parsers.md), through a running server with the real openai SDK, unary and
 // streamed: the echo engine returns the text sent (nvext.use_raw_prompt), so the model's
 // "output" is chosen by the test and tokenized by the real Qwen3 tokenizer. The same
 // cases run at every split point in the native conformance suite (native/core

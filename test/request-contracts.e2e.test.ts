@@ -1,4 +1,4 @@
-// Issue 18, request side and metrics, through a running server with the real openai SDK
+// Request-side and metrics conformance, through a running server with the real openai SDK
 // (unary and streamed): top_p 0 refused at the frontend, prefill routing headers ignored
 // and counted (the nvext prefill fields keep their 400), usage.prompt_tokens_details
 // always present, and a live /metrics that passes `promtool check metrics` (Debian

@@ -1,6 +1,6 @@
 // The client's x-request-id is echoed and logged, never used as the engine's request id:
 // two clients that send the same id each get their own generation, and one of them
-// going away aborts only its own engine request (issue 13 item 4). A real Portico
+// going away aborts only its own engine request. A real Portico
 // process in front of an in-process mock engine, which records the ids it was sent and
 // counts the aborts it applied.
 

@@ -1,4 +1,4 @@
-// Issue 13 items 5, 9 and 10 through a real server: message shapes are checked before the
+// Request limits through a real server (docs/fields.md): message shapes are checked before the
 // template renders anything (a string `tool_calls` is a 400, not a 13M-token prompt), the
 // prompt is capped when the context length is unknown (--max-prompt-tokens), the context
 // length comes from the engine's GetModelInfo when the model folder has no config.json

@@ -1,7 +1,7 @@
-// SIGTERM right after a burst of requests, with `--shards 2` (issue 8): the shard
-// threads end without uWS's App.close(), which, called while the burst's keep-alive
-// connections were still open, aborted the whole process with std::bad_alloc
-// (`terminate called after throwing ...`, exit by SIGABRT) in some runs. Each shard
+// SIGTERM right after a burst of requests, with `--shards 2`: the shard threads end
+// without uWS's App.close(), which, called while the burst's keep-alive connections are
+// still open, aborts the whole process with std::bad_alloc (`terminate called after
+// throwing ...`, exit by SIGABRT) in some runs. Each shard
 // drains, says so, and its thread ends by itself once its last connection has closed
 // (ending it earlier, with worker.terminate() or process.exit(), aborts the process:
 // Node checks that a finished thread's event loop has no open handles).

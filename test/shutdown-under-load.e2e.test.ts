@@ -1,4 +1,4 @@
-// SIGTERM under a streaming load with --shards 2 (issue 13, item 11): streams being read
+// SIGTERM under a streaming load with --shards 2: streams being read
 // while new requests keep arriving. Every in-flight stream either runs to its end or, past
 // --shutdown-timeout-secs, is cut by the server (its connection closed); new requests get
 // 503 shutting_down (with Retry-After) or are refused once the port is closed; the process

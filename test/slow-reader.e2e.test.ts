@@ -1,4 +1,4 @@
-// A slow reader does not grow the server's memory without bound (issue 8): a raw TCP client
+// A slow reader does not grow the server's memory without bound: a raw TCP client
 // asks for a long stream and stops reading; the server must pause that stream (backpressure)
 // and hold at most about one event for it, then deliver the whole stream, correctly, once
 // the client reads again. Observed through /metrics (stream_buffered_bytes and

@@ -311,7 +311,7 @@ export class UwsExchange implements Exchange {
    * From now on, write this stream's queued text at most once per `ms`: text queued within
    * `ms` of the last write waits for one timer shared by every stream (it then waits at most
    * `ms`). A stream whose events come further apart than that is written in the turn each
-   * event is made, as before. The SSE writer calls this once its first event is out, so the
+   * event is made, as without coalescing. The SSE writer calls this once its first event is out, so the
    * first token is never held. See docs/architecture.md ("Per-token path").
    */
   coalesceEvents(ms: number): void {

@@ -220,8 +220,8 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServer> {
           while (generating > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
           stopListening();
           for (const ex of [...live]) ex.abortFromServer();
-          // No App.close(): called right after a burst of requests it aborted the process
-          // with std::bad_alloc (issue 8). Idle keep-alive connections stay open until the
+          // No App.close(): called right after a burst of requests it aborts the process
+          // with std::bad_alloc. Idle keep-alive connections stay open until the
           // process exits (one shard) or until their clients close them or uWS does after
           // 10 s idle (a shard's thread ends then); any request on one meanwhile is answered
           // (503 shutting_down for generation) and its connection closed after the response.

@@ -4,8 +4,8 @@
 // `asyncResource`, each wrapped by util.deprecate (DEP0172), so every bind makes several
 // closures and redefines properties. Node's http2 client binds once per request stream
 // (ClientHttp2Session#request), so a frontend that opens one engine stream per request pays
-// it on every request: ~40 µs of CPU per request here (bench/RESULTS.md, "Issue 8: the
-// floor of uWS + Node http2", the --eol-bind rows). Node removed the accessor when DEP0172
+// it on every request: ~40 µs of CPU per request here (bench/RESULTS.md, "The floor of
+// uWS + Node http2", the --eol-bind rows). Node removed the accessor when DEP0172
 // reached End-of-Life; this installs the same bind on a Node that still has it. The bound
 // function runs `fn` in the resource's async scope with the same `this` and arguments and
 // has the same `length`; only reading the deprecated `bound.asyncResource` changes

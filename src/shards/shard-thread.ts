@@ -77,8 +77,8 @@ port.on('message', (m: ToShard) => {
       break;
     case 'drain':
       // Stop listening, finish or abort in-flight requests, then say so. No uWS App.close()
-      // (called after a burst of requests it aborted the process with std::bad_alloc,
-      // issue 8), and nothing may end this thread while a socket is open: the thread ends
+      // (called after a burst of requests it aborts the process with std::bad_alloc),
+      // and nothing may end this thread while a socket is open: the thread ends
       // by itself once its idle keep-alive connections close (by their clients, or by uWS
       // after 10 s idle); until then they are answered (503 shutting_down). The port no
       // longer keeps the thread alive, but still carries messages while it lives.

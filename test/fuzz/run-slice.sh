@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The CI slice of every fuzzer (issue 13 item 12), bounded to a few minutes in all:
+# The CI slice of every fuzzer, bounded to a few minutes in all:
 #   1. HTTP: mutated requests against real `portico serve` processes (test/fuzz/http-fuzz.ts)
 #   2. the C++ gate under libFuzzer + ASan/UBSan (native/gate/fuzz/fuzz_gate.cc, clang)
 #   3. portico-core's parsers, JSON readers, detokenizer and chat readers

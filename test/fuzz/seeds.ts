@@ -1,5 +1,5 @@
 // Valid request bodies for every POST endpoint the HTTP fuzzer drives (admin routes are
-// out of scope: the admin lane fuzzes those). Each seed is a body the server accepts
+// not driven here; their access checks have tests of their own). Each seed is a body the server accepts
 // with a 2xx; the mutators start from these, so most inputs get deep into validation.
 
 export const MODEL = 'm';

@@ -7,7 +7,7 @@
 //! Rows: plain content through a tool parser; reasoning; and *inside a streamed tool call's
 //! arguments* (the incremental JSON reader emits a fragment per push), for hermes, kimi_k2,
 //! harmony and tool_choice required. The argument tokens include `}` / `]` (nested values),
-//! which used to trigger a rescan of the whole region.
+//! which a reader that rescans the whole region on each push would pay for.
 
 use portico_core::parsers::{OutputParser, ParserOptions, Sink, ToolChoice};
 use std::time::Instant;

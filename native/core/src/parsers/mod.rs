@@ -1,4 +1,4 @@
-//! Streaming tool-call and reasoning parsers (issue 5, spec 003).
+//! Streaming tool-call and reasoning parsers (spec 003).
 //!
 //! One [`OutputParser`] per generated choice. Text goes in as it is detokenized
 //! (`push`), structured [`Delta`]s come out; `finish` flushes what was held back.

@@ -12,7 +12,7 @@
 //! for any chunking. A committed call stays a call: if the output ends (or stops being
 //! JSON) inside its arguments, the arguments are the bytes that arrived, as OpenAI returns
 //! them when max_tokens cuts a call. A region whose reader never committed is parsed
-//! whole when it closes, as before (formats without streaming, unusual shapes such as
+//! whole when it closes (formats without streaming, unusual shapes such as
 //! fenced JSON, stringified or name-after-arguments objects).
 
 use super::IdGen;
@@ -112,7 +112,7 @@ enum St {
     After,
     /// A call object starting at `start`, its header (members before the arguments) not read yet.
     Obj { start: usize, single: bool },
-    /// A call object read whole (not streamable shape), then parsed as before.
+    /// A call object read whole (not streamable shape), then parsed like a non-streamed region.
     Whole { start: usize, jv: JsonStream, single: bool },
     /// Streaming the arguments of call `index`.
     Args { jv: JsonStream, index: u32, list: bool, single: bool },
