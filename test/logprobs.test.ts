@@ -2,6 +2,8 @@
 // hands each writer delta its own tokens, and the two OpenAI projections.
 
 import { test } from 'node:test';
+import { bestFirst } from '../src/engine/generate-stream.js';
+import { vllmTopCount } from '../src/engine/vllm-generate-wire.js';
 import assert from 'node:assert/strict';
 
 import type { EngineEvent } from '../src/engine/types.js';
@@ -91,4 +93,15 @@ test('guided_choice escaping: regex metacharacters only', () => {
 test('spec 003 truthiness of thinking arguments', () => {
   for (const v of [true, 'true', ' TRUE ', '1', 'yes', 'on', 1, -2, 0.5]) assert.equal(thinkingEnabled(v), true, JSON.stringify(v));
   for (const v of [false, 'false', '0', 'no', 'off', '', 0, null, {}, []]) assert.equal(thinkingEnabled(v), false, JSON.stringify(v));
+});
+
+test('top alternatives from the engine come out most likely first (vLLM sends the sampled token first)', () => {
+  // vLLM's servicer order for k=2 asked as 3: the sampled token (-2.5), then the best two.
+  const r = bestFirst([7, 3, 9], [-2.5, -0.5, -1.25]);
+  assert.deepEqual(r, { tokenIds: [3, 9, 7], logprobs: [-0.5, -1.25, -2.5] });
+  const sorted = { tokenIds: [1, 2], values: [-0.1, -0.2] };
+  assert.equal(bestFirst(sorted.tokenIds, sorted.values).logprobs, sorted.values, 'an ordered list is used as it is');
+  assert.equal(vllmTopCount(2), 3);
+  assert.equal(vllmTopCount(0), 0);
+  assert.equal(vllmTopCount(20), 20, 'vLLM refuses more than its --max-logprobs (20)');
 });

@@ -389,6 +389,20 @@ function toDone(c: WireComplete, stream: boolean): GenerateDone {
 }
 
 /**
+ * A position's top alternatives, most likely first. SGLang sends them so; vLLM's servicer
+ * sends its logprob dict in insertion order, the sampled token first and then the best
+ * (which is why the vLLM client asks for one more than the client wants: the k best are
+ * then always among them, and the response keeps the first k of this order).
+ */
+export function bestFirst(tokenIds: number[], values: number[]): { tokenIds: number[]; logprobs: number[] } {
+  let sorted = true;
+  for (let j = 1; j < values.length && sorted; j++) sorted = values[j - 1]! >= values[j]!;
+  if (sorted) return { tokenIds, logprobs: values };
+  const order = values.map((_, j) => j).sort((a, b) => values[b]! - values[a]!);
+  return { tokenIds: order.map((j) => tokenIds[j]!), logprobs: order.map((j) => values[j]!) };
+}
+
+/**
  * Wire logprobs → TokenLogprobs with exactly `count` entries. Positions the
  * engine left out read -9999, the value vLLM writes for -inf in JSON.
  */
@@ -400,7 +414,7 @@ function toLogprobs(w: WireLogprobs | undefined, count: number): TokenLogprobs {
     const top = new Array<{ tokenIds: number[]; logprobs: number[] }>(count);
     for (let i = 0; i < count; i++) {
       const t = w.topLogprobs[i];
-      top[i] = t ? { tokenIds: t.tokenIds, logprobs: t.values } : { tokenIds: [], logprobs: [] };
+      top[i] = t ? bestFirst(t.tokenIds, t.values) : { tokenIds: [], logprobs: [] };
     }
     out.top = top;
   }

@@ -34,7 +34,7 @@ import { vllmEmbed } from './embed.js';
 import type { EmbedParams, EmbedResult } from './types.js';
 import { generateStream, type WireResponse } from './generate-stream.js';
 import { EngineError } from './errors.js';
-import { encodeVllmGenerate } from './vllm-generate-wire.js';
+import { encodeVllmGenerate, vllmTopCount } from './vllm-generate-wire.js';
 import { decodeGenerateResponse, VLLM_RESPONSE } from './generate-response-wire.js';
 import { mapStream, type ServerStream } from './grpc-h2.js';
 import { EngineConnection, rankLoadOf, type EngineClientOptions } from './grpc-connection.js';
@@ -205,9 +205,8 @@ export function buildVllmGenerateRequest(p: GenerateParams): GenerateRequest {
     seed: p.seed === undefined ? undefined : Number(p.seed),
     constraint: vllmConstraint(p.constraint),
     logitBias: p.logitBias ? Object.fromEntries(p.logitBias) : {},
-    // vLLM's logprobs = k: the sampled token's logprob plus the k best.
-    logprobs: p.logprobs === true ? (p.topLogprobs ?? 0) : undefined,
-    promptLogprobs: p.promptLogprobs,
+    logprobs: p.logprobs === true ? vllmTopCount(p.topLogprobs ?? 0) : undefined,
+    promptLogprobs: p.promptLogprobs === undefined ? undefined : vllmTopCount(p.promptLogprobs),
   });
   return create(GenerateRequestSchema, {
     requestId: p.requestId,

@@ -67,8 +67,8 @@ function writeSampling(p: GenerateParams): void {
     }
   }
   // 22 logprobs = k: the sampled token's logprob plus the k best.
-  if (p.logprobs === true) w.tag(22, WIRE_VARINT).int32(p.topLogprobs ?? 0, 'vllm.grpc.engine.SamplingParams.logprobs');
-  if (p.promptLogprobs !== undefined) w.tag(23, WIRE_VARINT).int32(p.promptLogprobs, 'vllm.grpc.engine.SamplingParams.prompt_logprobs');
+  if (p.logprobs === true) w.tag(22, WIRE_VARINT).int32(vllmTopCount(p.topLogprobs ?? 0), 'vllm.grpc.engine.SamplingParams.logprobs');
+  if (p.promptLogprobs !== undefined) w.tag(23, WIRE_VARINT).int32(vllmTopCount(p.promptLogprobs), 'vllm.grpc.engine.SamplingParams.prompt_logprobs');
   if (p.seed !== undefined) w.tag(24, WIRE_VARINT).int32(Number(p.seed), 'vllm.grpc.engine.SamplingParams.seed');
   if (p.logitBias && p.logitBias.size > 0) {
     // 26 map<int32, float>: entries in the order of a plain object's keys, as
@@ -82,4 +82,14 @@ function writeSampling(p: GenerateParams): void {
       w.join();
     }
   }
+}
+
+/**
+ * vLLM computes the sampled token's logprob plus the k best, but its gRPC servicer sends
+ * the first k entries of that dict: the sampled token first, then the best. Asking for
+ * k + 1 puts the true k best among what it sends (sorted, then cut to k, downstream);
+ * capped at 20, vLLM's default --max-logprobs, which OpenAI's top_logprobs range matches.
+ */
+export function vllmTopCount(k: number): number {
+  return k > 0 ? Math.min(k + 1, 20) : 0;
 }
