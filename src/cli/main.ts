@@ -55,7 +55,7 @@ async function serveCommand(args: string[]): Promise<void> {
     ...modelFlags(v),
     host: v.host as string,
     httpPort: v['http-port'] as number,
-    grpcPort: v['grpc-port'] as number,
+    grpcPort: v['grpc-port'] as number | undefined,
     mock: v.mock as 'echo' | 'sim' | undefined,
     mockWorkers: v['mock-workers'] as number,
     discovery: v.discovery as string | undefined,
@@ -93,6 +93,7 @@ async function serveCommand(args: string[]): Promise<void> {
   });
   log.info(`portico listening on http://${v.host as string}:${running.port}`, { port: running.port });
   if (running.grpcPort !== undefined) log.info(`portico KServe gRPC listening on ${v.host as string}:${running.grpcPort} (inference.GRPCInferenceService)`, { grpc_port: running.grpcPort });
+  else log.info('KServe gRPC endpoint off; serve it with --grpc-port P (PORTICO_GRPC_PORT, config key "grpc-port")');
   let stopping = false;
   const stop = () => {
     if (stopping) return;

@@ -37,7 +37,7 @@ export const SERVE_OPTIONS: readonly OptionSpec[] = [
   { name: 'router-priority-shift-ms', kind: 'number', group: 'Routing queue', default: 1000, help: 'fcfs/lcfs: each point of agent_hints.priority moves a queued request this much earlier.' },
   { name: 'shards', kind: 'int', group: 'HTTP', min: 1, help: 'uWS apps serving the port, each on its own thread with the whole request path; the kernel spreads connections over them. They share the router\'s load table, worker changes and busy thresholds; /metrics sums them all. Embedded mock engines run once, on the main thread. Default: the number of cores (os.availableParallelism()).' },
   { name: 'http-port', kind: 'int', group: 'HTTP', meta: 'P', default: 8000, help: 'Port to listen on; 0 picks a free port.' },
-  { name: 'grpc-port', kind: 'int', group: 'HTTP', meta: 'P', default: 8001, help: 'Port of the KServe v2 gRPC endpoint (inference.GRPCInferenceService, docs/kserve.md), on HTTP/2 beside the HTTP port; 0 picks a free port. With --shards above 1 it is served by shard 0.' },
+  { name: 'grpc-port', kind: 'int', group: 'HTTP', meta: 'P', help: "Serve the KServe v2 gRPC endpoint (inference.GRPCInferenceService, docs/kserve.md) on this port, on HTTP/2 beside the HTTP port; 0 picks a free port. Off unless given (as Dynamo's --kserve-grpc-server), so a frontend started with only an HTTP port listens on no other. With --shards above 1 it is served by shard 0." },
   { name: 'host', kind: 'string', group: 'HTTP', meta: 'ADDR', default: '0.0.0.0', help: 'Address to bind.' },
   { name: 'max-body-bytes', kind: 'int', group: 'HTTP', min: 1, default: 45 * 1024 * 1024, help: 'Largest accepted request body, in bytes (413 beyond).' },
   { name: 'max-prompt-tokens', kind: 'int', group: 'Model', min: 1, default: 131072, help: "Longest prompt accepted, in tokens, while the model's context length is unknown (no config.json and no engine GetModelInfo answer); longer prompts get a 400 before reaching an engine." },
@@ -70,8 +70,8 @@ export const SERVE_OPTIONS: readonly OptionSpec[] = [
 ];
 
 export const SERVE_USAGE = 'Usage: portico serve (--model-path DIR | --model NAME=DIR ...) [options]';
-export const SERVE_INTRO = `Serve the OpenAI-compatible and Anthropic HTTP APIs, and the KServe v2 gRPC inference
-protocol (--grpc-port), for one or several models, tokenizing natively and generating on
+export const SERVE_INTRO = `Serve the OpenAI-compatible and Anthropic HTTP APIs, and with --grpc-port the KServe v2
+gRPC inference protocol, for one or several models, tokenizing natively and generating on
 engine workers reached over gRPC.
 
 Request handling also reads PORTICO_IGNORE_UNSUPPORTED_FIELDS=1 (drop unsupported request
