@@ -13,6 +13,7 @@ import { runMockEngine } from './mock-engine.js';
 import { registerCommand } from './register.js';
 import { precommitPeekMs, readProcessorOptions } from './processor-options.js';
 import { modelFlags } from './model-flags.js';
+import { frontendConfig } from './frontend-config.js';
 import type { RouterMode, RouterOptions } from '../router/options.js';
 import type { QueuePolicy } from '../router/queue.js';
 
@@ -49,8 +50,11 @@ async function serveCommand(args: string[]): Promise<void> {
   }
   configureLog({ level: v['log-level'] as Level, format: v['log-format'] as 'json' | 'text' });
   const processor = await readProcessorOptions(v);
+  const shards = (v.shards as number | undefined) ?? availableParallelism();
+  const peekMs = precommitPeekMs(v);
   const running = await serve({
     ...processor,
+    frontendConfig: frontendConfig(SERVE_OPTIONS, v, { 'chat-processor': processor.chatProcessor, shards, 'stream-precommit-peek-ms': peekMs }),
     chatTemplate: v['chat-template'] as string | undefined,
     ...modelFlags(v),
     host: v.host as string,
@@ -82,12 +86,12 @@ async function serveCommand(args: string[]): Promise<void> {
       healthCheckIntervalSecs: v['health-check-interval-secs'] as number,
       breakerFailures: v['worker-breaker-failures'] as number,
       breakerFailureRate: v['worker-breaker-failure-rate'] as number,
-      precommitPeekMs: precommitPeekMs(v),
+      precommitPeekMs: peekMs,
       keepAliveSecs: v['stream-keep-alive-secs'] as number,
       stallTimeoutSecs: v['stream-stall-timeout-secs'] as number,
       writeIntervalMs: v['stream-write-interval-ms'] as number,
     },
-    shards: (v.shards as number | undefined) ?? availableParallelism(),
+    shards,
     responsesStore: { url: v['responses-store'] as string, ttlSecs: v['responses-store-ttl-secs'] as number, maxRows: v['responses-store-max-rows'] as number },
     log: { level: v['log-level'] as Level, format: v['log-format'] as 'json' | 'text' },
   });
