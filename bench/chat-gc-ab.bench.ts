@@ -34,7 +34,7 @@ const worker = `grpc://127.0.0.1:${engine.port}`;
 async function startTraced(dir: string, log: string) {
   const child = spawn(process.execPath, ['--trace-gc-nvp', `${dir}/bin/portico.js`, 'serve', '--host', '127.0.0.1', '--http-port', '0', '--model-path', QWEN3, '--model-name', 'models', '--worker', worker, '--shards', '1'], {
     stdio: ['ignore', openSync(log, 'w'), 'inherit'],
-    env: { ...process.env, PORTICO_SHARDS: '1', PORTICO_GRPC_PORT: '0' },
+    env: { ...process.env, PORTICO_SHARDS: '1' },
   });
   const exited = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`serve in ${dir} exited ${code}`))));
   for (;;) {

@@ -20,7 +20,7 @@ export interface Proc {
 
 export function startProc(args: string[], nodeFlags: string[], listening: RegExp): Promise<{ proc: Proc; port: number }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...nodeFlags, `${ROOT}bin/portico.js`, ...args], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, PORTICO_SHARDS: '1', PORTICO_GRPC_PORT: process.env.PORTICO_GRPC_PORT ?? '0' } });
+    const child = spawn(process.execPath, [...nodeFlags, `${ROOT}bin/portico.js`, ...args], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, PORTICO_SHARDS: '1' } });
     let out = '';
     let waiters: ((p: Record<string, number>) => void)[] = [];
     const proc: Proc = {

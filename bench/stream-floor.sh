@@ -41,7 +41,7 @@ PIDS+=($!)
 for F in "$@"; do
   case $F in
     floor) "${FE[@]}" node dist/bench/stream-floor-server.js "$PORT" "$ENGINE_PORT" > "$WORK/fe.log" 2>&1 & ;;
-    portico) PORTICO_GRPC_PORT=0 NODE_OPTIONS="${PORTICO_NODE_OPTIONS:-}" "${FE[@]}" node bin/portico.js serve --host 127.0.0.1 --http-port "$PORT" --model-path "$MODEL_DIR" --model-name "$MODEL" --worker "grpc://127.0.0.1:$ENGINE_PORT" --shards "$SHARDS" --log-level error ${PORTICO_ARGS:-} > "$WORK/fe.log" 2>&1 & ;;
+    portico) NODE_OPTIONS="${PORTICO_NODE_OPTIONS:-}" "${FE[@]}" node bin/portico.js serve --host 127.0.0.1 --http-port "$PORT" --model-path "$MODEL_DIR" --model-name "$MODEL" --worker "grpc://127.0.0.1:$ENGINE_PORT" --shards "$SHARDS" --log-level error ${PORTICO_ARGS:-} > "$WORK/fe.log" 2>&1 & ;;
     smg) "${FE[@]}" "$VENV/bin/smg" launch --host 127.0.0.1 --port "$PORT" --prometheus-port "$((PORT + 1))" --worker-urls "grpc://127.0.0.1:$ENGINE_PORT" --model-path "$MODEL_DIR" --tokenizer-path "$MODEL_DIR" --backend sglang --policy round_robin --reasoning-parser passthrough --log-level error > "$WORK/fe.log" 2>&1 & ;;
     *) echo "unknown frontend $F (floor | portico | smg)" >&2; exit 2 ;;
   esac

@@ -25,7 +25,7 @@ export function startNode(script: string, args: string[] = [], nodeFlags: string
   const cpu = pinnedCpu(args[0] === 'engine' || args[0] === 'mock-engine' ? 'load' : 'frontend');
   if (cpu !== undefined) command.unshift('taskset', '-c', cpu);
   return new Promise((resolve, reject) => {
-    const child = spawn(command[0], command.slice(1), { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, PORTICO_SHARDS: '1', PORTICO_GRPC_PORT: process.env.PORTICO_GRPC_PORT ?? '0' } });
+    const child = spawn(command[0], command.slice(1), { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, PORTICO_SHARDS: '1' } });
     let out = '';
     child.stdout!.on('data', (d: Buffer) => {
       out += d.toString();

@@ -9,6 +9,7 @@ export type {
   ChatProcessorProvider,
   ChatEngineFactory,
   ChatEngine,
+  FrontendConfig,
   ProcessorOptions,
   ModelCard,
   ModelTokenizer,

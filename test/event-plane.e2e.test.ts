@@ -3,7 +3,9 @@
 // routing decisions. A prefix warmed through replica A is routed to the same worker by
 // replica B; a request in flight through A shows in B's worker_active_requests and
 // leaves it when it ends, or when A dies; a frontend started later replays the events
-// it missed from the stream; a restarted nats-server is reconnected by everyone.
+// it missed from the stream; garbage published on the replicas' subjects (a snapshot
+// malformed in any part) adds no load; a restarted nats-server is reconnected by everyone.
+// Every check waits for the state it reads (a metric, a health field) rather than for time.
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -27,14 +29,18 @@ after(async () => {
   await nats?.destroy();
 });
 
-function frontend(extra: string[] = []): Promise<Proc> {
-  return startPortico(['serve', '--http-port', '0', '--host', '127.0.0.1', '--model-path', QWEN3, '--model-name', 'm', '--router-mode', 'kv', '--event-plane', nats.url, '--replica-sync-expiry-secs', '1', ...engines.flatMap((e) => ['--worker', e.url]), ...extra]);
+/** A kv-mode frontend on both engines; other replicas' load expires from its view after `expirySecs` of quiet. */
+function frontend(extra: string[] = [], expirySecs = 1): Promise<Proc> {
+  return startPortico(['serve', '--http-port', '0', '--host', '127.0.0.1', '--model-path', QWEN3, '--model-name', 'm', '--router-mode', 'kv', '--event-plane', nats.url, '--replica-sync-expiry-secs', String(expirySecs), ...engines.flatMap((e) => ['--worker', e.url]), ...extra]);
+}
+
+function metricIn(text: string, name: string, worker: number, model = 'm'): number {
+  const m = new RegExp(`^portico_frontend_${name}\\{model="${model}",worker="${worker}"\\} (\\S+)$`, 'm').exec(text);
+  return m ? Number(m[1]) : NaN;
 }
 
 async function metric(s: Proc, name: string, worker: number, model = 'm'): Promise<number> {
-  const text = await (await fetch(`${s.url}/metrics`)).text();
-  const m = new RegExp(`^portico_frontend_${name}\\{model="${model}",worker="${worker}"\\} (\\S+)$`, 'm').exec(text);
-  return m ? Number(m[1]) : NaN;
+  return metricIn(await (await fetch(`${s.url}/metrics`)).text(), name, worker, model);
 }
 
 // A long prompt (many 16-token blocks), unique per test.
@@ -129,18 +135,35 @@ test('with --no-replica-sync the replicas keep their own load', async (t) => {
 test('garbage on the event plane is ignored; a restarted nats-server is reconnected without a restart', async (t) => {
   const a = await frontend();
   t.after(() => a.stop());
-  const b = await frontend();
+  // B keeps other replicas' load for as long as the test needs (the probe below sends once).
+  const b = await frontend([], 600);
   t.after(() => b.stop());
+  const sumB = async () => (await metric(b, 'worker_active_requests', 0)) + (await metric(b, 'worker_active_requests', 1));
+  await eventually(async () => (await sumB()) === 0, 'B starts with nothing in flight anywhere');
   const nc = await connect({ servers: nats.url.replace('nats://', '') });
   const tok = (s: string) => Buffer.from(s).toString('base64url');
-  for (const subject of [`portico.router.${tok('m')}.load`, `portico.router.${tok('m')}.route`]) {
+  const [load, route] = [`portico.router.${tok('m')}.load`, `portico.router.${tok('m')}.route`];
+  const [w0, w1] = [engines[0]!.url, engines[1]!.url];
+  for (const subject of [load, route]) {
     nc.publish(subject, 'not json');
-    nc.publish(subject, JSON.stringify({ replica: 'x', seq: 1, workers: [[engines[0]!.url, -5, 'a', 1e12]] }));
-    nc.publish(subject, JSON.stringify({ replica: 'x', url: engines[0]!.url, rank: 0, keys: 'AAAA' }));
+    nc.publish(subject, JSON.stringify({ replica: 'x', seq: 1, workers: [[w0, -5, 'a', 1e12]] }));
+    nc.publish(subject, JSON.stringify({ replica: 'x', url: w0, rank: 0, keys: 'AAAA' }));
   }
+  // Snapshots with a good row beside a bad one, or one worker twice: none of it may count.
+  nc.publish(load, JSON.stringify({ replica: 'y', seq: 1, workers: [[w0, 3, 100, 5], [w1, -1, 0, 0]] }));
+  nc.publish(load, JSON.stringify({ replica: 'z', seq: 1, workers: [[w0, 3, 100, 5], [w0, 3, 100, 5]] }));
+  // Then a good snapshot from a probe replica: NATS delivers one connection's messages in
+  // order, so once B counts the probe's load it has read every message before it.
+  nc.publish(load, JSON.stringify({ replica: 'probe', seq: 1, workers: [[w1, 2, 0, 0]] }));
+  await nc.flush();
+  let seen = '';
+  await eventually(async () => metricIn((seen = await (await fetch(`${b.url}/metrics`)).text()), 'worker_active_requests', 1) === 2, "B counts the probe's load");
+  assert.equal(metricIn(seen, 'worker_active_requests', 0), 0, 'bad snapshots added no load');
+  // The probe's next snapshot takes its load back.
+  nc.publish(load, JSON.stringify({ replica: 'probe', seq: 2, workers: [] }));
   await nc.flush();
   await nc.close();
-  assert.equal((await metric(b, 'worker_active_requests', 0)) + (await metric(b, 'worker_active_requests', 1)), 0, 'bad snapshots added no load');
+  await eventually(async () => (await sumB()) === 0, "B drops the probe's load");
 
   await nats.stop();
   await eventually(async () => ((await (await fetch(`${b.url}/health`)).json()) as any).event_plane.connected === false, '/health reports NATS lost');

@@ -1,4 +1,6 @@
-// How the KServe gRPC port is served: the API key (metadata `authorization: Bearer KEY`,
+// How the KServe gRPC port is served: only when asked for (--grpc-port, PORTICO_GRPC_PORT
+// or the config key; without it a frontend listens on its HTTP port alone, so two run side
+// by side on one host), the API key (metadata `authorization: Bearer KEY`,
 // UNAUTHENTICATED otherwise, health rpcs public as HTTP's /health is), --shards above 1
 // (shard 0 serves gRPC, the printed port answers), and a taken --grpc-port refusing to start.
 
@@ -7,15 +9,63 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { once } from 'node:events';
 import { Code, ConnectError, type Interceptor } from '@connectrpc/connect';
-import { QWEN3, runPortico } from './helpers/portico.js';
+import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { QWEN3, runPortico, startPortico } from './helpers/portico.js';
+import { freePort } from './helpers/free-port.js';
+import { listeningPorts } from './helpers/listeners.js';
 import { eventually } from './helpers/eventually.js';
-import { bool, inferRequest, int32, kserveClient, outputText, RequestStream, startKserve, text } from './helpers/kserve.js';
+import { bool, grpcPortOf, inferRequest, int32, kserveClient, outputText, RequestStream, startKserve, text } from './helpers/kserve.js';
 
 const MOCK = ['--model-path', QWEN3, '--model-name', 'm', '--mock', 'echo', '--mock-workers', '1'];
 const bearer = (key: string): Interceptor => (next) => (req) => {
   req.header.set('authorization', `Bearer ${key}`);
   return next(req);
 };
+
+async function assertServes(url: string): Promise<void> {
+  const r = await fetch(`${url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }], max_tokens: 1 }) });
+  assert.equal(r.status, 200, await r.text());
+}
+
+test('without --grpc-port a frontend listens on its HTTP port alone, and says how to serve KServe gRPC', async (t) => {
+  // A worker in its own process, so that every port the frontend's process listens on is its own.
+  const engine = await startPortico(['mock-engine', '--model-path', QWEN3, '--port', '0']);
+  t.after(() => engine.stop());
+  const s = await startPortico(['serve', '--http-port', '0', '--host', '127.0.0.1', '--model-path', QWEN3, '--model-name', 'm', '--worker', engine.url]);
+  t.after(() => s.stop());
+  await assertServes(s.url);
+  assert.deepEqual(listeningPorts(s.child.pid!), [s.port]);
+  assert.match(s.output(), /KServe gRPC endpoint off; serve it with --grpc-port P/);
+  assert.doesNotMatch(s.output(), /KServe gRPC listening/);
+});
+
+test('two frontends on one host with different --http-port values and no --grpc-port both start and serve', async (t) => {
+  const ports = [await freePort('0.0.0.0'), await freePort('0.0.0.0')];
+  const servers = [];
+  for (const port of ports) {
+    const s = await startPortico(['serve', '--http-port', String(port), ...MOCK]);
+    t.after(() => s.stop());
+    servers.push(s);
+  }
+  assert.deepEqual(servers.map((s) => s.port), ports);
+  for (const s of servers) await assertServes(s.url);
+});
+
+test('PORTICO_GRPC_PORT and the config key grpc-port turn the KServe gRPC endpoint on, as the flag does', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'portico-grpc-config-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const config = join(dir, 'portico.json');
+  writeFileSync(config, JSON.stringify({ 'grpc-port': 0 }));
+  for (const [args, env] of [[['--config', config], {}], [[], { PORTICO_GRPC_PORT: '0' }]] as const) {
+    const s = await startPortico(['serve', '--http-port', '0', '--host', '127.0.0.1', ...MOCK, ...args], env);
+    t.after(() => s.stop());
+    const port = await grpcPortOf(s);
+    assert.equal((await kserveClient(port).serverLive({})).live, true);
+    assert.doesNotMatch(s.output(), /KServe gRPC endpoint off/);
+  }
+});
 
 async function unauthenticated(p: Promise<unknown>): Promise<void> {
   await assert.rejects(p, (err: unknown) => err instanceof ConnectError && err.code === Code.Unauthenticated && /API key/.test(err.rawMessage));

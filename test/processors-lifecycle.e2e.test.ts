@@ -141,9 +141,9 @@ describe('PORTICO_CHAT_PROCESSOR', () => {
         throw e;
       }
     }, 'the processor serves the model');
-    const card = JSON.parse(content!) as { options: { name: string }; config: unknown };
-    assert.equal(card.options.name, RULES);
-    assert.deepEqual(card.config, { from: 'env' });
+    const card = JSON.parse(content!) as { config: Record<string, unknown>; options: unknown };
+    assert.equal(card.config['chat-processor'], RULES);
+    assert.deepEqual(card.options, { from: 'env' });
     const r = await openai.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'raise:invalid' }] }).catch((e: unknown) => e);
     assert.ok(r instanceof OpenAI.BadRequestError && /refused by the processor/.test(r.message), 'the processor\'s own error');
   });

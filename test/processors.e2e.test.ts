@@ -67,11 +67,11 @@ async function stillServing(): Promise<void> {
 }
 
 describe('the processor and what it is given', () => {
-  test('a module-path processor gets its config, the options, the model card and the request', async () => {
+  test('a module-path processor gets the frontend config, its options, the model card and the request', async () => {
     const v = JSON.parse(await say('card', { temperature: 0.5 })) as Record<string, any>;
-    assert.deepEqual(v.config, { answer: 42, nested: { k: [1, 2] } });
-    assert.equal(v.options.name, RULES);
-    assert.deepEqual(v.options.models, ['m']);
+    assert.deepEqual(v.options, { answer: 42, nested: { k: [1, 2] } });
+    assert.equal(v.config['chat-processor'], RULES);
+    assert.equal(v.config['model-name'], 'm');
     assert.equal(v.name, 'm');
     assert.equal(v.localDir, resolve(QWEN3));
     assert.equal(v.instanceId, 0, 'the worker that registered');

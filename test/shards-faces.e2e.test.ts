@@ -93,11 +93,11 @@ test('a custom chat processor answers on both shards (unary and streamed); compl
   const c = freshClient(s);
   await onBothShards(s, async (i) => {
     const card = JSON.parse((await chat(c, 'qwen', 'card', `faces-card-${i}`)).choices[0]!.message.content ?? '');
-    assert.deepEqual(card.config, { answer: 42 }, 'the processor built with its config');
+    assert.deepEqual(card.options, { answer: 42 }, 'the processor built with its options');
     await assert.rejects(chat(c, 'qwen', 'raise:invalid', `faces-raise-${i}`), (e: unknown) => e instanceof OpenAI.BadRequestError && /refused by the processor/.test(e.message), `request ${i}: the processor's InvalidArgument is a 400`);
     let streamed = '';
     for await (const chunk of await c.chat.completions.create({ model: 'qwen', messages: [{ role: 'user', content: 'card' }], stream: true })) streamed += chunk.choices[0]?.delta?.content ?? '';
-    assert.deepEqual(JSON.parse(streamed).config, { answer: 42 }, `request ${i}: streamed through the processor`);
+    assert.deepEqual(JSON.parse(streamed).options, { answer: 42 }, `request ${i}: streamed through the processor`);
     const done = await c.completions.create({ model: 'qwen', prompt: 'native', max_tokens: 2 });
     assert.equal(done.choices.length, 1);
   });

@@ -67,7 +67,7 @@ export async function waitReady(url: string, child: ChildProcess, log: string, t
 export async function startPortico(e: Env, port: number, tools = false): Promise<Running> {
   const log = `${e.logDir}/portico.log`;
   const parser = tools ? ['--tool-call-parser', TOOL_PARSERS.portico] : [];
-  const c = start(process.execPath, [`${e.root}/bin/portico.js`, 'serve', '--host', '127.0.0.1', '--http-port', String(port), '--grpc-port', String(port + 2), '--model-path', e.modelDir, '--worker', `grpc://127.0.0.1:${e.enginePort}`, '--log-level', 'error', ...parser], log);
+  const c = start(process.execPath, [`${e.root}/bin/portico.js`, 'serve', '--host', '127.0.0.1', '--http-port', String(port), '--model-path', e.modelDir, '--worker', `grpc://127.0.0.1:${e.enginePort}`, '--log-level', 'error', ...parser], log);
   const url = `http://127.0.0.1:${port}`;
   await waitReady(url, c, log);
   return { name: 'Portico', url, pid: c.pid!, stop: () => stopChild(c) };

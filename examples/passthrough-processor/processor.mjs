@@ -4,16 +4,20 @@
 // yields OpenAI chat completion chunks. Portico serves them on /v1/chat/completions,
 // /v1/responses and /v1/messages.
 //
-// Config (--chat-processor-config): {"system_prompt": "...", "max_tokens_limit": N}
+// Options (--chat-processor-config): {"system_prompt": "...", "max_tokens_limit": N}
 //   system_prompt     prepended as a system message when the request has none
 //   max_tokens_limit  requests asking for more output tokens are refused (InvalidArgument, a 400)
 
 import { InvalidArgument } from 'portico';
 
-/** The provider: called once at startup with the config object and Portico's options. */
+/**
+ * The provider: called once at startup with the frontend's configuration (`config`: the
+ * resolved `portico serve` options by flag name, secrets left out) and this processor's
+ * options (`options`: the --chat-processor-config object, {} when unset).
+ */
 export function provider(config, options) {
-  const systemPrompt = typeof config.system_prompt === 'string' ? config.system_prompt : null;
-  const limit = Number.isInteger(config.max_tokens_limit) ? config.max_tokens_limit : null;
+  const systemPrompt = typeof options.system_prompt === 'string' ? options.system_prompt : null;
+  const limit = Number.isInteger(options.max_tokens_limit) ? options.max_tokens_limit : null;
 
   /** The factory: called per model when its first worker registers, and when its card changes. */
   return function chatEngineFactory(instanceId, modelCard, routedEngine) {

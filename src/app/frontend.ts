@@ -57,12 +57,6 @@ export interface Frontend extends Running {
   readonly ctx: AppContext;
 }
 
-/** The serve options a chat processor's provider sees: the keys left out. */
-function withoutSecrets(o: ServeOptions): Record<string, unknown> {
-  const { apiKey: _a, adminApiKey: _b, metricsApiKey: _c, ...rest } = o;
-  return rest;
-}
-
 /** One HTTP frontend on this thread: its models (each with its workers, router and tokenizer), routes, uWS app. */
 export async function startFrontend(o: ServeOptions, natives: ReadonlyMap<string, Model>, shard?: ShardContext): Promise<Frontend> {
   installLeanAsyncBind(); // before the engine clients open their first http2 stream
@@ -109,7 +103,7 @@ export async function startFrontend(o: ServeOptions, natives: ReadonlyMap<string
   // One count of admitted generations for HTTP and gRPC (and every shard): the limit is per process.
   const admitted = shard?.admitted ?? new SharedArrayBuffer(4);
   const paths = new Map(o.models.map((m) => [m.name, m.path]));
-  const processors = await startProcessors({ name: o.chatProcessor, config: o.chatProcessorConfig }, models, paths, withoutSecrets(o));
+  const processors = await startProcessors({ name: o.chatProcessor, frontendConfig: o.frontendConfig, options: o.chatProcessorConfig }, models, paths);
   const ctx: AppContext = { models, ignoreUnsupportedFields: ignoreUnsupportedFields(), lifecycle, metrics, control: shard?.control, shards: shard?.link, chatProcessors: processors?.slots, responseStore, tenantPerKey, discovery, eventPlane: plane?.status };
   const http = await startHttpServer({
     host: o.host,

@@ -81,8 +81,10 @@ export interface ServeOptions {
   replicaId?: string;
   /** --chat-processor: 'portico' (or unset) for the native path, else a custom processor's name or module path. */
   chatProcessor?: string;
-  /** --chat-processor-config, parsed: the provider's `config`. */
+  /** --chat-processor-config, parsed: the provider's second argument, `options` ({} when unset). */
   chatProcessorConfig?: Record<string, unknown>;
+  /** The provider's first argument, `config`: the resolved serve options by flag name, secrets left out (src/cli/frontend-config.ts). */
+  frontendConfig?: Record<string, unknown>;
   /** --chat-template FILE: a Jinja file, or a tokenizer_config-style JSON file, replacing every model's folder template (unless the model has its own). */
   chatTemplate?: string;
   /** The Responses store (default: sqlite:portico-responses.db, 30-day TTL). */

@@ -13,6 +13,7 @@ import { runMockEngine } from './mock-engine.js';
 import { registerCommand } from './register.js';
 import { precommitPeekMs, readProcessorOptions } from './processor-options.js';
 import { modelFlags } from './model-flags.js';
+import { frontendConfig } from './frontend-config.js';
 import type { RouterMode, RouterOptions } from '../router/options.js';
 import type { QueuePolicy } from '../router/queue.js';
 
@@ -49,13 +50,16 @@ async function serveCommand(args: string[]): Promise<void> {
   }
   configureLog({ level: v['log-level'] as Level, format: v['log-format'] as 'json' | 'text' });
   const processor = await readProcessorOptions(v);
+  const shards = (v.shards as number | undefined) ?? availableParallelism();
+  const peekMs = precommitPeekMs(v);
   const running = await serve({
     ...processor,
+    frontendConfig: frontendConfig(SERVE_OPTIONS, v, { 'chat-processor': processor.chatProcessor, shards, 'stream-precommit-peek-ms': peekMs }),
     chatTemplate: v['chat-template'] as string | undefined,
     ...modelFlags(v),
     host: v.host as string,
     httpPort: v['http-port'] as number,
-    grpcPort: v['grpc-port'] as number,
+    grpcPort: v['grpc-port'] as number | undefined,
     mock: v.mock as 'echo' | 'sim' | undefined,
     mockWorkers: v['mock-workers'] as number,
     discovery: v.discovery as string | undefined,
@@ -82,17 +86,18 @@ async function serveCommand(args: string[]): Promise<void> {
       healthCheckIntervalSecs: v['health-check-interval-secs'] as number,
       breakerFailures: v['worker-breaker-failures'] as number,
       breakerFailureRate: v['worker-breaker-failure-rate'] as number,
-      precommitPeekMs: precommitPeekMs(v),
+      precommitPeekMs: peekMs,
       keepAliveSecs: v['stream-keep-alive-secs'] as number,
       stallTimeoutSecs: v['stream-stall-timeout-secs'] as number,
       writeIntervalMs: v['stream-write-interval-ms'] as number,
     },
-    shards: (v.shards as number | undefined) ?? availableParallelism(),
+    shards,
     responsesStore: { url: v['responses-store'] as string, ttlSecs: v['responses-store-ttl-secs'] as number, maxRows: v['responses-store-max-rows'] as number },
     log: { level: v['log-level'] as Level, format: v['log-format'] as 'json' | 'text' },
   });
   log.info(`portico listening on http://${v.host as string}:${running.port}`, { port: running.port });
   if (running.grpcPort !== undefined) log.info(`portico KServe gRPC listening on ${v.host as string}:${running.grpcPort} (inference.GRPCInferenceService)`, { grpc_port: running.grpcPort });
+  else log.info('KServe gRPC endpoint off; serve it with --grpc-port P (PORTICO_GRPC_PORT, config key "grpc-port")');
   let stopping = false;
   const stop = () => {
     if (stopping) return;

@@ -16,6 +16,8 @@ interface Base {
   group: string;
   /** Shown as the value placeholder in help. */
   meta?: string;
+  /** A credential: never handed to a custom chat processor (frontend-config.ts). */
+  secret?: boolean;
 }
 
 export type OptionSpec =

@@ -37,15 +37,15 @@ export const SERVE_OPTIONS: readonly OptionSpec[] = [
   { name: 'router-priority-shift-ms', kind: 'number', group: 'Routing queue', default: 1000, help: 'fcfs/lcfs: each point of agent_hints.priority moves a queued request this much earlier.' },
   { name: 'shards', kind: 'int', group: 'HTTP', min: 1, help: 'uWS apps serving the port, each on its own thread with the whole request path; the kernel spreads connections over them. They share the router\'s load table, worker changes and busy thresholds; /metrics sums them all. Embedded mock engines run once, on the main thread. Default: the number of cores (os.availableParallelism()).' },
   { name: 'http-port', kind: 'int', group: 'HTTP', meta: 'P', default: 8000, help: 'Port to listen on; 0 picks a free port.' },
-  { name: 'grpc-port', kind: 'int', group: 'HTTP', meta: 'P', default: 8001, help: 'Port of the KServe v2 gRPC endpoint (inference.GRPCInferenceService, docs/kserve.md), on HTTP/2 beside the HTTP port; 0 picks a free port. With --shards above 1 it is served by shard 0.' },
+  { name: 'grpc-port', kind: 'int', group: 'HTTP', meta: 'P', help: "Serve the KServe v2 gRPC endpoint (inference.GRPCInferenceService, docs/kserve.md) on this port, on HTTP/2 beside the HTTP port; 0 picks a free port. Off unless given (as Dynamo's --kserve-grpc-server), so a frontend started without it never fails on a port its user did not choose. With --shards above 1 it is served by shard 0." },
   { name: 'host', kind: 'string', group: 'HTTP', meta: 'ADDR', default: '0.0.0.0', help: 'Address to bind.' },
   { name: 'max-body-bytes', kind: 'int', group: 'HTTP', min: 1, default: 45 * 1024 * 1024, help: 'Largest accepted request body, in bytes (413 beyond).' },
   { name: 'max-prompt-tokens', kind: 'int', group: 'Model', min: 1, default: 131072, help: "Longest prompt accepted, in tokens, while the model's context length is unknown (no config.json and no engine GetModelInfo answer); longer prompts get a 400 before reaching an engine." },
   { name: 'max-concurrent-requests', kind: 'int', group: 'HTTP', min: 0, default: 0, help: 'Generation requests in flight at once in the whole process (every shard together) before new ones get 503 too_many_requests with Retry-After (0: no limit).' },
   { name: 'request-timeout-secs', kind: 'number', group: 'HTTP', default: 0, help: 'Longest a generation request may run; then 504 (or a final error event on a stream) and its engine request is aborted (0: no limit).' },
-  { name: 'api-key', kind: 'list', group: 'HTTP', meta: 'KEY', help: 'Require this key as "Authorization: Bearer KEY" (or Anthropic\'s x-api-key) on the API endpoints; 401 otherwise. Repeat the flag (or give a comma-separated list) to accept several keys: each key is its own tenant of the Responses store.' },
-  { name: 'admin-api-key', kind: 'string', group: 'HTTP', meta: 'KEY', help: 'Require this key (Bearer or x-api-key) on the admin endpoints (/admin/workers, /busy_threshold), from any address, instead of --api-key. Unset: they answer loopback clients only (403 otherwise).' },
-  { name: 'metrics-api-key', kind: 'string', group: 'HTTP', meta: 'KEY', help: 'Require this key (Bearer or x-api-key) on GET /metrics; 401 otherwise. Unset: /metrics is public, like /health and /live.' },
+  { name: 'api-key', kind: 'list', secret: true, group: 'HTTP', meta: 'KEY', help: 'Require this key as "Authorization: Bearer KEY" (or Anthropic\'s x-api-key) on the API endpoints; 401 otherwise. Repeat the flag (or give a comma-separated list) to accept several keys: each key is its own tenant of the Responses store.' },
+  { name: 'admin-api-key', kind: 'string', secret: true, group: 'HTTP', meta: 'KEY', help: 'Require this key (Bearer or x-api-key) on the admin endpoints (/admin/workers, /busy_threshold), from any address, instead of --api-key. Unset: they answer loopback clients only (403 otherwise).' },
+  { name: 'metrics-api-key', kind: 'string', secret: true, group: 'HTTP', meta: 'KEY', help: 'Require this key (Bearer or x-api-key) on GET /metrics; 401 otherwise. Unset: /metrics is public, like /health and /live.' },
   { name: 'cors-allow-origins', kind: 'list', group: 'HTTP', meta: 'ORIGINS', help: "Browser origins allowed to call the API (comma-separated, or '*'); none by default." },
   { name: 'shutdown-timeout-secs', kind: 'number', group: 'HTTP', default: 30, help: 'On SIGTERM/SIGINT: stop accepting, let in-flight requests finish for this long, then abort the rest.' },
   { name: 'metrics-prefix', kind: 'string', group: 'HTTP', meta: 'PREFIX', default: 'portico_frontend_', help: 'Prefix of every metric name on GET /metrics.' },
@@ -66,12 +66,12 @@ export const SERVE_OPTIONS: readonly OptionSpec[] = [
   { name: 'tool-call-parser', kind: 'string', group: 'Output parsing', meta: 'NAME', help: 'Parse tool calls out of the generated text with this parser. An unknown name is a startup error that lists the valid names.' },
   { name: 'reasoning-parser', kind: 'string', group: 'Output parsing', meta: 'NAME', help: 'Split reasoning out of the generated text with this parser. An unknown name is a startup error that lists the valid names.' },
   { name: 'chat-processor', kind: 'string', group: 'Chat processing', meta: 'NAME', help: "Who turns chat requests into engine requests and engine output into chat chunks: 'portico' (the native path) or a custom processor: a name an installed package registers (package.json \"portico\": {\"chatProcessors\": {...}}) or path/to/module.mjs:export. Serves /v1/chat/completions, /v1/responses and /v1/messages; /v1/completions stays native. Dynamo's DYN_CHAT_PROCESSOR works too. See docs/plugins.md." },
-  { name: 'chat-processor-config', kind: 'string', group: 'Chat processing', meta: 'JSON', help: "A JSON object handed to the custom processor's provider as its config." },
+  { name: 'chat-processor-config', kind: 'string', group: 'Chat processing', meta: 'JSON', help: "A JSON object handed to the custom processor's provider as its second argument, `options` (the first is the frontend's resolved configuration, secrets left out)." },
 ];
 
 export const SERVE_USAGE = 'Usage: portico serve (--model-path DIR | --model NAME=DIR ...) [options]';
-export const SERVE_INTRO = `Serve the OpenAI-compatible and Anthropic HTTP APIs, and the KServe v2 gRPC inference
-protocol (--grpc-port), for one or several models, tokenizing natively and generating on
+export const SERVE_INTRO = `Serve the OpenAI-compatible and Anthropic HTTP APIs, and with --grpc-port the KServe v2
+gRPC inference protocol, for one or several models, tokenizing natively and generating on
 engine workers reached over gRPC.
 
 Request handling also reads PORTICO_IGNORE_UNSUPPORTED_FIELDS=1 (drop unsupported request

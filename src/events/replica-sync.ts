@@ -25,6 +25,7 @@ import type { ModelRouter } from '../router/router.js';
 import type { Tracked } from '../router/worker-slots.js';
 import { log } from '../log.js';
 import { loadSubject, routeSubject } from './subjects.js';
+import { decodeLoad, decodeRoute, encodeLoad, encodeRoute, type LoadRow } from './replica-messages.js';
 
 export interface ReplicaSyncOptions {
   nc: NatsConnection;
@@ -40,14 +41,6 @@ export interface ReplicaSyncOptions {
   intervalMs?: number;
   heartbeatMs?: number;
   expiryMs?: number;
-}
-
-type Row = [url: string, requests: number, prefill: number, blocks: number];
-
-interface LoadMsg {
-  replica: string;
-  seq: number;
-  workers: Row[];
 }
 
 interface Applied {
@@ -122,7 +115,7 @@ export class ReplicaSync {
 
   private sendLoad(now: number): void {
     const load = this.o.router.load;
-    const rows: Row[] = [];
+    const rows: LoadRow[] = [];
     for (const t of this.o.router.slots.list) {
       const s = t.slot;
       const r = load.local(s, LoadField.Requests);
@@ -134,9 +127,8 @@ export class ReplicaSync {
     if (body === this.lastSent && now - this.lastSentAt < (this.o.heartbeatMs ?? 1000)) return;
     this.lastSent = body;
     this.lastSentAt = now;
-    const msg: LoadMsg = { replica: this.o.replica, seq: ++this.seq, workers: rows };
     try {
-      this.o.nc.publish(this.loadSubj, JSON.stringify(msg));
+      this.o.nc.publish(this.loadSubj, encodeLoad({ replica: this.o.replica, seq: ++this.seq, workers: rows }));
       this.stats.loadSent++;
     } catch {
       // Connection closed: the next tick tries again (nothing to catch up: snapshots).
@@ -145,11 +137,8 @@ export class ReplicaSync {
   }
 
   private onLoad(data: Uint8Array): void {
-    let m: LoadMsg;
-    try {
-      m = JSON.parse(Buffer.from(data).toString()) as LoadMsg;
-      if (typeof m.replica !== 'string' || !Number.isInteger(m.seq) || !Array.isArray(m.workers)) throw new TypeError('not a load snapshot');
-    } catch {
+    const m = decodeLoad(data);
+    if (!m) {
       this.stats.malformed++;
       return;
     }
@@ -161,12 +150,7 @@ export class ReplicaSync {
     p.seq = m.seq;
     p.lastSeen = performance.now();
     const next = new Map<string, Applied>();
-    for (const row of m.workers) {
-      if (!Array.isArray(row) || typeof row[0] !== 'string' || !row.slice(1, 4).every((v) => typeof v === 'number' && Number.isInteger(v) && v >= 0 && v < 2 ** 30)) {
-        this.stats.malformed++;
-        continue;
-      }
-      const [url, requests, prefill, blocks] = row;
+    for (const [url, requests, prefill, blocks] of m.workers) {
       const t = this.o.router.trackedByUrl(url, this.o.canon);
       if (!t) continue; // a worker this replica does not know (yet)
       const prev = p.applied.get(url);
@@ -195,9 +179,8 @@ export class ReplicaSync {
   }
 
   private sendRoute(t: Tracked, rank: number, keys: Float64Array): void {
-    const msg = { replica: this.o.replica, url: this.o.canon(t.worker.client.url), rank, keys: Buffer.from(keys.buffer, keys.byteOffset, keys.byteLength).toString('base64') };
     try {
-      this.o.nc.publish(this.routeSubj, JSON.stringify(msg));
+      this.o.nc.publish(this.routeSubj, encodeRoute(this.o.replica, this.o.canon(t.worker.client.url), rank, keys));
       this.stats.routesSent++;
     } catch {
       /* connection closed: a routing hint, not worth queueing */
@@ -205,23 +188,15 @@ export class ReplicaSync {
   }
 
   private onRoute(data: Uint8Array): void {
-    let m: { replica: string; url: string; rank: number; keys: string };
-    let keys: Float64Array;
-    try {
-      m = JSON.parse(Buffer.from(data).toString());
-      if (typeof m.replica !== 'string' || typeof m.url !== 'string' || !Number.isInteger(m.rank) || typeof m.keys !== 'string') throw new TypeError('not a route');
-      const bytes = Buffer.from(m.keys, 'base64');
-      if (bytes.length % 8 !== 0) throw new TypeError('keys are not whole float64s');
-      keys = new Float64Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length));
-      if (!keys.every((k) => Number.isInteger(k) && k >= 0 && k <= Number.MAX_SAFE_INTEGER)) throw new TypeError('keys are not block keys');
-    } catch {
+    const m = decodeRoute(data);
+    if (!m) {
       this.stats.malformed++;
       return;
     }
     if (m.replica === this.o.replica) return;
     this.stats.routesReceived++;
     const t = this.o.router.trackedByUrl(m.url, this.o.canon);
-    if (t) this.o.router.peerRoute(t, m.rank, keys);
+    if (t) this.o.router.peerRoute(t, m.rank, m.keys);
   }
 
   close(): void {

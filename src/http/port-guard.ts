@@ -41,10 +41,26 @@ export function assertSoleListener(host: string, port: number): void {
   if (process.platform !== 'linux') return;
   let own: Set<string>;
   try {
-    own = ownSocketInodes();
+    own = socketInodes('self');
   } catch {
     return;
   }
+  for (const l of tcpListeners()) {
+    if (l.port !== port || own.has(l.inode)) continue;
+    if (overlaps(host, l.addrHex)) throw inUse(host, port, 'another process listens on it beside this one');
+  }
+}
+
+/** A listening TCP socket in the kernel's tables: its address (/proc's hex form), port and inode. */
+export interface TcpListener {
+  addrHex: string;
+  port: number;
+  inode: string;
+}
+
+/** Every listening TCP socket (IPv4 and IPv6) of this network namespace; tables that cannot be read are skipped. */
+export function tcpListeners(): TcpListener[] {
+  const out: TcpListener[] = [];
   for (const file of ['/proc/net/tcp', '/proc/net/tcp6']) {
     let table: string;
     try {
@@ -56,17 +72,18 @@ export function assertSoleListener(host: string, port: number): void {
       const f = line.trim().split(/\s+/);
       if (f.length < 10 || f[3] !== '0A') continue; // 0A: LISTEN
       const [addrHex, portHex] = f[1]!.split(':');
-      if (parseInt(portHex!, 16) !== port || own.has(f[9]!)) continue;
-      if (overlaps(host, addrHex!)) throw inUse(host, port, 'another process listens on it beside this one');
+      out.push({ addrHex: addrHex!, port: parseInt(portHex!, 16), inode: f[9]! });
     }
   }
+  return out;
 }
 
-function ownSocketInodes(): Set<string> {
+/** The socket inodes of process `pid`'s open file descriptors. */
+export function socketInodes(pid: number | 'self'): Set<string> {
   const out = new Set<string>();
-  for (const fd of readdirSync('/proc/self/fd')) {
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
     try {
-      const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/self/fd/${fd}`));
+      const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
       if (m) out.add(m[1]!);
     } catch {
       /* closed meanwhile */

@@ -11,18 +11,28 @@
 // gathers into one `chat.completion` (chat, not streaming) or turns into the Responses and
 // Anthropic shapes.
 
-/** What the provider receives as `options`: the parsed serve options it may consult. */
-export interface ProcessorOptions {
+/**
+ * The provider's first argument: the frontend's configuration, every `portico serve`
+ * option as it resolved (flag, PORTICO_* environment, --config file, default), keyed by
+ * flag name as the config file is (`'http-port'`, `'host'`, `'router-mode'`, `'model-name'`,
+ * …). Secrets are left out: the API keys are absent and credentials in URLs are cut out.
+ * `chat-processor-config` is absent too: it is the second argument. Read-only.
+ */
+export interface FrontendConfig {
   /** The --chat-processor value (a registered name or `path/to/module.mjs:export`). */
-  readonly name: string;
-  /** The served model names. */
-  readonly models: readonly string[];
-  /** The parsed `portico serve` options (flag names in camelCase, as ServeOptions holds them). */
-  readonly serve: Readonly<Record<string, unknown>>;
+  readonly 'chat-processor': string;
+  readonly [option: string]: unknown;
 }
 
-/** `provider(config, options)`: config is the --chat-processor-config JSON object ({} when unset). */
-export type ChatProcessorProvider = (config: Record<string, unknown>, options: ProcessorOptions) => ChatEngineFactory | Promise<ChatEngineFactory>;
+/** The provider's second argument: the --chat-processor-config JSON object ({} when unset). */
+export type ProcessorOptions = Record<string, unknown>;
+
+/**
+ * `provider(config, options)`, as spec 002 calls it: the frontend's configuration, then the
+ * processor's own --chat-processor-config object. Per-model facts (the served name, its
+ * tokenizer and folder, the worker's runtime config) come to the factory in its card.
+ */
+export type ChatProcessorProvider = (config: FrontendConfig, options: ProcessorOptions) => ChatEngineFactory | Promise<ChatEngineFactory>;
 
 /** Called for each model when its first worker registers and again when its card changes. */
 export type ChatEngineFactory = (instanceId: number, modelCard: ModelCard, routedEngine: RoutedEngine) => ChatEngine | Promise<ChatEngine>;

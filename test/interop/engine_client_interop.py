@@ -228,7 +228,7 @@ def start_portico(worker_port):
     http_port = free_port()
     log = open(os.path.join(os.environ.get("TMPDIR", "/tmp"), f"portico-engine-interop-{os.getpid()}.log"), "w+")
     proc = subprocess.Popen(
-        ["node", "bin/portico.js", "serve", "--host", "127.0.0.1", "--http-port", str(http_port), "--grpc-port", "0",
+        ["node", "bin/portico.js", "serve", "--host", "127.0.0.1", "--http-port", str(http_port),
          "--model-path", QWEN3, "--model-name", MODEL, "--worker", f"grpc://127.0.0.1:{worker_port}",
          "--shards", "1", "--responses-store", "off"],
         cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, text=True)
