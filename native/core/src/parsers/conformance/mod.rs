@@ -7,10 +7,12 @@
 //! Files: this harness; `fixtures` (how each format writes calls); `tool_cases` (the case
 //! catalogue over every tool parser, format variants); `streaming` (arguments stream as
 //! they arrive); `reasoning_cases` (reasoning parsers, harmony, PRE.3/PRE.4/PRE.6);
-//! `fuzz` (random text and splits).
+//! `fuzz` (random text and splits); `peers` (cases from vLLM's and SGLang's own tests,
+//! test/fixtures/parser-peers/).
 
 mod fixtures;
 mod fuzz;
+mod peers;
 mod reasoning_cases;
 mod streaming;
 mod tool_cases;
