@@ -131,9 +131,7 @@ function renderTable(load: string): string {
     if (p && s) {
       const cpuRatio = mean(p.map((c) => c.cpuUs!)) / mean(s.map((c) => c.cpuUs!));
       const ttftRatio = mean(p.map((c) => c.ttftP50)) / mean(s.map((c) => c.ttftP50));
-      const po = overheadOf('Portico');
-      const so = overheadOf('SMG');
-      ratios.push(`${rate} req/s: CPU/request ${cpuRatio.toFixed(2)}, TTFT p50 ${ttftRatio.toFixed(2)}${po !== null && so !== null && so > 0 ? `, TTFT p50 overhead ${(po / so).toFixed(2)}` : ''}`);
+      ratios.push(`${rate} req/s: CPU/request ${cpuRatio.toFixed(2)}, TTFT p50 ${ttftRatio.toFixed(2)}`);
     }
   }
   lines.push('', `Portico/SMG, same run: ${ratios.join('; ')}.`);
