@@ -1,7 +1,7 @@
 //! Typed parameter values for the XML-style formats (qwen3_coder, minimax, glm, DSML...),
 //! where the model writes `<parameter=name>value</parameter>` and the JSON type has to be
 //! chosen. Rule (documented in docs/parsers.md): with the request's tool schema, the
-//! declared type wins (string stays a string even if it looks like a number); without one,
+//! declared type wins (for `anyOf`/`oneOf`, the first non-null alternative's type) (string stays a string even if it looks like a number); without one,
 //! a value that is exactly one JSON number / true / false / null / object / array is kept
 //! verbatim, anything else becomes a JSON string. Number text is never reformatted.
 
@@ -43,7 +43,13 @@ impl ToolSchemas {
                             .unwrap_or("string")
                             .to_string(),
                         _ => {
-                            if s.get("properties").is_some() {
+                            // anyOf / oneOf (Pydantic's Optional[T]): the first non-null type
+                            let alt = ["anyOf", "oneOf"].iter().filter_map(|k| s.get(*k)?.as_array()).flatten().find_map(|x| {
+                                x.get("type").and_then(|t| t.as_str()).filter(|t| *t != "null")
+                            });
+                            if let Some(t) = alt {
+                                t.to_string()
+                            } else if s.get("properties").is_some() {
                                 "object".to_string()
                             } else if s.get("items").is_some() {
                                 "array".to_string()
