@@ -14,6 +14,7 @@ const BASE: MarkerSpec = MarkerSpec {
     leading_strip_when_disabled: None,
     pass_through_prefix: None,
     implicit_start: false,
+    tool_starts: &[],
 };
 
 /// `<think>..</think>`, reasoning only when the model opens it (basic, qwen3, glm45, nemotron_deci).
