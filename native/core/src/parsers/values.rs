@@ -42,13 +42,11 @@ impl ToolSchemas {
                             .find(|x| *x != "null")
                             .unwrap_or("string")
                             .to_string(),
+                        // composed schemas (`Optional[str]` is anyOf string/null): the first
+                        // alternative that is not null names the type (vLLM's rule)
                         _ => {
-                            // anyOf / oneOf (Pydantic's Optional[T]): the first non-null type
-                            let alt = ["anyOf", "oneOf"].iter().filter_map(|k| s.get(*k)?.as_array()).flatten().find_map(|x| {
-                                x.get("type").and_then(|t| t.as_str()).filter(|t| *t != "null")
-                            });
-                            if let Some(t) = alt {
-                                t.to_string()
+                            if let Some(t) = composed_type(s) {
+                                t
                             } else if s.get("properties").is_some() {
                                 "object".to_string()
                             } else if s.get("items").is_some() {
@@ -79,6 +77,12 @@ impl ToolSchemas {
     pub fn param_type(&self, func: &str, param: &str) -> Option<&str> {
         self.map.get(func)?.get(param).map(|s| s.as_str())
     }
+}
+
+/// `anyOf` / `oneOf`: the type of the first alternative that is not `null`.
+fn composed_type(s: &serde_json::Value) -> Option<String> {
+    let alts = s.get("anyOf").or_else(|| s.get("oneOf"))?.as_array()?;
+    alts.iter().filter_map(|a| a.get("type")?.as_str()).find(|t| *t != "null").map(str::to_string)
 }
 
 /// JSON text for a raw parameter value, following the module rule.

@@ -22,8 +22,15 @@ pub static THINK_OPTIONAL: MarkerSpec = BASE;
 /// Qwen3 (`qwen3`, `qwen`): optional `<think>`, and `reasoning</think>answer` without an
 /// opening tag is reasoning too (Qwen3 templates put `<think>` in the prompt).
 pub static QWEN3: MarkerSpec = MarkerSpec { implicit_start: true, ..BASE };
-/// `<think>` is in the prompt: the output starts in reasoning (deepseek_r1, step3, kimi_k25, DSv3.2/V4).
+/// `<think>` is in the prompt: the output starts in reasoning (deepseek_r1, step3, DSv3.2).
 pub static THINK_FORCED: MarkerSpec = MarkerSpec { forced: true, ..BASE };
+/// DeepSeek V4: forced; its DSML tool-calls block ends the reasoning (the model calls tools
+/// without closing `</think>`; vLLM's V4 reasoning parser ends there too).
+pub static DEEPSEEK_V4: MarkerSpec = MarkerSpec { tool_starts: &["<｜DSML｜tool_calls>"], ..THINK_FORCED };
+/// Kimi K2.5: forced `<think>`; a tool-calls section (or a bare call) ends the reasoning, as in
+/// vLLM's kimi_k25 and SGLang's Kimi K2 reasoning parsers.
+pub static KIMI_K25: MarkerSpec =
+    MarkerSpec { tool_starts: &["<|tool_calls_section_begin|>", "<|tool_call_begin|>"], ..THINK_FORCED };
 /// Forced, and tells bare guided JSON from `reasoning</think>JSON` (PRE.4): deepseek_v3/_v3_1, minimax_m2.
 pub static THINK_FORCED_SHAPE: MarkerSpec = MarkerSpec { forced: true, shape_aware: true, ..BASE };
 /// Nemotron Nano / 3: forced, shape-aware, and PRE.6 leading `<think>` strip when disabled.
