@@ -179,6 +179,9 @@ test('garbage on the event plane is ignored; a restarted nats-server is reconnec
   const before = [await metric(b, 'worker_kv_blocks', 0), await metric(b, 'worker_kv_blocks', 1)];
   const r = await complete(a, p);
   await eventually(async () => (await metric(b, 'worker_kv_blocks', r.worker)) > before[r.worker]!, "B hears the worker's new blocks after the restart");
+  // A's load snapshot (its request ended) can arrive after the worker's KV events; until it
+  // does, B counts A's request and its prefill on that worker and may rightly avoid it.
+  await eventually(async () => (await sumB()) === 0, "B hears that A's request ended");
   assert.equal((await complete(b, p)).worker, r.worker);
 });
 
