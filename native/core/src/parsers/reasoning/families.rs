@@ -38,12 +38,17 @@ pub static GRANITE: MarkerSpec = MarkerSpec {
     end: &["Here is my response:", "Here's my response:"],
     ..BASE
 };
-/// Gemma 4: `<|channel>thought\n..<channel|>`.
-pub static GEMMA4: MarkerSpec =
-    MarkerSpec { start: &["<|channel>thought\n", "<|channel>thought"], end: &["<channel|>"], ..BASE };
-/// MiniMax M3: `<mm:think>..</mm:think>`, prompt-prefilled.
-pub static MINIMAX_M3: MarkerSpec =
-    MarkerSpec { start: &["<mm:think>"], end: &["</mm:think>"], forced: true, ..BASE };
+/// Gemma 4: `<|channel>thought\n..<channel|>`; the `thought` label is markup, a channel
+/// opened without it (`<|channel>reasoning..`) is reasoning too (vLLM).
+pub static GEMMA4: MarkerSpec = MarkerSpec {
+    start: &["<|channel>thought\n", "<|channel>thought", "<|channel>"],
+    end: &["<channel|>"],
+    ..BASE
+};
+/// MiniMax M3: `<mm:think>..</mm:think>`. Starts in content unless the request enabled
+/// thinking (`thinking_mode="enabled"`, see `decisions::reasoning_started_by_request`) or the
+/// prompt ends with `<mm:think>` (PRE.3): vLLM's default.
+pub static MINIMAX_M3: MarkerSpec = MarkerSpec { start: &["<mm:think>"], end: &["</mm:think>"], ..BASE };
 /// Legacy MiniMax: no split, `<think>` prepended to the content.
 pub static MINIMAX_APPEND_THINK: MarkerSpec = MarkerSpec { pass_through_prefix: Some("<think>"), ..BASE };
 /// Cohere Command A reasoning: `<|START_THINKING|>..<|END_THINKING|>`, response markers dropped.
