@@ -7,19 +7,27 @@
 //! End of stream: a call is recovered when its `</function>` arrived (only the wrapper
 //! end is missing); otherwise the region is content.
 
-use super::stream::{typed_value, CallStep, Head, ParamStep, ParamSyntax};
+use super::stream::{typed_value, CallStep, Head, ParamStep, ParamSyntax, ValueFn};
 use super::{until_marker, Ctx, Format, RegionEnd};
-use crate::parsers::values::{attr, strip_nl, typed, ArgsBuilder};
+use crate::parsers::values::{attr, ArgsBuilder};
 use crate::parsers::Call;
 
 pub struct XmlFunction {
     pub wrapper: (&'static str, &'static str),
     pub bare_function: bool,
+    /// A block given back as content untouched (`starts()[1]` .. this end): Seed-OSS's
+    /// `<seed:think>..</seed:think>`, where a call the model quotes while thinking is not a
+    /// call (vLLM). Held until it closes.
+    pub opaque_end: Option<&'static str>,
 }
 
-pub const QWEN3_CODER: XmlFunction = XmlFunction { wrapper: ("<tool_call>", "</tool_call>"), bare_function: true };
-pub const SEED_OSS: XmlFunction =
-    XmlFunction { wrapper: ("<seed:tool_call>", "</seed:tool_call>"), bare_function: false };
+pub const QWEN3_CODER: XmlFunction =
+    XmlFunction { wrapper: ("<tool_call>", "</tool_call>"), bare_function: true, opaque_end: None };
+pub const SEED_OSS: XmlFunction = XmlFunction {
+    wrapper: ("<seed:tool_call>", "</seed:tool_call>"),
+    bare_function: false,
+    opaque_end: Some("</seed:think>"),
+};
 
 const FUNC: &str = "<function=";
 const FUNC_END: &str = "</function>";
@@ -64,11 +72,12 @@ pub fn params<'a>(body: &'a str, open: &str, close: &str, name_attr: bool) -> Ve
     out
 }
 
-/// Builds the arguments JSON of `func` from XML parameters.
-pub fn build_args(func: &str, ps: &[(&str, &str, &str)], cx: &Ctx) -> String {
+/// Builds the arguments JSON of `func` from XML parameters, each converted by `value`
+/// (`stream::typed_value` or `stream::exact_value`, as the format streams them).
+pub fn build_args(func: &str, ps: &[(&str, &str, &str)], cx: &Ctx, value: ValueFn) -> String {
     let mut a = ArgsBuilder::default();
-    for (k, v, _) in ps {
-        a.push(k, &typed(strip_nl(v), cx.schemas.param_type(func, k)));
+    for (k, v, h) in ps {
+        a.push(k, &value(func, k, v, h, cx.schemas));
     }
     a.finish()
 }
@@ -114,7 +123,7 @@ impl Format for XmlFunction {
             // qwen3_coder: the wrapper, or a bare function element (back-off)
             &["<tool_call>", FUNC]
         } else {
-            &["<seed:tool_call>"]
+            &["<seed:tool_call>", "<seed:think>"]
         }
     }
     fn region_end(&self, buf: &str, marker: Option<usize>) -> RegionEnd {
@@ -122,8 +131,9 @@ impl Format for XmlFunction {
     }
     fn region_end_from(&self, buf: &str, marker: Option<usize>, floor: usize) -> RegionEnd {
         // plain marker search: an end not found in buf[..floor] starts at floor - len + 1 or later
-        let (skip, end) = match marker {
-            Some(1) => (FUNC.len(), FUNC_END),
+        let (skip, end) = match (marker, self.opaque_end) {
+            (Some(1), Some(e)) => (self.starts()[1].len(), e),
+            (Some(1), None) => (FUNC.len(), FUNC_END),
             _ => (self.wrapper.0.len(), self.wrapper.1),
         };
         let mut from = skip.max(floor.saturating_sub(end.len()));
@@ -132,7 +142,10 @@ impl Format for XmlFunction {
         }
         until_marker(buf, from, end)
     }
-    fn parse(&self, region: &str, _m: Option<usize>, _eof: bool, cx: &Ctx) -> Option<Vec<Call>> {
+    fn parse(&self, region: &str, m: Option<usize>, _eof: bool, cx: &Ctx) -> Option<Vec<Call>> {
+        if self.opaque(m) {
+            return None; // given back as content
+        }
         let mut calls = Vec::new();
         let mut cur = 0;
         while let Some(p) = region[cur..].find(FUNC) {
@@ -145,7 +158,7 @@ impl Format for XmlFunction {
                 return None;
             }
             let ps = params(&region[b0..be], "<parameter=", "</parameter>", false);
-            calls.push(Call { name: name.to_string(), args: build_args(name, &ps, cx), id: None });
+            calls.push(Call { name: name.to_string(), args: build_args(name, &ps, cx, typed_value), id: None });
             cur = be + FUNC_END.len();
         }
         if calls.is_empty() {
@@ -157,7 +170,16 @@ impl Format for XmlFunction {
     fn streams(&self) -> bool {
         true
     }
-    fn stream_head(&self, _region: &str, _m: Option<usize>) -> Head {
+    fn stream_head(&self, _region: &str, m: Option<usize>) -> Head {
+        if self.opaque(m) {
+            return Head::No;
+        }
         Head::Params { at: 0, syntax: &SYNTAX }
+    }
+}
+
+impl XmlFunction {
+    fn opaque(&self, marker: Option<usize>) -> bool {
+        self.opaque_end.is_some() && marker == Some(1)
     }
 }
