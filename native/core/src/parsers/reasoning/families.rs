@@ -14,6 +14,7 @@ const BASE: MarkerSpec = MarkerSpec {
     leading_strip_when_disabled: None,
     pass_through_prefix: None,
     implicit_start: false,
+    span_drops: &[],
 };
 
 /// `<think>..</think>`, reasoning only when the model opens it (basic, qwen3, glm45, nemotron_deci).
@@ -51,10 +52,12 @@ pub static GEMMA4: MarkerSpec = MarkerSpec {
 pub static MINIMAX_M3: MarkerSpec = MarkerSpec { start: &["<mm:think>"], end: &["</mm:think>"], ..BASE };
 /// Legacy MiniMax: no split, `<think>` prepended to the content.
 pub static MINIMAX_APPEND_THINK: MarkerSpec = MarkerSpec { pass_through_prefix: Some("<think>"), ..BASE };
-/// Cohere Command A reasoning: `<|START_THINKING|>..<|END_THINKING|>`, response markers dropped.
+/// Cohere Command A reasoning: `<|START_THINKING|>..<|END_THINKING|>`, response markers
+/// dropped, citation tags `<co>..</co: 0:[1,2]>` dropped from reasoning and content (vLLM).
 pub static COHERE: MarkerSpec = MarkerSpec {
     start: &["<|START_THINKING|>"],
     end: &["<|END_THINKING|>"],
-    content_drops: &["<|START_RESPONSE|>", "<|END_RESPONSE|>"],
+    content_drops: &["<|START_RESPONSE|>", "<|END_RESPONSE|>", "<|START_TEXT|>", "<|END_TEXT|>"],
+    span_drops: &["<co>", "</co:"],
     ..BASE
 };

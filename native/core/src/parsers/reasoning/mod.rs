@@ -34,7 +34,13 @@ pub struct MarkerSpec {
     /// (PRE.3), the start of the output is held until a start marker, an end marker or the
     /// end of the stream decides.
     pub implicit_start: bool,
+    /// Inline markup dropped from reasoning and content alike: from the marker through the
+    /// next `>` (Cohere citations `<co>..</co: 0:[1]>` keep their text, lose their tags).
+    /// A marker followed by `<` before `>`, or by no `>` within `SPAN_MAX` bytes, is text.
+    pub span_drops: &'static [&'static str],
 }
+
+const SPAN_MAX: usize = 256;
 
 #[derive(Debug, Clone, Copy)]
 pub enum Spec {
@@ -68,6 +74,9 @@ pub struct Reasoner {
     /// In content: start markers, then end markers and drops (dropped).
     m_content: Markers,
     n_start: usize,
+    /// `span_drops` are the last markers of both lists.
+    n_reason: usize,
+    n_content: usize,
 }
 
 pub type ContentFn<'a> = dyn FnMut(&str, &mut Sink) + 'a;
@@ -99,6 +108,9 @@ impl Reasoner {
         let mut c: Vec<&'static str> = spec.start.to_vec();
         c.extend_from_slice(spec.end);
         c.extend_from_slice(spec.content_drops);
+        let (n_reason, n_content) = (r.len(), c.len());
+        r.extend_from_slice(spec.span_drops);
+        c.extend_from_slice(spec.span_drops);
         Some(Reasoner {
             spec,
             mode,
@@ -108,6 +120,8 @@ impl Reasoner {
             n_end: spec.end.len(),
             m_content: Markers::new(&c),
             n_start: spec.start.len(),
+            n_reason,
+            n_content,
         })
     }
 
@@ -198,6 +212,22 @@ impl Reasoner {
                 Hit::Full { pos, len, idx } => {
                     let before = self.buf[..pos].to_string();
                     self.emit(&before, sink, content);
+                    if idx >= if self.in_reasoning { self.n_reason } else { self.n_content } {
+                        // inline markup: dropped through its `>`, or text when none comes
+                        let from = pos + len - 1;
+                        let end = self.buf[from..].find(['<', '>']).map(|e| from + e);
+                        self.buf.drain(..pos);
+                        match end.map(|e| (e - pos, self.buf.as_bytes()[e - pos])) {
+                            Some((e, b'>')) if e < SPAN_MAX => drop(self.buf.drain(..=e)),
+                            None if !eof && self.buf.len() <= SPAN_MAX => return,
+                            _ => {
+                                let marker = self.buf[..len].to_string();
+                                self.emit(&marker, sink, content);
+                                self.buf.drain(..len);
+                            }
+                        }
+                        continue;
+                    }
                     if self.in_reasoning {
                         if idx < self.n_end {
                             self.in_reasoning = false;
