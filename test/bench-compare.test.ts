@@ -34,7 +34,7 @@ test('/proc/PID/status: VmRSS in kB; none (a zombie) is 0', () => {
 
 test('portico bench summaries: the figures of a good run; a run where nothing succeeded is an error naming the first failure', () => {
   const f = parseBenchSummary(fixture('bench-summary.json'));
-  assert.deepEqual(f, { requests: 6, failed: 0, requestsPerS: 13.789, outputTokens: 144, ttftP50: 32.991, ttftP99: 60.959, e2eP50: 130.111, e2eP99: 161.919 });
+  assert.deepEqual(f, { requests: 6, failed: 0, requestsPerS: 13.789, outputTokens: 144, promptTokens: 240, ttftP50: 32.991, ttftP99: 60.959, e2eP50: 130.111, e2eP99: 161.919 });
   assert.throws(() => parseBenchSummary(fixture('bench-summary-failed.json')), /no request succeeded \(first error: .+\)/);
   assert.throws(() => parseBenchSummary(JSON.stringify({ requests: 'x', e2eMs: { p50: 1, p99: 2 } })), /requests is not a number/);
 });
@@ -59,6 +59,7 @@ const fakeFrontend = (knee: number, cap = Infinity) => async (rate: number): Pro
   failed: 0,
   requestsPerS: Math.min(rate * 0.98, cap),
   outputTokens: Math.round(rate * 3),
+  promptTokens: Math.round(rate * 3) * 32,
   ttftP50: null,
   ttftP99: null,
   e2eP50: 2,
@@ -85,7 +86,7 @@ test('rate search: when even the lowest rate fails the answer is none, found by 
   const r = await searchRate(fakeFrontend(1));
   assert.equal(r.best, null);
   assert.deepEqual(r.probes.map((p) => p.rate), [100, 50, 25, 20]);
-  const failing = judge(100, { requests: 320, failed: 1, requestsPerS: 100, outputTokens: 319, ttftP50: null, ttftP99: null, e2eP50: 1, e2eP99: 2 }, DEFAULT_SEARCH);
+  const failing = judge(100, { requests: 320, failed: 1, requestsPerS: 100, outputTokens: 319, promptTokens: 10240, ttftP50: null, ttftP99: null, e2eP50: 1, e2eP99: 2 }, DEFAULT_SEARCH);
   assert.deepEqual([failing.pass, failing.why], [false, '1 failed']);
   const top = await searchRate(fakeFrontend(1e9), { ...DEFAULT_SEARCH, max: 800 });
   assert.deepEqual([top.best?.rate, top.ceiling, top.probes.length], [800, null, 4]);

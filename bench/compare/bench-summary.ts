@@ -1,11 +1,16 @@
-// The figures bench/compare takes from `portico bench --json` (its summary.json), checked,
-// so a changed or failed run is an error rather than a silent NaN in the table.
+// The figures bench/compare and bench/real-engine take from `portico bench --json` (its
+// summary.json), checked, so a changed or failed run is an error rather than a silent NaN in
+// the table; and the run of `portico bench` that yields them.
+
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 
 export interface BenchFigures {
   requests: number;
   failed: number;
   requestsPerS: number;
   outputTokens: number;
+  promptTokens: number;
   ttftP50: number | null;
   ttftP99: number | null;
   e2eP50: number;
@@ -28,10 +33,21 @@ export function parseBenchSummary(text: string): BenchFigures {
     failed: num(s.failed, 'failed'),
     requestsPerS: num(s.requestsPerS, 'requestsPerS'),
     outputTokens: num(s.outputTokens, 'outputTokens'),
+    promptTokens: num(s.promptTokens, 'promptTokens'),
     ttftP50: ttft ? num(ttft.p50, 'ttftMs.p50') : null,
     ttftP99: ttft ? num(ttft.p99, 'ttftMs.p99') : null,
     e2eP50: num(e2e.p50, 'e2eMs.p50'),
     e2eP99: num(e2e.p99, 'e2eMs.p99'),
     ...(typeof s.firstError === 'string' ? { firstError: s.firstError } : {}),
   };
+}
+
+/** `portico bench --url URL --tokenizer DIR --json ARGS` (bin/portico.js under `root`), in a child process; its figures. */
+export async function runPorticoBench(root: string, url: string, tokenizerDir: string, args: string[]): Promise<BenchFigures> {
+  const child = spawn(process.execPath, [`${root}bin/portico.js`, 'bench', '--url', url, '--tokenizer', tokenizerDir, '--json', ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  const [code] = (await once(child, 'exit')) as [number];
+  if (code !== 0 && !out) throw new Error(`portico bench ${args.join(' ')} exited with ${code}`);
+  return parseBenchSummary(out);
 }

@@ -1,7 +1,7 @@
-// How bench/compare starts each frontend in front of an engine, and knows it is ready.
-// Portico and SMG sit in front of the same out-of-process Portico mock engine (a pure
-// frontend comparison); Dynamo's frontend needs its own mocker (Dynamo's discovery), started
-// here too.
+// How bench/compare and bench/real-engine start each frontend in front of an engine, and
+// know it is ready. Portico and SMG sit in front of the same out-of-process engine (Portico's
+// mock engine in bench/compare, a vLLM CPU worker in bench/real-engine); Dynamo's frontend
+// needs its own mocker (Dynamo's discovery), started here too.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { openSync } from 'node:fs';
@@ -18,18 +18,30 @@ export interface Env {
   root: string;
   venv: string;
   modelDir: string;
-  enginePort: number;
+  /** The engine worker as Portico's --worker takes it: grpc://HOST:PORT (SGLang's protocol) or vllm+grpc://HOST:PORT (vLLM's). */
+  worker: string;
   logDir: string;
+  /** CPUs the frontend is pinned to (taskset -c LIST); unset, not pinned. */
+  cpus?: string;
+  /** Extra `portico serve` arguments. */
+  porticoArgs?: string[];
 }
 
 /** Tool-call parser of each frontend for the Qwen3 model (its hermes-style <tool_call> JSON): Portico's and Dynamo's `hermes`, SMG's `qwen`. */
 export const TOOL_PARSERS = { portico: 'hermes', smg: 'qwen', dynamo: 'hermes' } as const;
 
-function start(cmd: string, args: string[], log: string, env: NodeJS.ProcessEnv = {}): ChildProcess {
+/** Starts cmd, logging to `log`; with `cpus`, through taskset, which execs it (the pid is cmd's). */
+function start(cmd: string, args: string[], log: string, env: NodeJS.ProcessEnv = {}, cpus?: string): ChildProcess {
   const fd = openSync(log, 'a');
   const full: NodeJS.ProcessEnv = { ...process.env, ...env };
   for (const k of Object.keys(full)) if (full[k] === undefined) delete full[k];
-  return spawn(cmd, args, { stdio: ['ignore', fd, fd], env: full });
+  return cpus ? spawn('taskset', ['-c', cpus, cmd, ...args], { stdio: ['ignore', fd, fd], env: full }) : spawn(cmd, args, { stdio: ['ignore', fd, fd], env: full });
+}
+
+/** SMG's worker URL and --backend for the engine: it takes grpc:// for both protocols and is told which one the worker speaks. */
+function smgWorker(worker: string): string[] {
+  const vllm = worker.startsWith('vllm+grpc://');
+  return ['--worker-urls', vllm ? worker.slice('vllm+'.length) : worker, '--backend', vllm ? 'vllm' : 'sglang'];
 }
 
 async function stopChild(c: ChildProcess): Promise<void> {
@@ -67,7 +79,7 @@ export async function waitReady(url: string, child: ChildProcess, log: string, t
 export async function startPortico(e: Env, port: number, tools = false): Promise<Running> {
   const log = `${e.logDir}/portico.log`;
   const parser = tools ? ['--tool-call-parser', TOOL_PARSERS.portico] : [];
-  const c = start(process.execPath, [`${e.root}/bin/portico.js`, 'serve', '--host', '127.0.0.1', '--http-port', String(port), '--model-path', e.modelDir, '--worker', `grpc://127.0.0.1:${e.enginePort}`, '--log-level', 'error', ...parser], log);
+  const c = start(process.execPath, [`${e.root}/bin/portico.js`, 'serve', '--host', '127.0.0.1', '--http-port', String(port), '--model-path', e.modelDir, '--worker', e.worker, '--log-level', 'error', ...(e.porticoArgs ?? []), ...parser], log, {}, e.cpus);
   const url = `http://127.0.0.1:${port}`;
   await waitReady(url, c, log);
   return { name: 'Portico', url, pid: c.pid!, stop: () => stopChild(c) };
@@ -76,7 +88,7 @@ export async function startPortico(e: Env, port: number, tools = false): Promise
 export async function startSmg(e: Env, port: number, tools = false): Promise<Running> {
   const log = `${e.logDir}/smg.log`;
   const parser = tools ? ['--tool-call-parser', TOOL_PARSERS.smg] : [];
-  const c = start(`${e.venv}/bin/smg`, ['launch', '--host', '127.0.0.1', '--port', String(port), '--prometheus-port', String(port + 1), '--worker-urls', `grpc://127.0.0.1:${e.enginePort}`, '--model-path', e.modelDir, '--tokenizer-path', e.modelDir, '--backend', 'sglang', '--policy', 'round_robin', '--reasoning-parser', 'passthrough', '--log-level', 'error', ...parser], log);
+  const c = start(`${e.venv}/bin/smg`, ['launch', '--host', '127.0.0.1', '--port', String(port), '--prometheus-port', String(port + 1), ...smgWorker(e.worker), '--model-path', e.modelDir, '--tokenizer-path', e.modelDir, '--policy', 'round_robin', '--reasoning-parser', 'passthrough', '--log-level', 'error', ...parser], log, {}, e.cpus);
   const url = `http://127.0.0.1:${port}`;
   await waitReady(url, c, log);
   return { name: 'SMG', url, pid: c.pid!, stop: () => stopChild(c) };

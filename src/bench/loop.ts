@@ -40,7 +40,8 @@ function pathOf(endpoint: Endpoint): string {
   return endpoint === 'chat' ? '/v1/chat/completions' : '/v1/completions';
 }
 
-export async function runPhase(client: Client, target: Target, workload: Workload, phase: Phase, onRecord: (r: RequestRecord) => void): Promise<PhaseResult> {
+/** `client` is anything that sends one request and times it: the HTTP client, or bench/real-engine's engine client. */
+export async function runPhase(client: Pick<Client, 'send'>, target: Target, workload: Workload, phase: Phase, onRecord: (r: RequestRecord) => void): Promise<PhaseResult> {
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   const deadline = phase.durationS === null ? Infinity : t0 + phase.durationS * 1000;

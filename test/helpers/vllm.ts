@@ -56,13 +56,15 @@ export interface VllmOptions {
   modelDir: string;
   name: string;
   maxModelLen?: number;
+  /** The gRPC port; default a free one the OS picks. */
+  port?: number;
   /** Extra launcher arguments (e.g. --runner pooling). */
   args?: string[];
 }
 
 /** Start one vLLM gRPC engine; resolves once its warm-up is over and it serves. */
 export async function startVllm(o: VllmOptions): Promise<VllmWorker> {
-  const port = await freePort();
+  const port = o.port ?? (await freePort());
   const args = [
     '-m', 'vllm.entrypoints.launchers.grpc_server',
     '--model', o.modelDir,

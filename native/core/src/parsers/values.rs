@@ -1,7 +1,7 @@
 //! Typed parameter values for the XML-style formats (qwen3_coder, minimax, glm, DSML...),
 //! where the model writes `<parameter=name>value</parameter>` and the JSON type has to be
 //! chosen. Rule (documented in docs/parsers.md): with the request's tool schema, the
-//! declared type wins (string stays a string even if it looks like a number); without one,
+//! declared type wins (for `anyOf`/`oneOf`, the first non-null alternative's type) (string stays a string even if it looks like a number); without one,
 //! a value that is exactly one JSON number / true / false / null / object / array is kept
 //! verbatim, anything else becomes a JSON string. Number text is never reformatted.
 
@@ -42,8 +42,12 @@ impl ToolSchemas {
                             .find(|x| *x != "null")
                             .unwrap_or("string")
                             .to_string(),
+                        // composed schemas (`Optional[str]` is anyOf string/null): the first
+                        // alternative that is not null names the type (vLLM's rule)
                         _ => {
-                            if s.get("properties").is_some() {
+                            if let Some(t) = composed_type(s) {
+                                t
+                            } else if s.get("properties").is_some() {
                                 "object".to_string()
                             } else if s.get("items").is_some() {
                                 "array".to_string()
@@ -73,6 +77,12 @@ impl ToolSchemas {
     pub fn param_type(&self, func: &str, param: &str) -> Option<&str> {
         self.map.get(func)?.get(param).map(|s| s.as_str())
     }
+}
+
+/// `anyOf` / `oneOf`: the type of the first alternative that is not `null`.
+fn composed_type(s: &serde_json::Value) -> Option<String> {
+    let alts = s.get("anyOf").or_else(|| s.get("oneOf"))?.as_array()?;
+    alts.iter().filter_map(|a| a.get("type")?.as_str()).find(|t| *t != "null").map(str::to_string)
 }
 
 /// JSON text for a raw parameter value, following the module rule.

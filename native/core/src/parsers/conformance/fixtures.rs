@@ -316,12 +316,12 @@ pub(super) fn fixtures() -> Vec<Fx> {
            &["<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>"]),
         fx("deepseek_v3_1", r_ds31, Exact, true, Some(("<｜tool▁calls▁end｜>", true)), Err(TOKEN_SKIP),
            &["<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>"]),
-        fx("deepseek_v3_2", r_ds32, TopCompact, true, Some(("</｜DSML｜function_calls>", true)), Err(XML_SKIP),
-           &["<｜DSML｜function_calls>", "</｜DSML｜function_calls>"]),
-        fx("deepseek_v4", r_ds4, TopCompact, true, Some(("</｜DSML｜tool_calls>", true)), Err(XML_SKIP),
-           &["<｜DSML｜tool_calls>", "</｜DSML｜tool_calls>"]),
-        fx("deepseek-v4", r_ds4, TopCompact, true, None, Err(XML_SKIP), &["<｜DSML｜tool_calls>", "</｜DSML｜tool_calls>"]),
-        fx("deepseekv4", r_ds4, TopCompact, true, None, Err(XML_SKIP), &["<｜DSML｜tool_calls>", "</｜DSML｜tool_calls>"]),
+        // DSML: the block is the region (each generation reads only its own block, as vLLM
+        // and SGLang do), so its markers are not dropped: a cut block is content verbatim
+        fx("deepseek_v3_2", r_ds32, TopCompact, true, Some(("</｜DSML｜function_calls>", true)), Err(XML_SKIP), &[]),
+        fx("deepseek_v4", r_ds4, TopCompact, true, Some(("</｜DSML｜tool_calls>", true)), Err(XML_SKIP), &[]),
+        fx("deepseek-v4", r_ds4, TopCompact, true, None, Err(XML_SKIP), &[]),
+        fx("deepseekv4", r_ds4, TopCompact, true, None, Err(XML_SKIP), &[]),
         fx("qwen3_coder", r_qwen3, TopCompact, true, Some(("</tool_call>", true)), Err(XML_SKIP), &[]),
         fx("nemotron_nano", r_qwen3, TopCompact, true, Some(("</tool_call>", true)), Err(XML_SKIP), &[]),
         fx("seed_oss", r_seed, TopCompact, true, Some(("</seed:tool_call>", true)), Err(XML_SKIP), &[]),

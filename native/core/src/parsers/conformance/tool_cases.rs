@@ -158,11 +158,17 @@ fn format_variants() {
     assert_eq!(m.calls[0].3, r#"{"a": 1}"#);
     let m = one_call("hermes", r#"<tool_call>{"name": "f", "arguments": "{\"a\": 1}"}</tool_call>"#);
     assert_eq!(m.calls[0].3, r#"{"a": 1}"#, "stringified arguments are unwrapped");
-    let m = one_call("deepseek_v3_2", "<｜DSML｜tool_calls>\n<｜DSML｜invoke name=\"f\">\n<｜DSML｜parameter name=\"n\" string=\"false\">5</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜tool_calls>");
-    assert_eq!(m.calls[0].3, r#"{"n":5}"#, "both DSML block names");
-    // qwen3_coder without schema: JSON-looking values keep their type, others are strings
+    // each DSML generation reads only its own block (vLLM and SGLang agree): V4's block
+    // under the V3.2 parser is text
+    let v4_block = "<｜DSML｜tool_calls>\n<｜DSML｜invoke name=\"f\">\n<｜DSML｜parameter name=\"n\" string=\"false\">5</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜tool_calls>";
+    let m = check_splits(Some("deepseek_v3_2"), None, &opts(None), v4_block);
+    assert!(m.calls.is_empty() && m.content == v4_block, "V4 block under deepseek_v3_2: {m:?}");
+    let m = one_call("deepseek_v4", v4_block);
+    assert_eq!(m.calls[0].3, r#"{"n":5}"#);
+    // qwen3_coder without schema: values are strings (vLLM and SGLang agree: an undeclared
+    // parameter is returned as its text)
     let m = one_call("qwen3_coder", "<tool_call>\n<function=f>\n<parameter=zip>\n02134\n</parameter>\n<parameter=n>\n12\n</parameter>\n</function>\n</tool_call>");
-    assert_eq!(m.calls[0].3, r#"{"zip":"02134","n":12}"#);
+    assert_eq!(m.calls[0].3, r#"{"zip":"02134","n":"12"}"#);
     // with schema: declared string stays a string
     let tools = r#"[{"type":"function","function":{"name":"f","parameters":{"properties":{"n":{"type":"string"}}}}}]"#;
     let m = check_splits(Some("qwen3_coder"), None, &opts(Some(tools.into())), "<function=f>\n<parameter=n>\n12\n</parameter>\n</function>");

@@ -34,6 +34,11 @@ pub struct MarkerSpec {
     /// (PRE.3), the start of the output is held until a start marker, an end marker or the
     /// end of the stream decides.
     pub implicit_start: bool,
+    /// Tool-call block starts that end the reasoning when met inside it (the model's
+    /// template has it call tools without closing its thoughts first, e.g. DeepSeek V4's
+    /// DSML block, Kimi's tool-calls section). What came before is reasoning; the marker
+    /// and all after it are content, for the tool parser. In content they are plain text.
+    pub tool_starts: &'static [&'static str],
     /// Inline markup dropped from reasoning and content alike: from the marker through the
     /// next `>` (Cohere citations `<co>..</co: 0:[1]>` keep their text, lose their tags).
     /// A marker followed by `<` before `>`, or by no `>` within `SPAN_MAX` bytes, is text.
@@ -74,9 +79,12 @@ pub struct Reasoner {
     /// In content: start markers, then end markers and drops (dropped).
     m_content: Markers,
     n_start: usize,
-    /// `span_drops` are the last markers of both lists.
-    n_reason: usize,
-    n_content: usize,
+    /// Index of the first tool-start marker in `m_reason` and in `m_content`.
+    tool_at_reason: usize,
+    tool_at_content: usize,
+    /// Index of the first `span_drops` marker in `m_reason` and in `m_content` (the last ones).
+    span_at_reason: usize,
+    span_at_content: usize,
 }
 
 pub type ContentFn<'a> = dyn FnMut(&str, &mut Sink) + 'a;
@@ -105,10 +113,14 @@ impl Reasoner {
         };
         let mut r: Vec<&'static str> = spec.end.to_vec();
         r.extend_from_slice(spec.start);
+        let tool_at_reason = r.len();
+        r.extend_from_slice(spec.tool_starts);
         let mut c: Vec<&'static str> = spec.start.to_vec();
         c.extend_from_slice(spec.end);
         c.extend_from_slice(spec.content_drops);
-        let (n_reason, n_content) = (r.len(), c.len());
+        let tool_at_content = c.len();
+        c.extend_from_slice(spec.tool_starts);
+        let (span_at_reason, span_at_content) = (r.len(), c.len());
         r.extend_from_slice(spec.span_drops);
         c.extend_from_slice(spec.span_drops);
         Some(Reasoner {
@@ -120,8 +132,10 @@ impl Reasoner {
             n_end: spec.end.len(),
             m_content: Markers::new(&c),
             n_start: spec.start.len(),
-            n_reason,
-            n_content,
+            tool_at_reason,
+            tool_at_content,
+            span_at_reason,
+            span_at_content,
         })
     }
 
@@ -170,6 +184,16 @@ impl Reasoner {
             Mode::Implicit => {
                 self.buf.push_str(text);
                 match self.m_content.find(&self.buf, 0, eof) {
+                    Hit::Full { pos, idx, .. } if idx >= self.tool_at_content => {
+                        // a tool call before any end marker: what came before it was reasoning
+                        let before = self.buf[..pos].to_string();
+                        sink.reasoning(&before);
+                        let rest = self.buf[pos..].to_string();
+                        self.buf.clear();
+                        self.in_reasoning = false;
+                        self.mode = Mode::Normal;
+                        return self.push(&rest, eof, sink, content);
+                    }
                     Hit::Full { pos, len, idx } if idx >= self.n_start && idx < self.n_start + self.spec.end.len() => {
                         // an end marker nothing opened: what came before it was reasoning
                         let before = self.buf[..pos].to_string();
@@ -212,7 +236,7 @@ impl Reasoner {
                 Hit::Full { pos, len, idx } => {
                     let before = self.buf[..pos].to_string();
                     self.emit(&before, sink, content);
-                    if idx >= if self.in_reasoning { self.n_reason } else { self.n_content } {
+                    if idx >= if self.in_reasoning { self.span_at_reason } else { self.span_at_content } {
                         // inline markup: dropped through its `>`, or text when none comes
                         let from = pos + len - 1;
                         let end = self.buf[from..].find(['<', '>']).map(|e| from + e);
@@ -229,9 +253,19 @@ impl Reasoner {
                         continue;
                     }
                     if self.in_reasoning {
+                        if idx >= self.tool_at_reason {
+                            // a tool call ends the reasoning; the marker is the tool parser's
+                            self.in_reasoning = false;
+                            self.buf.drain(..pos);
+                            continue;
+                        }
                         if idx < self.n_end {
                             self.in_reasoning = false;
                         }
+                    } else if idx >= self.tool_at_content {
+                        // in content a tool start is text like any other
+                        let marker = self.buf[pos..pos + len].to_string();
+                        self.emit(&marker, sink, content);
                     } else if idx < self.n_start {
                         self.in_reasoning = true;
                     }
@@ -250,5 +284,60 @@ impl Reasoner {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tool_start_tests {
+    use super::super::Delta;
+    use super::*;
+
+    static SPEC: MarkerSpec = MarkerSpec {
+        start: &["<think>"],
+        end: &["</think>"],
+        forced: true,
+        content_drops: &[],
+        shape_aware: false,
+        leading_strip_when_disabled: None,
+        pass_through_prefix: None,
+        implicit_start: false,
+        tool_starts: &["<calls>"],
+        span_drops: &[],
+    };
+    static IMPLICIT: MarkerSpec = MarkerSpec { forced: false, implicit_start: true, ..SPEC };
+
+    /// (reasoning, content) of `text` pushed in `parts`.
+    fn run(spec: &'static MarkerSpec, parts: &[&str]) -> (String, String) {
+        let mut r = Reasoner::new(Spec::Markers(spec), &ParserOptions::default(), false).unwrap();
+        let mut sink = Sink::default();
+        let mut content = String::new();
+        for (i, p) in parts.iter().enumerate() {
+            r.push(p, i + 1 == parts.len(), &mut sink, &mut |s: &str, _k: &mut Sink| content.push_str(s));
+        }
+        let reasoning = sink.out.iter().map(|d| if let Delta::Reasoning(s) = d { s.as_str() } else { "" }).collect();
+        (reasoning, content)
+    }
+
+    fn every_split(spec: &'static MarkerSpec, text: &str) -> (String, String) {
+        let whole = run(spec, &[text]);
+        for i in (1..text.len()).filter(|i| text.is_char_boundary(*i)) {
+            assert_eq!(run(spec, &[&text[..i], &text[i..]]), whole, "split at {i}");
+        }
+        whole
+    }
+
+    #[test]
+    fn a_tool_start_inside_reasoning_ends_it_and_goes_to_the_tool_side() {
+        assert_eq!(every_split(&SPEC, "let me call it<calls>[x]"), ("let me call it".into(), "<calls>[x]".into()));
+        // after the reasoning ended normally, the marker is plain content
+        assert_eq!(every_split(&SPEC, "r</think>a<calls>b"), ("r".into(), "a<calls>b".into()));
+        // an unfinished marker at the end stays reasoning
+        assert_eq!(every_split(&SPEC, "r<cal"), ("r<cal".into(), "".into()));
+    }
+
+    #[test]
+    fn with_an_implicit_start_a_tool_call_before_any_end_marker_ends_the_reasoning() {
+        assert_eq!(every_split(&IMPLICIT, "thinking<calls>[x]"), ("thinking".into(), "<calls>[x]".into()));
+        assert_eq!(every_split(&IMPLICIT, "<think>t</think>c"), ("t".into(), "c".into()));
     }
 }

@@ -1,14 +1,16 @@
 //! DeepSeek V3.2 / V4 DSML: `<｜DSML｜function_calls>` (V3.2) or `<｜DSML｜tool_calls>` (V4)
 //! around `<｜DSML｜invoke name="f"><｜DSML｜parameter name="k" string="true">v</｜DSML｜parameter>
 //! </｜DSML｜invoke>`. `string="true"` values are JSON strings; `string="false"` values are
-//! JSON text kept verbatim (typed by schema when not valid JSON). Both block names are
-//! accepted by both parser names. Regions are per invoke; block markers are dropped.
+//! JSON text kept verbatim (typed by schema when not valid JSON).
 //!
-//! Arguments stream parameter by parameter (see `stream::Head::Params`): the call starts at
+//! Each generation reads only its own block: the block is the region, so the other
+//! generation's block (and an invoke outside any block) is text, as vLLM and SGLang have it.
+//!
+//! Arguments stream parameter by parameter (see `stream::Head::Params`): a call starts at
 //! its invoke name, each parameter goes out when it closes, `}` with `</｜DSML｜invoke>`.
 //!
-//! End of stream: an invoke whose name arrived stays a call (`{` and the parameters that
-//! closed); one cut before its name is content.
+//! End of stream: the invokes that closed are calls when only the block end is missing; a
+//! block cut inside an invoke is content.
 
 use super::stream::{CallStep, Head, ParamStep, ParamSyntax};
 use super::xml_function::{attr_head, next_param, params};
@@ -17,48 +19,62 @@ use crate::parsers::json;
 use crate::parsers::values::{attr, json_string, strip_nl, typed, ArgsBuilder, ToolSchemas};
 use crate::parsers::Call;
 
-pub struct Dsml;
+pub struct Dsml {
+    /// The block's opening marker (one), and its closing marker.
+    pub open: &'static [&'static str],
+    pub close: &'static str,
+}
+
+pub const V32: Dsml = Dsml { open: &["<｜DSML｜function_calls>"], close: "</｜DSML｜function_calls>" };
+pub const V4: Dsml = Dsml { open: &["<｜DSML｜tool_calls>"], close: "</｜DSML｜tool_calls>" };
 
 const INVOKE: &str = "<｜DSML｜invoke";
 const INVOKE_END: &str = "</｜DSML｜invoke>";
 
 impl Format for Dsml {
     fn starts(&self) -> &'static [&'static str] {
-        &[INVOKE]
+        self.open
     }
-    fn drops(&self) -> &'static [&'static str] {
-        &[
-            "<｜DSML｜function_calls>",
-            "</｜DSML｜function_calls>",
-            "<｜DSML｜tool_calls>",
-            "</｜DSML｜tool_calls>",
-        ]
+    fn region_end(&self, buf: &str, m: Option<usize>) -> RegionEnd {
+        self.region_end_from(buf, m, 0)
     }
-    fn region_end(&self, buf: &str, _m: Option<usize>) -> RegionEnd {
-        until_marker(buf, INVOKE.len(), INVOKE_END)
+    fn region_end_from(&self, buf: &str, _m: Option<usize>, floor: usize) -> RegionEnd {
+        // no end in buf[..floor]: one can only start at floor - len + 1 or later
+        let mut from = self.open[0].len().max(floor.saturating_sub(self.close.len()));
+        while !buf.is_char_boundary(from) {
+            from -= 1;
+        }
+        until_marker(buf, from, self.close)
     }
-    fn parse(&self, region: &str, _m: Option<usize>, eof: bool, cx: &Ctx) -> Option<Vec<Call>> {
-        if eof && !region.ends_with(INVOKE_END) {
-            return None;
+    fn parse(&self, region: &str, _m: Option<usize>, _eof: bool, cx: &Ctx) -> Option<Vec<Call>> {
+        let mut calls = Vec::new();
+        let mut cur = self.open[0].len();
+        while let Some(p) = region[cur..].find(INVOKE) {
+            let h0 = cur + p + INVOKE.len();
+            let he = h0 + region[h0..].find('>')?;
+            let name = attr(&region[h0..he], "name")?.trim();
+            let be = he + 1 + region[he + 1..].find(INVOKE_END)?; // unclosed invoke: not a call
+            if name.is_empty() {
+                return None;
+            }
+            let mut a = ArgsBuilder::default();
+            for (k, v, header) in params(&region[he + 1..be], P_OPEN, P_CLOSE, true) {
+                a.push(k, &value(name, k, v, header, cx.schemas));
+            }
+            calls.push(Call { name: name.to_string(), args: a.finish(), id: None });
+            cur = be + INVOKE_END.len();
         }
-        let h0 = INVOKE.len();
-        let he = h0 + region[h0..].find('>')?;
-        let name = attr(&region[h0..he], "name")?.trim();
-        if name.is_empty() {
-            return None;
+        if calls.is_empty() {
+            None
+        } else {
+            Some(calls)
         }
-        let body = &region[he + 1..region.len() - INVOKE_END.len()];
-        let mut a = ArgsBuilder::default();
-        for (k, v, header) in params(body, P_OPEN, P_CLOSE, true) {
-            a.push(k, &value(name, k, v, header, cx.schemas));
-        }
-        Some(vec![Call { name: name.to_string(), args: a.finish(), id: None }])
     }
     fn streams(&self) -> bool {
         true
     }
     fn stream_head(&self, _region: &str, _m: Option<usize>) -> Head {
-        Head::Params { at: 0, syntax: &SYNTAX }
+        Head::Params { at: self.open[0].len(), syntax: &SYNTAX }
     }
 }
 
@@ -80,4 +96,4 @@ fn head(region: &str, from: usize) -> CallStep {
 fn param(body: &str, from: usize, closed: bool) -> ParamStep<'_> {
     next_param(body, from, closed, P_OPEN, P_CLOSE, true)
 }
-static SYNTAX: ParamSyntax = ParamSyntax { call: head, call_end: INVOKE_END, param, value, multi: false };
+static SYNTAX: ParamSyntax = ParamSyntax { call: head, call_end: INVOKE_END, param, value, multi: true };

@@ -9,6 +9,7 @@
 //! one cut before that is content.
 
 use super::stream::{all_params, typed_value, CallStep, Head, ParamStep, ParamSyntax};
+use crate::parsers::values::ToolSchemas;
 use super::{until_marker, Ctx, Format, RegionEnd};
 use crate::parsers::values::ArgsBuilder;
 use crate::parsers::Call;
@@ -37,7 +38,7 @@ impl Format for Glm {
         }
         let mut a = ArgsBuilder::default();
         for (k, v, h) in all_params(&body[name_end..], param) {
-            a.push(k, &typed_value(name, k, v, h, cx.schemas));
+            a.push(k, &value(name, k, v, h, cx.schemas));
         }
         Some(vec![Call { name: name.to_string(), args: a.finish(), id: None }])
     }
@@ -87,4 +88,18 @@ fn param(body: &str, from: usize, closed: bool) -> ParamStep<'_> {
     ParamStep::Found { key: body[k0..ke].trim(), value: &body[v0..ve], header: "", next: ve + VALUE_END.len() }
 }
 
-static SYNTAX: ParamSyntax = ParamSyntax { call: head, call_end: END, param, value: typed_value, multi: false };
+/// Typed by schema; without a declared type, Python's `True`/`False`/`None` are JSON's
+/// `true`/`false`/`null` (GLM writes Python literals; vLLM and SGLang both convert them).
+fn value(func: &str, key: &str, v: &str, header: &str, schemas: &ToolSchemas) -> String {
+    if schemas.param_type(func, key).is_none() {
+        match v.trim() {
+            "True" => return "true".into(),
+            "False" => return "false".into(),
+            "None" => return "null".into(),
+            _ => {}
+        }
+    }
+    typed_value(func, key, v, header, schemas)
+}
+
+static SYNTAX: ParamSyntax = ParamSyntax { call: head, call_end: END, param, value, multi: false };

@@ -6,7 +6,7 @@
 //! llama3_json `<|python_tag|>{..}` or a bare `{..}` at the start, `;`-separated;
 //! default `<TOOLCALL>..</TOOLCALL>`, `<|python_tag|>{..}` or a bare `{..}` / `[..]` at the start; granite `<|tool_call|>[..]`
 //! (3.1+: `<tool_call>[..]`, no closing tag); internlm `<|action_start|><|plugin|>{..}<|action_end|>`;
-//! xlam a bare `[..]`, ```` ```json ..``` ````, `<tool_call>..</tool_call>` or `[TOOL_CALLS][..]`;
+//! xlam a bare `[..]` (also right after a `</think>` block, which stays content), ```` ```json ..``` ````, `<tool_call>..</tool_call>` or `[TOOL_CALLS][..]`;
 //! cohere command `<|START_ACTION|>[{"tool_name":..,"parameters":..}]<|END_ACTION|>`;
 //! mistral `[TOOL_CALLS][{..}]` (v0.3) or `[TOOL_CALLS]name[ARGS]{..}` / `name{..}` (v11+),
 //! with or without the optional `[/TOOL_CALLS]` end marker (consumed, never content).
@@ -34,6 +34,8 @@ pub struct JsonFamily {
     pub seps: &'static [u8],
     pub names: &'static [&'static str],
     pub args: &'static [&'static str],
+    /// See `Format::reopens`.
+    pub reopens: &'static [&'static str],
 }
 
 pub const HERMES: JsonFamily = JsonFamily {
@@ -43,6 +45,7 @@ pub const HERMES: JsonFamily = JsonFamily {
     seps: b"",
     names: NAME,
     args: ARGS,
+    reopens: &[],
 };
 pub const NEMOTRON_DECI: JsonFamily = JsonFamily {
     starts: &["<TOOLCALL>"],
@@ -84,6 +87,8 @@ pub const XLAM: JsonFamily = JsonFamily {
     starts: &["<tool_call>", "```json", "[TOOL_CALLS]"],
     ends: &[End::Marker("</tool_call>"), End::Marker("```"), End::Balanced],
     bare: b"[",
+    // vLLM's xLAM parser reads the JSON list right after a `<think>..</think>` block (kept as content)
+    reopens: &["</think>"],
     ..HERMES
 };
 pub const COHERE: JsonFamily = JsonFamily {
@@ -125,6 +130,9 @@ impl Format for JsonFamily {
     }
     fn separators(&self) -> &'static [u8] {
         self.seps
+    }
+    fn reopens(&self) -> &'static [&'static str] {
+        self.reopens
     }
     fn region_end(&self, buf: &str, marker: Option<usize>) -> RegionEnd {
         match marker {

@@ -66,12 +66,13 @@ impl Format for Kimi {
     }
 }
 
-/// `functions.get_weather:0` → `get_weather` (None when it cannot be an id).
+/// `functions.get_weather:0` → `get_weather` (None when it cannot be an id). The `:index`
+/// suffix is required, as vLLM and SGLang require it: a call without one is not a call.
 fn name_of(id: &str) -> Option<&str> {
     let no_prefix = id.strip_prefix("functions.").unwrap_or(id);
     let name = match no_prefix.rfind(':') {
-        Some(c) if no_prefix[c + 1..].bytes().all(|b| b.is_ascii_digit()) => &no_prefix[..c],
-        _ => no_prefix,
+        Some(c) if c + 1 < no_prefix.len() && no_prefix[c + 1..].bytes().all(|b| b.is_ascii_digit()) => &no_prefix[..c],
+        _ => return None,
     };
     if name.is_empty() || id.contains(char::is_whitespace) {
         return None;

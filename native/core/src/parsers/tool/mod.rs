@@ -55,6 +55,11 @@ pub trait Format: Send {
     fn bare(&self) -> &'static [u8] {
         &[]
     }
+    /// Markers kept as content after which a bare region may open again, as at the start
+    /// of the output (xLAM: a JSON call list right after a `</think>` block).
+    fn reopens(&self) -> &'static [&'static str] {
+        &[]
+    }
     /// Bytes between consecutive calls that belong to the syntax (besides whitespace).
     fn separators(&self) -> &'static [u8] {
         &[]
@@ -201,6 +206,8 @@ pub struct ToolEngine {
     mode: Mode,
     markers: Markers,
     n_starts: usize,
+    /// Start markers, then wrapper drops, then reopen markers (from `n_reopen` on).
+    n_reopen: usize,
     bare: &'static [u8],
     seps: &'static [u8],
     buf: String,
@@ -229,9 +236,12 @@ impl ToolEngine {
         let mut all: Vec<&'static str> = fmt.starts().to_vec();
         let n_starts = all.len();
         all.extend_from_slice(fmt.drops());
+        let n_reopen = all.len();
+        all.extend_from_slice(fmt.reopens());
         ToolEngine {
             markers: Markers::new(&all),
             n_starts,
+            n_reopen,
             bare: fmt.bare(),
             seps: fmt.separators(),
             streams: fmt.streams(),
@@ -295,7 +305,10 @@ impl ToolEngine {
         self.end_floor = 0;
         let pending = std::mem::take(&mut self.pending.out);
         if self.stream.take().is_some_and(|s| s.committed) {
-            if calls_complete(&pending) && self.all_offered(&pending) {
+            // at the end of the output, a region its end never closed is a call region only
+            // when the format reads it whole (e.g. hermes: `{"name":..,"arguments":{..}` cut
+            // before its own `}` is content, as vLLM and SGLang return it)
+            if calls_complete(&pending) && self.all_offered(&pending) && (!eof || self.parse_region(n, marker, eof).is_some()) {
                 // the rest of the region is call markup
                 sink.out.extend(pending);
                 self.after_call = true;
@@ -306,9 +319,17 @@ impl ToolEngine {
             }
             // a call whose arguments never completed (or stopped being JSON), or a call to a
             // function the request did not offer: no such call goes out; the region is
-            // content, byte for byte (vLLM's rule for malformed calls)
+            // content, byte for byte (vLLM's rule for malformed calls), unless the format's
+            // own reader of the whole region finds its calls (qwen3_coder: a `</function>`
+            // missing before `</tool_call>`)
             if let Some(Delta::ToolStart { index, .. }) = pending.iter().find(|d| matches!(d, Delta::ToolStart { .. })) {
                 self.next_index = *index;
+            }
+            if let Some(calls) = self.parse_region(n, marker, eof) {
+                self.emit_calls(calls, sink);
+                self.buf.drain(..n);
+                self.region = None;
+                return;
             }
             sink.content(&self.buf[..n]);
             self.after_call = false;
@@ -317,15 +338,9 @@ impl ToolEngine {
             self.region = None;
             return;
         }
-        let parsed = match &self.mode {
-            Mode::Format(f) => f.parse(&self.buf[..n], marker, eof, &Ctx { schemas: &self.schemas }),
-            Mode::Named { .. } => None,
-        };
-        match parsed {
-            Some(calls) if !calls.is_empty() && calls.iter().all(|c| self.schemas.offers(&c.name)) => {
-                self.emit_calls(calls, sink)
-            }
-            _ => {
+        match self.parse_region(n, marker, eof) {
+            Some(calls) => self.emit_calls(calls, sink),
+            None => {
                 sink.content(&self.buf[..n]);
                 self.after_call = false;
                 self.at_start = false;
@@ -333,6 +348,13 @@ impl ToolEngine {
         }
         self.buf.drain(..n);
         self.region = None;
+    }
+
+    /// The calls of region `buf[..n]` read whole by the format, if all are offered.
+    fn parse_region(&self, n: usize, marker: Option<usize>, eof: bool) -> Option<Vec<Call>> {
+        let Mode::Format(f) = &self.mode else { return None };
+        let calls = f.parse(&self.buf[..n], marker, eof, &Ctx { schemas: &self.schemas })?;
+        (!calls.is_empty() && calls.iter().all(|c| self.schemas.offers(&c.name))).then_some(calls)
     }
 
     fn all_offered(&self, deltas: &[Delta]) -> bool {
@@ -461,7 +483,13 @@ impl ToolEngine {
                     if pos > 0 {
                         self.at_start = false;
                     }
-                    if idx >= self.n_starts {
+                    if idx >= self.n_reopen {
+                        // kept as content; a bare region may open right after it
+                        sink.content(&self.buf[pos..pos + len]);
+                        self.buf.drain(..pos + len);
+                        self.at_start = true;
+                        self.after_call = false;
+                    } else if idx >= self.n_starts {
                         // a wrapper marker: whitespace right after it is syntax too
                         self.buf.drain(..pos + len);
                         self.after_call = true;

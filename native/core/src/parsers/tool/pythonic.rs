@@ -53,6 +53,15 @@ impl Format for Pythonic {
     }
 }
 
+/// A Python literal (string, number, True/False/None, list, tuple, dict) as JSON text, when
+/// `s` is exactly one.
+pub fn python_literal(s: &str) -> Option<String> {
+    let mut p = Py { s: s.as_bytes(), src: s, i: 0 };
+    let v = p.value(0)?;
+    p.ws();
+    (p.i == p.s.len()).then_some(v)
+}
+
 struct Py<'a> {
     s: &'a [u8],
     src: &'a str,

@@ -2,18 +2,24 @@
 //! qwen3_coder / nemotron_nano wrap it in `<tool_call>..</tool_call>` (a bare `<function=`
 //! is accepted too); seed_oss wraps it in `<seed:tool_call>..</seed:tool_call>`.
 //! Values are typed by the request's tool schema (see `values`); one newline after the
-//! opening and before the closing parameter tag is layout, not value.
+//! opening and before the closing parameter tag is layout, not value. qwen3_coder /
+//! nemotron_nano type as vLLM's and SGLang's Qwen3-Coder parsers do (`qwen_value`): a
+//! parameter the schema does not declare is a string (the text `null` is null), an object
+//! or array parameter written as a Python literal is read as one. A `</function>` missing
+//! right before `</tool_call>` is tolerated there (both peers read such a call).
 //!
 //! End of stream: a call is recovered when its `</function>` arrived (only the wrapper
 //! end is missing); otherwise the region is content.
 
 use super::stream::{typed_value, CallStep, Head, ParamStep, ParamSyntax, ValueFn};
 use super::{until_marker, Ctx, Format, RegionEnd};
-use crate::parsers::values::{attr, ArgsBuilder};
+use crate::parsers::values::{attr, json_string, strip_nl, typed, ArgsBuilder, ToolSchemas};
 use crate::parsers::Call;
 
 pub struct XmlFunction {
     pub wrapper: (&'static str, &'static str),
+    /// qwen3_coder's reading: a bare `<function=..>` opens a call too, values typed by
+    /// `qwen_value`, a missing `</function>` before the wrapper end tolerated.
     pub bare_function: bool,
     /// A block given back as content untouched (`starts()[1]` .. this end): Seed-OSS's
     /// `<seed:think>..</seed:think>`, where a call the model quotes while thinking is not a
@@ -73,7 +79,7 @@ pub fn params<'a>(body: &'a str, open: &str, close: &str, name_attr: bool) -> Ve
 }
 
 /// Builds the arguments JSON of `func` from XML parameters, each converted by `value`
-/// (`stream::typed_value` or `stream::exact_value`, as the format streams them).
+/// (the conversion the format streams with, e.g. `stream::typed_value`).
 pub fn build_args(func: &str, ps: &[(&str, &str, &str)], cx: &Ctx, value: ValueFn) -> String {
     let mut a = ArgsBuilder::default();
     for (k, v, h) in ps {
@@ -112,6 +118,32 @@ fn function_param(body: &str, from: usize, closed: bool) -> ParamStep<'_> {
 
 static SYNTAX: ParamSyntax =
     ParamSyntax { call: function_head, call_end: FUNC_END, param: function_param, value: typed_value, multi: true };
+static QWEN_SYNTAX: ParamSyntax = ParamSyntax { value: qwen_value, ..SYNTAX };
+
+/// qwen3_coder's value typing (vLLM's and SGLang's `_convert_param_value`): undeclared
+/// parameters stay strings, `null` is null unless the parameter is a string, and an
+/// object/array parameter that is not JSON is read as a Python literal.
+pub fn qwen_value(func: &str, key: &str, v: &str, _header: &str, schemas: &ToolSchemas) -> String {
+    let raw = strip_nl(v);
+    let ty = schemas.param_type(func, key);
+    if ty != Some("string") && raw.trim() == "null" {
+        return "null".into();
+    }
+    match ty {
+        None => json_string(raw),
+        Some(t @ ("object" | "array")) => {
+            let j = typed(raw, Some(t));
+            if j.starts_with('"') {
+                let open = if t == "object" { '{' } else { '[' };
+                if let Some(p) = super::pythonic::python_literal(raw.trim()).filter(|p| p.starts_with(open)) {
+                    return p;
+                }
+            }
+            j
+        }
+        ty => typed(raw, ty),
+    }
+}
 
 pub fn valid_name(n: &str) -> bool {
     !n.is_empty() && !n.contains(|c: char| c.is_whitespace() || c == '<' || c == '>')
@@ -142,8 +174,8 @@ impl Format for XmlFunction {
         }
         until_marker(buf, from, end)
     }
-    fn parse(&self, region: &str, m: Option<usize>, _eof: bool, cx: &Ctx) -> Option<Vec<Call>> {
-        if self.opaque(m) {
+    fn parse(&self, region: &str, marker: Option<usize>, _eof: bool, cx: &Ctx) -> Option<Vec<Call>> {
+        if self.opaque(marker) {
             return None; // given back as content
         }
         let mut calls = Vec::new();
@@ -153,13 +185,22 @@ impl Format for XmlFunction {
             let ne = n0 + region[n0..].find('>')?;
             let name = region[n0..ne].trim();
             let b0 = ne + 1;
-            let be = b0 + region[b0..].find(FUNC_END)?; // unclosed function: not a call
+            let (be, next) = match region[b0..].find(FUNC_END) {
+                Some(p) => (b0 + p, b0 + p + FUNC_END.len()),
+                // qwen3_coder: `</function>` missing right before the wrapper's end
+                None if self.bare_function && marker == Some(0) && region.ends_with(self.wrapper.1) => {
+                    let e = region.len() - self.wrapper.1.len();
+                    (e.max(b0), region.len())
+                }
+                None => return None, // unclosed function: not a call
+            };
             if !valid_name(name) {
                 return None;
             }
             let ps = params(&region[b0..be], "<parameter=", "</parameter>", false);
-            calls.push(Call { name: name.to_string(), args: build_args(name, &ps, cx, typed_value), id: None });
-            cur = be + FUNC_END.len();
+            let args = build_args(name, &ps, cx, if self.bare_function { qwen_value } else { typed_value });
+            calls.push(Call { name: name.to_string(), args, id: None });
+            cur = next;
         }
         if calls.is_empty() {
             None
@@ -174,7 +215,7 @@ impl Format for XmlFunction {
         if self.opaque(m) {
             return Head::No;
         }
-        Head::Params { at: 0, syntax: &SYNTAX }
+        Head::Params { at: 0, syntax: if self.bare_function { &QWEN_SYNTAX } else { &SYNTAX } }
     }
 }
 
