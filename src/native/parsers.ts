@@ -76,6 +76,7 @@ interface ParsersAddon {
   requiresSpecialTokens(tool: string | null, reasoning: string | null): boolean;
   reasoningDisabledByRequest(reasoning: string, chatTemplateArgsJson: string | null, reasoningEffort: string | null): boolean;
   promptInjectedReasoning(reasoning: string, promptTail: string): boolean;
+  reasoningStartedByRequest(reasoning: string, chatTemplateArgsJson: string | null): boolean;
   promptClosedReasoning(reasoning: string, promptTail: string): boolean;
 }
 
@@ -188,12 +189,15 @@ export function reasoningDisabledByRequest(
   chatTemplateArgs: Record<string, unknown> | string | null | undefined,
   reasoningEffort?: string | null,
 ): boolean {
-  return addon.reasoningDisabledByRequest(
-    reasoningParser,
-    chatTemplateArgs == null ? null : typeof chatTemplateArgs === 'string' ? chatTemplateArgs : JSON.stringify(chatTemplateArgs),
-    reasoningEffort ?? null,
-  );
+  return addon.reasoningDisabledByRequest(reasoningParser, argsText(chatTemplateArgs), reasoningEffort ?? null);
 }
+
+const argsText = (args: Record<string, unknown> | string | null | undefined): string | null =>
+  args == null ? null : typeof args === 'string' ? args : JSON.stringify(args);
+
+/** PRE.3 by request: chat_template_args start the output in reasoning (MiniMax M3 `thinking_mode: "enabled"`). */
+export const reasoningStartedByRequest = (reasoningParser: string, chatTemplateArgs: Record<string, unknown> | string | null | undefined): boolean =>
+  addon.reasoningStartedByRequest(reasoningParser, argsText(chatTemplateArgs));
 
 /** PRE.3: the rendered prompt ends with the parser's reasoning start marker (pass its tail). */
 export const promptInjectedReasoning = (reasoningParser: string, promptTail: string): boolean =>

@@ -4,7 +4,7 @@
 // (outputs.ts); a choice that made tool calls finishes with `tool_calls`. Which parsers
 // run, and how, follows the per-parser decisions PRE.1–PRE.3 (the native table).
 
-import { promptClosedReasoning, promptInjectedReasoning, reasoningDisabledByRequest, requiresSpecialTokens } from '../native/parsers.js';
+import { promptClosedReasoning, promptInjectedReasoning, reasoningDisabledByRequest, reasoningStartedByRequest, requiresSpecialTokens } from '../native/parsers.js';
 import type { ServedModel } from './served-model.js';
 
 import type { ParsingPlan } from './postprocess.js';
@@ -60,7 +60,7 @@ export function planParsing(
     tool,
     reasoning,
     reasoningDisabled,
-    promptInjectedReasoning: reasoning !== null && !reasoningDisabled && promptInjectedReasoning(reasoning, tail),
+    promptInjectedReasoning: reasoning !== null && !reasoningDisabled && (reasoningStartedByRequest(reasoning, opts.templateKwargs) || promptInjectedReasoning(reasoning, tail)),
     promptClosedReasoning: reasoning !== null && !reasoningDisabled && promptClosedReasoning(reasoning, tail),
     ...(opts.parallelToolCalls === false ? { maxToolCalls: 1 } : {}),
     toolsJson: opts.toolsJson,

@@ -184,6 +184,13 @@ pub fn reasoning_disabled_by_request(
     .map_err(invalid)
 }
 
+/// PRE.3 by request: does chat_template_args (JSON object text or null) start the output in
+/// reasoning (MiniMax M3 `thinking_mode="enabled"`)?
+#[napi]
+pub fn reasoning_started_by_request(reasoning_parser: String, chat_template_args_json: Option<String>) -> Result<bool> {
+    p::decisions::reasoning_started_by_request_json(&reasoning_parser, chat_template_args_json.as_deref()).map_err(invalid)
+}
+
 /// PRE.3: does the rendered prompt (its tail) end with the parser's reasoning start marker?
 #[napi]
 pub fn prompt_injected_reasoning(reasoning_parser: String, prompt_tail: String) -> Result<bool> {

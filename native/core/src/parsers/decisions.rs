@@ -99,7 +99,7 @@ static REASONING_ROWS: &[Row] = &[
     Row("gemma4", true, "YES (`<|channel>` / `<channel|>` are special tokens)", "`enable_thinking=false`", OPT_PRE3, OPT_PRE4, NA, "<|channel>thought\\n..<channel|> (prompt trigger `<|think|>` in the system turn)"),
     Row("minimax_append_think", false, "NO", NA, "N/A (pass-through: `<think>` prepended to content, no reasoning_content)", "OFF on required/named (universal, PRE.4)", NA, "pass-through"),
     Row("minimax_m2", false, "NO (plain `<think>`)", "`thinking=false` OR `enable_thinking=false`", FORCED_PRE3, SHAPE_PRE4, NA, "[<think>]..</think>"),
-    Row("minimax_m3", true, "YES", "`thinking_mode=\"disabled\"`", FORCED_PRE3, BYPASS_PRE4, NA, "[<mm:think>]..</mm:think>"),
+    Row("minimax_m3", true, "YES", "`thinking_mode=\"disabled\"`", "starts in reasoning when `thinking_mode=\"enabled\"` or the prompt ends with <mm:think>; otherwise in content (vLLM)", OPT_PRE4, NA, "[<mm:think>]..</mm:think>"),
     Row("cohere_command", true, "YES (`<|START_THINKING|>` is a special token)", NA, OPT_PRE3, OPT_PRE4, NA, "<|START_THINKING|>..<|END_THINKING|><|START_RESPONSE|>..<|END_RESPONSE|>"),
 ];
 
@@ -161,13 +161,7 @@ pub fn reasoning_disabled_by_request_json(
     args_json: Option<&str>,
     reasoning_effort: Option<&str>,
 ) -> Result<bool, ParserError> {
-    let args: Option<Value> = match args_json {
-        Some(s) => Some(
-            serde_json::from_str(s).map_err(|e| ParserError::InvalidOptions(format!("chat_template_args: {e}")))?,
-        ),
-        None => None,
-    };
-    reasoning_disabled_by_request(reasoning, args.as_ref(), reasoning_effort)
+    reasoning_disabled_by_request(reasoning, args_value(args_json)?.as_ref(), reasoning_effort)
 }
 
 /// PRE.1: default skip_special_tokens to false for this pair (a request value still wins).
@@ -211,6 +205,26 @@ pub fn reasoning_disabled_by_request(
         "minimax_m3" => str_is("thinking_mode", "disabled"),
         _ => false,
     })
+}
+
+/// PRE.3 by request: does the request itself start the output inside reasoning (a template
+/// switch that prefills the start marker)? MiniMax M3: `thinking_mode="enabled"` (vLLM).
+pub fn reasoning_started_by_request(reasoning: &str, args: Option<&Value>) -> Result<bool, ParserError> {
+    let e = registry::reasoning_entry(reasoning)?;
+    let mode = args.and_then(|a| a.get("thinking_mode")).and_then(|v| v.as_str());
+    Ok(e.name == "minimax_m3" && mode == Some("enabled"))
+}
+
+/// `reasoning_started_by_request` with chat_template_args as JSON text.
+pub fn reasoning_started_by_request_json(reasoning: &str, args_json: Option<&str>) -> Result<bool, ParserError> {
+    reasoning_started_by_request(reasoning, args_value(args_json)?.as_ref())
+}
+
+/// chat_template_args JSON text (or none) as a value.
+fn args_value(args_json: Option<&str>) -> Result<Option<Value>, ParserError> {
+    args_json
+        .map(|s| serde_json::from_str(s).map_err(|e| ParserError::InvalidOptions(format!("chat_template_args: {e}"))))
+        .transpose()
 }
 
 /// PRE.3: does the rendered prompt end inside reasoning (its tail ends with the parser's
@@ -302,6 +316,10 @@ mod tests {
         assert!(d("mistral", r#"{}"#, Some("none")));
         assert!(!d("mistral", r#"{}"#, Some("high")));
         assert!(d("minimax_m3", r#"{"thinking_mode":"disabled"}"#, None));
+        let started = |p: &str, a: &str| reasoning_started_by_request(p, Some(&j(a))).unwrap();
+        assert!(started("minimax_m3", r#"{"thinking_mode":"enabled"}"#));
+        assert!(!started("minimax_m3", r#"{}"#));
+        assert!(!started("minimax_m2", r#"{"thinking_mode":"enabled"}"#));
         assert!(!d("qwen3", r#"{"enable_thinking":false}"#, None));
         assert!(prompt_injected_reasoning("qwen3", "<|im_start|>assistant\n<think>\n").unwrap());
         assert!(!prompt_injected_reasoning("qwen3", "<|im_start|>assistant\n").unwrap());

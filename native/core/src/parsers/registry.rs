@@ -97,7 +97,7 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
     ReasoningEntry { name: "nemotron3", aliases: &[], spec: Spec::Markers(&rf::NEMOTRON) },
     ReasoningEntry { name: "nemotron_v3", aliases: &[], spec: Spec::Markers(&rf::NEMOTRON) },
     ReasoningEntry { name: "glm45", aliases: &[], spec: Spec::Markers(&rf::THINK_OPTIONAL) },
-    ReasoningEntry { name: "step3", aliases: &[], spec: Spec::Markers(&rf::THINK_FORCED) },
+    ReasoningEntry { name: "step3", aliases: &[], spec: Spec::Markers(&rf::STEP3) },
     ReasoningEntry { name: "kimi", aliases: &[], spec: Spec::Markers(&rf::KIMI) },
     ReasoningEntry { name: "kimi_k25", aliases: &[], spec: Spec::Markers(&rf::KIMI_K25) },
     ReasoningEntry { name: "mistral", aliases: &[], spec: Spec::Markers(&rf::MISTRAL) },
@@ -105,7 +105,7 @@ pub static REASONING_PARSERS: &[ReasoningEntry] = &[
     ReasoningEntry { name: "gpt_oss", aliases: &[], spec: Spec::Harmony },
     ReasoningEntry { name: "gemma4", aliases: &[], spec: Spec::Markers(&rf::GEMMA4) },
     ReasoningEntry { name: "minimax_append_think", aliases: &[], spec: Spec::Markers(&rf::MINIMAX_APPEND_THINK) },
-    ReasoningEntry { name: "minimax_m2", aliases: &[], spec: Spec::Markers(&rf::THINK_FORCED_SHAPE) },
+    ReasoningEntry { name: "minimax_m2", aliases: &[], spec: Spec::Markers(&rf::MINIMAX_M2) },
     ReasoningEntry { name: "minimax_m3", aliases: &[], spec: Spec::Markers(&rf::MINIMAX_M3) },
     ReasoningEntry { name: "cohere_command", aliases: &["cohere"], spec: Spec::Markers(&rf::COHERE) },
 ];

@@ -5,7 +5,7 @@
 //! a value that is exactly one JSON number / true / false / null / object / array is kept
 //! verbatim, anything else becomes a JSON string. Number text is never reformatted.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use super::json;
 
@@ -13,6 +13,9 @@ use super::json;
 #[derive(Debug, Clone, Default)]
 pub struct ToolSchemas {
     map: HashMap<String, HashMap<String, String>>,
+    /// (function, parameter) pairs whose schema allows `null` (`type: [.., "null"]`,
+    /// `anyOf`/`oneOf` with a null alternative).
+    nullable: HashSet<(String, String)>,
     /// Only the offered functions are tool calls (a chat request's `tools`, SGLang's rule).
     restrict: bool,
 }
@@ -23,6 +26,7 @@ impl ToolSchemas {
         let v: serde_json::Value =
             serde_json::from_str(tools_json).map_err(|e| format!("tools is not JSON: {e}"))?;
         let mut map = HashMap::new();
+        let mut nullable = HashSet::new();
         let arr = v.as_array().ok_or("tools must be a JSON array")?;
         for t in arr {
             let f = t.get("function").unwrap_or(t);
@@ -34,6 +38,9 @@ impl ToolSchemas {
                 .and_then(|p| p.as_object())
             {
                 for (k, s) in props {
+                    if allows_null(s) {
+                        nullable.insert((name.to_string(), k.clone()));
+                    }
                     let ty = match s.get("type") {
                         Some(serde_json::Value::String(t)) => t.clone(),
                         Some(serde_json::Value::Array(a)) => a
@@ -61,7 +68,7 @@ impl ToolSchemas {
             }
             map.insert(name.to_string(), params);
         }
-        Ok(ToolSchemas { map, restrict: false })
+        Ok(ToolSchemas { map, nullable, restrict: false })
     }
 
     /// From now on only the functions in `tools` are tool calls.
@@ -76,6 +83,28 @@ impl ToolSchemas {
 
     pub fn param_type(&self, func: &str, param: &str) -> Option<&str> {
         self.map.get(func)?.get(param).map(|s| s.as_str())
+    }
+
+    /// Does a declared parameter read the literal `null` as JSON null? Yes unless it is a
+    /// plain (non-nullable) string (vLLM's and SGLang's MiniMax/Step-3 conversion).
+    pub fn null_allowed(&self, func: &str, param: &str) -> bool {
+        match self.param_type(func, param) {
+            Some("string") => self.nullable.contains(&(func.to_string(), param.to_string())),
+            _ => true,
+        }
+    }
+}
+
+/// `type: [.., "null"]` or an `anyOf`/`oneOf` alternative of type null.
+fn allows_null(s: &serde_json::Value) -> bool {
+    let is_null = |t: &serde_json::Value| t.as_str() == Some("null");
+    match s.get("type") {
+        Some(serde_json::Value::Array(a)) => a.iter().any(is_null),
+        _ => s
+            .get("anyOf")
+            .or_else(|| s.get("oneOf"))
+            .and_then(|a| a.as_array())
+            .is_some_and(|a| a.iter().any(|x| x.get("type").is_some_and(is_null))),
     }
 }
 

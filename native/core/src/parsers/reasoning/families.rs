@@ -15,6 +15,7 @@ const BASE: MarkerSpec = MarkerSpec {
     pass_through_prefix: None,
     implicit_start: false,
     tool_starts: &[],
+    span_drops: &[],
 };
 
 /// `<think>..</think>`, reasoning only when the model opens it (basic, qwen3, glm45, nemotron_deci).
@@ -22,7 +23,7 @@ pub static THINK_OPTIONAL: MarkerSpec = BASE;
 /// Qwen3 (`qwen3`, `qwen`): optional `<think>`, and `reasoning</think>answer` without an
 /// opening tag is reasoning too (Qwen3 templates put `<think>` in the prompt).
 pub static QWEN3: MarkerSpec = MarkerSpec { implicit_start: true, ..BASE };
-/// `<think>` is in the prompt: the output starts in reasoning (deepseek_r1, step3, DSv3.2).
+/// `<think>` is in the prompt: the output starts in reasoning (deepseek_r1, DSv3.2).
 pub static THINK_FORCED: MarkerSpec = MarkerSpec { forced: true, ..BASE };
 /// DeepSeek V4: forced; its DSML tool-calls block ends the reasoning (the model calls tools
 /// without closing `</think>`; vLLM's V4 reasoning parser ends there too).
@@ -46,18 +47,34 @@ pub static GRANITE: MarkerSpec = MarkerSpec {
     end: &["Here is my response:", "Here's my response:"],
     ..BASE
 };
-/// Gemma 4: `<|channel>thought\n..<channel|>`.
-pub static GEMMA4: MarkerSpec =
-    MarkerSpec { start: &["<|channel>thought\n", "<|channel>thought"], end: &["<channel|>"], ..BASE };
-/// MiniMax M3: `<mm:think>..</mm:think>`, prompt-prefilled.
+/// Gemma 4: `<|channel>thought\n..<channel|>`; the `thought` label is markup, a channel
+/// opened without it (`<|channel>reasoning..`) is reasoning too (vLLM).
+pub static GEMMA4: MarkerSpec = MarkerSpec {
+    start: &["<|channel>thought\n", "<|channel>thought", "<|channel>"],
+    end: &["<channel|>"],
+    tool_starts: &["<|tool_call>"],
+    ..BASE
+};
+/// MiniMax M3: `<mm:think>..</mm:think>`. Starts in content unless the request enabled
+/// thinking (`thinking_mode="enabled"`, see `decisions::reasoning_started_by_request`) or the
+/// prompt ends with `<mm:think>` (PRE.3): vLLM's default.
 pub static MINIMAX_M3: MarkerSpec =
-    MarkerSpec { start: &["<mm:think>"], end: &["</mm:think>"], forced: true, ..BASE };
+    MarkerSpec { start: &["<mm:think>"], end: &["</mm:think>"], tool_starts: &["]<]minimax[>[<tool_call>"], ..BASE };
+/// MiniMax M2: forced and shape-aware like deepseek_v3; a `<minimax:tool_call>` block ends
+/// the reasoning.
+pub static MINIMAX_M2: MarkerSpec = MarkerSpec { tool_starts: &["<minimax:tool_call>"], ..THINK_FORCED_SHAPE };
+/// Step-3: forced; its calls section ends the reasoning.
+pub static STEP3: MarkerSpec =
+    MarkerSpec { tool_starts: &["<｜tool_calls_begin｜>", "<｜tool_call_begin｜>"], ..THINK_FORCED };
 /// Legacy MiniMax: no split, `<think>` prepended to the content.
 pub static MINIMAX_APPEND_THINK: MarkerSpec = MarkerSpec { pass_through_prefix: Some("<think>"), ..BASE };
-/// Cohere Command A reasoning: `<|START_THINKING|>..<|END_THINKING|>`, response markers dropped.
+/// Cohere Command A reasoning: `<|START_THINKING|>..<|END_THINKING|>`, response markers
+/// dropped, citation tags `<co>..</co: 0:[1,2]>` dropped from reasoning and content (vLLM).
 pub static COHERE: MarkerSpec = MarkerSpec {
     start: &["<|START_THINKING|>"],
     end: &["<|END_THINKING|>"],
-    content_drops: &["<|START_RESPONSE|>", "<|END_RESPONSE|>"],
+    content_drops: &["<|START_RESPONSE|>", "<|END_RESPONSE|>", "<|START_TEXT|>", "<|END_TEXT|>"],
+    span_drops: &["<co>", "</co:"],
+    tool_starts: &["<|START_ACTION|>"],
     ..BASE
 };

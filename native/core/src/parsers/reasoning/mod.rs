@@ -39,7 +39,13 @@ pub struct MarkerSpec {
     /// DSML block, Kimi's tool-calls section). What came before is reasoning; the marker
     /// and all after it are content, for the tool parser. In content they are plain text.
     pub tool_starts: &'static [&'static str],
+    /// Inline markup dropped from reasoning and content alike: from the marker through the
+    /// next `>` (Cohere citations `<co>..</co: 0:[1]>` keep their text, lose their tags).
+    /// A marker followed by `<` before `>`, or by no `>` within `SPAN_MAX` bytes, is text.
+    pub span_drops: &'static [&'static str],
 }
+
+const SPAN_MAX: usize = 256;
 
 #[derive(Debug, Clone, Copy)]
 pub enum Spec {
@@ -76,6 +82,9 @@ pub struct Reasoner {
     /// Index of the first tool-start marker in `m_reason` and in `m_content`.
     tool_at_reason: usize,
     tool_at_content: usize,
+    /// Index of the first `span_drops` marker in `m_reason` and in `m_content` (the last ones).
+    span_at_reason: usize,
+    span_at_content: usize,
 }
 
 pub type ContentFn<'a> = dyn FnMut(&str, &mut Sink) + 'a;
@@ -111,6 +120,9 @@ impl Reasoner {
         c.extend_from_slice(spec.content_drops);
         let tool_at_content = c.len();
         c.extend_from_slice(spec.tool_starts);
+        let (span_at_reason, span_at_content) = (r.len(), c.len());
+        r.extend_from_slice(spec.span_drops);
+        c.extend_from_slice(spec.span_drops);
         Some(Reasoner {
             spec,
             mode,
@@ -122,6 +134,8 @@ impl Reasoner {
             n_start: spec.start.len(),
             tool_at_reason,
             tool_at_content,
+            span_at_reason,
+            span_at_content,
         })
     }
 
@@ -222,6 +236,22 @@ impl Reasoner {
                 Hit::Full { pos, len, idx } => {
                     let before = self.buf[..pos].to_string();
                     self.emit(&before, sink, content);
+                    if idx >= if self.in_reasoning { self.span_at_reason } else { self.span_at_content } {
+                        // inline markup: dropped through its `>`, or text when none comes
+                        let from = pos + len - 1;
+                        let end = self.buf[from..].find(['<', '>']).map(|e| from + e);
+                        self.buf.drain(..pos);
+                        match end.map(|e| (e - pos, self.buf.as_bytes()[e - pos])) {
+                            Some((e, b'>')) if e < SPAN_MAX => drop(self.buf.drain(..=e)),
+                            None if !eof && self.buf.len() <= SPAN_MAX => return,
+                            _ => {
+                                let marker = self.buf[..len].to_string();
+                                self.emit(&marker, sink, content);
+                                self.buf.drain(..len);
+                            }
+                        }
+                        continue;
+                    }
                     if self.in_reasoning {
                         if idx >= self.tool_at_reason {
                             // a tool call ends the reasoning; the marker is the tool parser's
@@ -272,6 +302,7 @@ mod tool_start_tests {
         pass_through_prefix: None,
         implicit_start: false,
         tool_starts: &["<calls>"],
+        span_drops: &[],
     };
     static IMPLICIT: MarkerSpec = MarkerSpec { forced: false, implicit_start: true, ..SPEC };
 

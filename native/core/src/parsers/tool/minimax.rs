@@ -48,7 +48,7 @@ impl Format for MiniMaxM2 {
         }
         let body = &region[he + 1..region.len() - "</invoke>".len()];
         let ps = params(body, "<parameter", "</parameter>", true);
-        Some(vec![Call { name: name.to_string(), args: build_args(name, &ps, cx), id: None }])
+        Some(vec![Call { name: name.to_string(), args: build_args(name, &ps, cx, typed_value), id: None }])
     }
     fn streams(&self) -> bool {
         true
@@ -86,7 +86,7 @@ impl Format for MiniMaxM3 {
         }
         let body = &region[he + 1..region.len() - M3_INVOKE_END.len()];
         let ps = all_params(body, m3_param);
-        Some(vec![Call { name: name.to_string(), args: build_args(name, &ps, cx), id: None }])
+        Some(vec![Call { name: name.to_string(), args: build_args(name, &ps, cx, typed_value), id: None }])
     }
     fn streams(&self) -> bool {
         true

@@ -1,6 +1,7 @@
 //! Step-3: `<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="f">
 //! <steptml:parameter name="k">v</steptml:parameter></steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>`.
-//! Regions are per call; the section markers are dropped.
+//! Regions are per call; the section markers are dropped. Values sit inline between the
+//! parameter tags: a string value keeps every byte, newlines included (vLLM).
 //!
 //! Arguments stream parameter by parameter (see `stream::Head::Params`): the call starts at
 //! its invoke name, each parameter goes out when it closes, `}` with `</steptml:invoke>`.
@@ -8,7 +9,7 @@
 //! End of stream: a call whose invoke name arrived stays a call (`{` and the parameters
 //! that closed, `}` too when `</steptml:invoke>` arrived); one cut before it is content.
 
-use super::stream::{typed_value, CallStep, Head, ParamStep, ParamSyntax};
+use super::stream::{exact_value, CallStep, Head, ParamStep, ParamSyntax};
 use super::xml_function::{attr_head, build_args, next_param, params};
 use super::{until_marker, Ctx, Format, RegionEnd};
 use crate::parsers::values::attr;
@@ -40,7 +41,7 @@ impl Format for Step3 {
             return None;
         }
         let ps = params(&region[he + 1..be], "<steptml:parameter", "</steptml:parameter>", true);
-        Some(vec![Call { name: name.to_string(), args: build_args(name, &ps, cx), id: None }])
+        Some(vec![Call { name: name.to_string(), args: build_args(name, &ps, cx, exact_value), id: None }])
     }
     fn streams(&self) -> bool {
         true
@@ -56,4 +57,4 @@ fn head(region: &str, from: usize) -> CallStep {
 fn param(body: &str, from: usize, closed: bool) -> ParamStep<'_> {
     next_param(body, from, closed, "<steptml:parameter", "</steptml:parameter>", true)
 }
-static SYNTAX: ParamSyntax = ParamSyntax { call: head, call_end: INVOKE_END, param, value: typed_value, multi: false };
+static SYNTAX: ParamSyntax = ParamSyntax { call: head, call_end: INVOKE_END, param, value: exact_value, multi: false };

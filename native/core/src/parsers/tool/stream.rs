@@ -48,7 +48,7 @@ pub struct ParamSyntax {
     /// The next parameter of `body` at or after `from`; `closed`: `body` is the whole body.
     pub param: for<'a> fn(&'a str, usize, bool) -> ParamStep<'a>,
     /// A parameter's JSON value: (function, key, raw value, tag header, schemas).
-    pub value: fn(&str, &str, &str, &str, &ToolSchemas) -> String,
+    pub value: ValueFn,
     /// More than one call per region (otherwise the region is done after its first call).
     pub multi: bool,
 }
@@ -97,9 +97,22 @@ pub fn all_params<'a>(body: &'a str, param: for<'b> fn(&'b str, usize, bool) -> 
     out
 }
 
+/// Converts a parameter's raw value (function, key, value, tag header, schemas) to JSON.
+pub type ValueFn = fn(&str, &str, &str, &str, &ToolSchemas) -> String;
+
 /// The usual value conversion: one layout newline each side stripped, typed by schema.
-pub fn typed_value(func: &str, key: &str, v: &str, _header: &str, schemas: &ToolSchemas) -> String {
-    typed(strip_nl(v), schemas.param_type(func, key))
+pub fn typed_value(func: &str, key: &str, v: &str, header: &str, schemas: &ToolSchemas) -> String {
+    exact_value(func, key, strip_nl(v), header, schemas)
+}
+
+/// For formats whose values sit inline between the tags (step3): no layout, a string keeps
+/// every byte (vLLM); typed by schema.
+/// A literal `null` is null unless the parameter is a plain (non-nullable) string.
+pub fn exact_value(func: &str, key: &str, v: &str, _header: &str, schemas: &ToolSchemas) -> String {
+    if v.trim() == "null" && schemas.null_allowed(func, key) {
+        return "null".into();
+    }
+    typed(v, schemas.param_type(func, key))
 }
 
 enum St {

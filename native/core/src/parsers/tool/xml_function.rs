@@ -11,7 +11,7 @@
 //! End of stream: a call is recovered when its `</function>` arrived (only the wrapper
 //! end is missing); otherwise the region is content.
 
-use super::stream::{typed_value, CallStep, Head, ParamStep, ParamSyntax};
+use super::stream::{typed_value, CallStep, Head, ParamStep, ParamSyntax, ValueFn};
 use super::{until_marker, Ctx, Format, RegionEnd};
 use crate::parsers::values::{attr, json_string, strip_nl, typed, ArgsBuilder, ToolSchemas};
 use crate::parsers::Call;
@@ -21,11 +21,19 @@ pub struct XmlFunction {
     /// qwen3_coder's reading: a bare `<function=..>` opens a call too, values typed by
     /// `qwen_value`, a missing `</function>` before the wrapper end tolerated.
     pub bare_function: bool,
+    /// A block given back as content untouched (`starts()[1]` .. this end): Seed-OSS's
+    /// `<seed:think>..</seed:think>`, where a call the model quotes while thinking is not a
+    /// call (vLLM). Held until it closes.
+    pub opaque_end: Option<&'static str>,
 }
 
-pub const QWEN3_CODER: XmlFunction = XmlFunction { wrapper: ("<tool_call>", "</tool_call>"), bare_function: true };
-pub const SEED_OSS: XmlFunction =
-    XmlFunction { wrapper: ("<seed:tool_call>", "</seed:tool_call>"), bare_function: false };
+pub const QWEN3_CODER: XmlFunction =
+    XmlFunction { wrapper: ("<tool_call>", "</tool_call>"), bare_function: true, opaque_end: None };
+pub const SEED_OSS: XmlFunction = XmlFunction {
+    wrapper: ("<seed:tool_call>", "</seed:tool_call>"),
+    bare_function: false,
+    opaque_end: Some("</seed:think>"),
+};
 
 const FUNC: &str = "<function=";
 const FUNC_END: &str = "</function>";
@@ -70,11 +78,12 @@ pub fn params<'a>(body: &'a str, open: &str, close: &str, name_attr: bool) -> Ve
     out
 }
 
-/// Builds the arguments JSON of `func` from XML parameters.
-pub fn build_args(func: &str, ps: &[(&str, &str, &str)], cx: &Ctx) -> String {
+/// Builds the arguments JSON of `func` from XML parameters, each converted by `value`
+/// (the conversion the format streams with, e.g. `stream::typed_value`).
+pub fn build_args(func: &str, ps: &[(&str, &str, &str)], cx: &Ctx, value: ValueFn) -> String {
     let mut a = ArgsBuilder::default();
-    for (k, v, _) in ps {
-        a.push(k, &typed(strip_nl(v), cx.schemas.param_type(func, k)));
+    for (k, v, h) in ps {
+        a.push(k, &value(func, k, v, h, cx.schemas));
     }
     a.finish()
 }
@@ -146,7 +155,7 @@ impl Format for XmlFunction {
             // qwen3_coder: the wrapper, or a bare function element (back-off)
             &["<tool_call>", FUNC]
         } else {
-            &["<seed:tool_call>"]
+            &["<seed:tool_call>", "<seed:think>"]
         }
     }
     fn region_end(&self, buf: &str, marker: Option<usize>) -> RegionEnd {
@@ -154,8 +163,9 @@ impl Format for XmlFunction {
     }
     fn region_end_from(&self, buf: &str, marker: Option<usize>, floor: usize) -> RegionEnd {
         // plain marker search: an end not found in buf[..floor] starts at floor - len + 1 or later
-        let (skip, end) = match marker {
-            Some(1) => (FUNC.len(), FUNC_END),
+        let (skip, end) = match (marker, self.opaque_end) {
+            (Some(1), Some(e)) => (self.starts()[1].len(), e),
+            (Some(1), None) => (FUNC.len(), FUNC_END),
             _ => (self.wrapper.0.len(), self.wrapper.1),
         };
         let mut from = skip.max(floor.saturating_sub(end.len()));
@@ -165,6 +175,9 @@ impl Format for XmlFunction {
         until_marker(buf, from, end)
     }
     fn parse(&self, region: &str, marker: Option<usize>, _eof: bool, cx: &Ctx) -> Option<Vec<Call>> {
+        if self.opaque(marker) {
+            return None; // given back as content
+        }
         let mut calls = Vec::new();
         let mut cur = 0;
         while let Some(p) = region[cur..].find(FUNC) {
@@ -185,15 +198,7 @@ impl Format for XmlFunction {
                 return None;
             }
             let ps = params(&region[b0..be], "<parameter=", "</parameter>", false);
-            let args = if self.bare_function {
-                let mut a = ArgsBuilder::default();
-                for (k, v, h) in &ps {
-                    a.push(k, &qwen_value(name, k, v, h, cx.schemas));
-                }
-                a.finish()
-            } else {
-                build_args(name, &ps, cx)
-            };
+            let args = build_args(name, &ps, cx, if self.bare_function { qwen_value } else { typed_value });
             calls.push(Call { name: name.to_string(), args, id: None });
             cur = next;
         }
@@ -206,7 +211,16 @@ impl Format for XmlFunction {
     fn streams(&self) -> bool {
         true
     }
-    fn stream_head(&self, _region: &str, _m: Option<usize>) -> Head {
+    fn stream_head(&self, _region: &str, m: Option<usize>) -> Head {
+        if self.opaque(m) {
+            return Head::No;
+        }
         Head::Params { at: 0, syntax: if self.bare_function { &QWEN_SYNTAX } else { &SYNTAX } }
+    }
+}
+
+impl XmlFunction {
+    fn opaque(&self, marker: Option<usize>) -> bool {
+        self.opaque_end.is_some() && marker == Some(1)
     }
 }
