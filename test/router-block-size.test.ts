@@ -11,6 +11,7 @@ import { WorkerKvIngest } from '../src/router/kv-ingest.js';
 import { blockKeys, rootLanes } from '../src/router/hash.js';
 import { LoadField } from '../src/router/load-table.js';
 import { WorkerPool } from '../src/router/worker-pool.js';
+import { declaredMismatch } from '../src/router/worker-slots.js';
 import type { EngineClient } from '../src/engine/types.js';
 import type { KvEvent } from '../src/engine/kv-events/index.js';
 
@@ -109,7 +110,7 @@ test('events that arrive before the server info keep their size; the engine\'s d
   await infoArrives();
   const ing = r.slots.get(0)!.ingest;
   assert.equal(ing.blockSize, 32);
-  assert.equal(ing.declaredMismatch, 16);
+  assert.equal(declaredMismatch(r.slots.get(0)!), 16);
   assert.equal(ing.blocks, 2);
   r.close();
 });

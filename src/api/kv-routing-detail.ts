@@ -4,6 +4,7 @@
 
 import { UNAPPLIED_LABELS } from '../router/kv-ingest.js';
 import { ModelRouter } from '../router/router.js';
+import { declaredMismatch } from '../router/worker-slots.js';
 import type { ServedModel } from '../pipeline/served-model.js';
 
 export interface KvRoutingDetail {
@@ -23,7 +24,8 @@ export function kvRoutingDetail(model: ServedModel): KvRoutingDetail | undefined
     workers.push({ worker_id: w.id, block_size: ing.blockSize, block_size_from: ing.blockSizeSource, indexed_blocks: ing.blocks, kv_events: t.eventsSeen });
     const dropped = UNAPPLIED_LABELS.filter(([k]) => ing.stats[k] > 0).map(([k, label]) => `${ing.stats[k]} ${label}`);
     if (dropped.length > 0) warnings.push(`worker ${w.id}: stored-block KV events not indexed (${dropped.join(', ')}); see portico_frontend_kv_events_unapplied_total`);
-    if (ing.declaredMismatch) warnings.push(`worker ${w.id}: its engine declares ${ing.declaredMismatch}-token blocks but its KV events carry ${ing.blockSize}-token blocks; indexed at ${ing.blockSize}`);
+    const declared = declaredMismatch(t);
+    if (declared) warnings.push(`worker ${w.id}: its engine declares ${declared}-token blocks but its KV events carry ${ing.blockSize}-token blocks; indexed at ${ing.blockSize}`);
   }
   return warnings.length > 0 ? { workers, warnings } : { workers };
 }

@@ -65,8 +65,6 @@ export class WorkerKvIngest {
   /** Tokens per block of this worker's cache. */
   blockSize: number;
   blockSizeSource: BlockSizeSource = 'fallback';
-  /** The engine's declared block size when the events say otherwise (0: none, or they agree). */
-  declaredMismatch = 0;
   /** Called when the block size changes: what was predicted at the old size is stale. */
   onBlockSize: ((bs: number, from: BlockSizeSource) => void) | null = null;
   /** Called the first time stored events of a kind are dropped. */
@@ -85,11 +83,7 @@ export class WorkerKvIngest {
   /** The engine declared its block size (server info). Events, once seen, outrank it. */
   declare(bs: number): void {
     if (!Number.isInteger(bs) || bs < 1) return;
-    if (this.blockSizeSource === 'events') {
-      this.declaredMismatch = bs === this.blockSize ? 0 : bs;
-      return;
-    }
-    this.setBlockSize(bs, 'engine');
+    if (this.blockSizeSource !== 'events') this.setBlockSize(bs, 'engine');
   }
 
   private setBlockSize(bs: number, from: BlockSizeSource): void {
@@ -172,8 +166,6 @@ export class WorkerKvIngest {
     if (this.blockSizeSource === 'events') return;
     const bs = stated > 0 ? stated : (blocks[0]?.tokenIds.length ?? 0);
     if (bs < 1) return;
-    const declared = this.blockSizeSource === 'engine' ? this.blockSize : 0;
-    this.declaredMismatch = declared !== 0 && declared !== bs ? declared : 0;
     this.setBlockSize(bs, 'events');
   }
 

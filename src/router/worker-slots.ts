@@ -50,6 +50,12 @@ function declaredOf(args: Record<string, unknown>): EngineDeclared {
   };
 }
 
+/** The block size the worker's engine declares when its KV events carry another (0: none, or they agree). */
+export function declaredMismatch(t: Tracked): number {
+  const d = t.declared.blockSize;
+  return t.ingest.blockSizeSource === 'events' && d > 0 && d !== t.ingest.blockSize ? d : 0;
+}
+
 /** Ranks the router knows a worker has: its reported DP size, or more if its KV events name more. */
 export function ranksOf(t: Tracked): number {
   return Math.max(t.dpSize, t.ingest.rankCount, 1);
@@ -136,7 +142,8 @@ export class WorkerSlots {
     const ingest = new WorkerKvIngest(this.index, slot, this.o.blockSize, this.o.hashSeed);
     const t: Tracked = { worker: w, slot, ingest, eventsSeen: false, dpSize: 0, infoPending: null, declared: { maxNumSeqs: 0, blockSize: 0, maxNumBatchedTokens: 0 } };
     const warnMismatch = () => {
-      if (ingest.declaredMismatch) log.warn('the worker\'s KV events are of another block size than its engine declared; indexing at the events\' size', { worker: w.client.url, events: ingest.blockSize, declared: ingest.declaredMismatch });
+      const declared = declaredMismatch(t);
+      if (declared) log.warn('the worker\'s KV events are of another block size than its engine declared; indexing at the events\' size', { worker: w.client.url, events: ingest.blockSize, declared });
     };
     ingest.onBlockSize = () => {
       this.predicted.drop(slot);
