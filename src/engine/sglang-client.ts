@@ -12,7 +12,7 @@
 import { modelInfoFrom } from './model-info.js';
 import { create } from '@bufbuild/protobuf';
 import { FlushCacheRequestSchema, StartProfileRequestSchema, StopProfileRequestSchema } from '../gen/common_pb.js';
-import type { EngineAdminResult } from './types.js';
+import type { EngineAdminResult, EngineDisaggregation } from './types.js';
 import { createClient, type Client } from '@connectrpc/connect';
 
 import {
@@ -106,6 +106,7 @@ export class SglangEngineClient implements EngineClient {
       uptimeSeconds: r.uptimeSeconds,
       maxTotalNumTokens: r.maxTotalNumTokens,
       serverArgs: r.serverArgs ?? {},
+      disaggregation: sglangDisaggregation(r.serverArgs ?? {}),
     };
   }
 
@@ -210,4 +211,12 @@ function sglangConstraint(c: GenerateParams['constraint']): SamplingParams['cons
     case 'structural_tag': return { case: 'structuralTag', value: c.value };
     default: return { case: undefined };
   }
+}
+
+/** SGLang's server_args: disaggregation_mode "prefill" | "decode" | "null", and the prefill side's bootstrap port. */
+function sglangDisaggregation(args: Record<string, unknown>): EngineDisaggregation {
+  const mode = args['disaggregation_mode'];
+  const role = mode === 'prefill' || mode === 'decode' ? mode : null;
+  const port = args['disaggregation_bootstrap_port'];
+  return role === 'prefill' && typeof port === 'number' && Number.isInteger(port) && port > 0 && port < 65536 ? { role, bootstrapPort: port } : { role };
 }

@@ -56,10 +56,31 @@ export interface GenerateParams {
   /** Pin to one data-parallel rank of the worker. */
   dataParallelRank?: number;
   /**
+   * Disaggregated serving, SGLang's protocol (GenerateRequest.disaggregated_params): the
+   * prefill worker's bootstrap server and the request's room. Both legs carry the same
+   * values; the decode worker fetches the prompt's KV from the prefill worker by room.
+   */
+  bootstrap?: PdBootstrap;
+  /**
+   * Disaggregated serving, vLLM's protocol (GenerateRequest.kv_transfer_params_json): the
+   * KV connector's transfer parameters, a JSON object's text. On the prefill leg it asks
+   * for a remote decode; on the decode leg it is what the prefill leg returned (or what the
+   * router synthesized for the connector).
+   */
+  kvTransferParams?: string;
+  /**
    * true: the engine sends token chunks as they are produced.
    * false: the engine sends one `done` per choice carrying all `outputIds`.
    */
   stream: boolean;
+}
+
+/** SGLang's DisaggregatedParams: where the decode worker meets the prefill worker's KV. */
+export interface PdBootstrap {
+  host: string;
+  port: number;
+  /** Fresh per request, in [0, 2^31). */
+  room: number;
 }
 
 export type ConstraintKind = 'json_schema' | 'json_object' | 'regex' | 'ebnf' | 'structural_tag';
@@ -117,6 +138,12 @@ export interface GenerateDone {
   outputIds: number[];
   /** Non-stream mode with logprobs asked for: one entry per id in outputIds. */
   logprobs?: TokenLogprobs;
+  /**
+   * vLLM's protocol: the KV connector's parameters a prefill leg returns for its decode leg
+   * (GenerateComplete.kv_transfer_params_json; the legacy typed field as
+   * {"remote_host","remote_port"} when only it is set). Absent otherwise.
+   */
+  kvTransferParams?: string;
 }
 
 export type EngineEvent =
@@ -151,6 +178,23 @@ export interface EngineServerInfo {
   maxTotalNumTokens: number;
   /** Engine configuration, free-form. */
   serverArgs: Record<string, unknown>;
+  /** What the engine says of its part in disaggregated serving. */
+  disaggregation: EngineDisaggregation;
+}
+
+/**
+ * A worker's role as its engine declares it: SGLang's server_args.disaggregation_mode
+ * ("prefill" / "decode"), vLLM's kv_role (kv_producer: prefill, kv_consumer: decode;
+ * kv_both says nothing). null: the engine does not say (the configured role stands).
+ */
+export interface EngineDisaggregation {
+  role: 'prefill' | 'decode' | null;
+  /** SGLang prefill: its bootstrap server's port (server_args.disaggregation_bootstrap_port). */
+  bootstrapPort?: number;
+  /** vLLM: the KV connector (GetServerInfo kv_connector, e.g. NixlConnector), '' if none. */
+  kvConnector?: string;
+  /** vLLM: the connector's engine id (kv_engine_id), '' if none. */
+  kvEngineId?: string;
 }
 
 export interface EngineLoads {

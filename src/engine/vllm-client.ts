@@ -122,6 +122,13 @@ export class VllmEngineClient implements EngineClient {
         engine_reasoning_parser: r.engineReasoningParser,
         kv_connector: r.kvConnector,
         kv_role: r.kvRole,
+        kv_engine_id: r.kvEngineId,
+      },
+      disaggregation: {
+        // kv_both (a connector on both sides, as NIXL pairs often run) names no role.
+        role: r.kvRole === 'kv_producer' ? 'prefill' : r.kvRole === 'kv_consumer' ? 'decode' : null,
+        kvConnector: r.kvConnector,
+        kvEngineId: r.kvEngineId,
       },
     };
   }
