@@ -48,8 +48,8 @@ test('least-loaded: a shard sees the requests another shard dispatched', async (
 
 test('a worker added to both shards: the shard that tracks it later keeps the other shard\'s load on it', async () => {
   const { a, b } = shards({ mode: 'round-robin' });
-  await a.pool.add(fakeClient(7));
-  await b.pool.add(fakeClient(7));
+  await (a.pool as WorkerPool).add(fakeClient(7));
+  await (b.pool as WorkerPool).add(fakeClient(7));
   const d = await a.route({ tokens, hints: { workerId: 2 } });
   assert.equal(d.worker.id, 2);
   // Shard b meets worker 2 only now (its view follows the pool lazily).

@@ -13,6 +13,7 @@ import { localControl, unwrap } from './control.js';
 import type { Exchange } from './exchange.js';
 import { readJsonObject } from './json-body.js';
 import { canonicalWorkerUrl, withoutCredentials } from './worker-url.js';
+import { WORKER_ROLES, type WorkerRole } from '../router/worker-pool.js';
 
 export function listWorkers(ctx: AppContext) {
   return (ex: Exchange): void => {
@@ -25,10 +26,11 @@ export function listWorkers(ctx: AppContext) {
 export function addWorker(ctx: AppContext) {
   const control = ctx.control ?? localControl(ctx);
   return async (ex: Exchange): Promise<void> => {
-    const { url, model } = readJsonObject(ex);
+    const { url, model, role } = readJsonObject(ex);
     if (typeof url !== 'string' || url === '') throw ApiError.badRequest('`url` is required: grpc://HOST:PORT or vllm+grpc://HOST:PORT', 'url');
+    if (role !== undefined && !(WORKER_ROLES as readonly unknown[]).includes(role)) throw ApiError.badRequest(`\`role\` must be one of ${WORKER_ROLES.join(', ')}`, 'role');
     // Canonical before it goes anywhere: the duplicate check, every shard, the listing.
-    const r = unwrap(await control.apply({ op: 'add-worker', url: canonicalWorkerUrl(url), model }));
+    const r = unwrap(await control.apply({ op: 'add-worker', url: canonicalWorkerUrl(url), model, role: role as WorkerRole | undefined }));
     ex.sendJson(r.status, r.body);
   };
 }

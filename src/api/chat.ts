@@ -6,6 +6,7 @@ import { readChatRequest, type ChatRequest } from '../protocol/chat-request.js';
 import { ChatChunkWriter, chatCompletion, usageOf, type ChatChoice } from '../protocol/chat-response.js';
 import { nvextResponse, type ChoiceOutcome, type Timing } from '../protocol/nvext-response.js';
 import { completionBudget, validateForModel } from '../pipeline/preprocess.js';
+import { servedBy } from './served-by.js';
 import { generationRequest } from '../pipeline/request.js';
 import { runGeneration, type GenerationSink, type RunningGeneration } from '../pipeline/run.js';
 import { chatDeltaLogprobs, chatLogprobContent, tokenNamer, type TokenNamer } from '../protocol/logprobs-response.js';
@@ -110,7 +111,7 @@ function noteTime(t: Timing): void {
 function extras(r: ChatRun, usage: { promptTokens: number; completionTokens: number }, outcomes: ChoiceOutcome[]): Record<string, unknown> | null {
   if (r.req.nvext.extraFields.size === 0) return null;
   const g = r.gen!;
-  return nvextResponse(r.req.nvext.extraFields, { workerId: g.worker.id, dpRank: g.dpRank ?? r.req.nvext.dpRank }, r.timing, usage.promptTokens, usage.completionTokens, outcomes);
+  return nvextResponse(r.req.nvext.extraFields, servedBy(g, r.req.nvext), r.timing, usage.promptTokens, usage.completionTokens, outcomes);
 }
 
 /** The unary answer: the choices collected from the events, one JSON body at the end. */

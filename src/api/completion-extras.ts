@@ -6,6 +6,7 @@
 import type { CompletionRequest } from '../protocol/completion-request.js';
 import { nvextResponse, type ChoiceOutcome, type ServedBy, type Timing } from '../protocol/nvext-response.js';
 import type { RunningGeneration } from '../pipeline/run.js';
+import { servedBy } from './served-by.js';
 
 export const NO_OUTCOME: ChoiceOutcome = Object.freeze({ matchedStop: null, tokenIds: null }) as ChoiceOutcome;
 
@@ -28,7 +29,7 @@ export class CompletionExtras {
   /** Prompt k's generation left the router for its worker. */
   begin(k: number, g: RunningGeneration): void {
     if (!this.asked) return;
-    this.workers[k] = { workerId: g.worker.id, dpRank: g.dpRank ?? this.req.nvext.dpRank };
+    this.workers[k] = servedBy(g, this.req.nvext);
     // Dispatch is when the first prompt's generation left the router's queue.
     this.firstDispatch = Math.min(this.firstDispatch, g.dispatchedAt);
   }

@@ -5,8 +5,10 @@
 
 import type { ErrorType } from '../protocol/errors.js';
 
+import type { WorkerRole } from '../router/worker-pool.js';
+
 export type ControlChange =
-  | { op: 'add-worker'; url: string; model?: unknown }
+  | { op: 'add-worker'; url: string; model?: unknown; role?: WorkerRole }
   | { op: 'remove-worker'; id: number }
   | { op: 'set-thresholds'; model?: unknown; activeDecodeBlocks?: number | null; activePrefillTokens?: number | null }
   /** A LoRA adapter the engines have loaded: serve it (./adapters.ts). */

@@ -9,7 +9,9 @@
 import { ApiError } from '../protocol/errors.js';
 import type { ControlChange, ControlPlane, ControlReply } from './control-change.js';
 import { createEngineClient } from '../engine/factory.js';
-import { ModelRouter } from '../router/router.js';
+import type { ModelRouter } from '../router/router.js';
+import type { WorkerRole } from '../router/worker-pool.js';
+import { routersOf } from './model-routers.js';
 import type { ServedModel } from '../pipeline/served-model.js';
 import { baseModels, type AppContext } from './context.js';
 import { modelNamed } from './json-body.js';
@@ -22,7 +24,7 @@ import { checkWorkerServesAdapters, registerAdapter, syncAdapters, unregisterAda
  * adapters, then takes requests once its first health check passes. Resolves to the
  * outcome (409 when it already serves the model, 404 for an unknown model).
  */
-export function addWorkerToModel(ctx: AppContext, name: string, url: string): Promise<ControlReply> {
+export function addWorkerToModel(ctx: AppContext, name: string, url: string, role: WorkerRole = 'aggregated'): Promise<ControlReply> {
   let canonical: string;
   try {
     canonical = canonicalWorkerUrl(url);
@@ -30,7 +32,7 @@ export function addWorkerToModel(ctx: AppContext, name: string, url: string): Pr
     const e = ApiError.from(err);
     return Promise.resolve({ ok: false, status: e.status, message: e.message, type: e.type, code: e.code, param: e.param });
   }
-  return (ctx.control ?? localControl(ctx)).apply({ op: 'add-worker', url: canonical, model: name });
+  return (ctx.control ?? localControl(ctx)).apply({ op: 'add-worker', url: canonical, model: name, role });
 }
 
 /** Applies changes to this thread's models. */
@@ -48,7 +50,7 @@ export async function applyChange(ctx: AppContext, change: ControlChange): Promi
   try {
     switch (change.op) {
       case 'add-worker':
-        return { ok: true, status: 201, body: await addWorker(ctx, change.url, change.model) };
+        return { ok: true, status: 201, body: await addWorker(ctx, change.url, change.model, change.role ?? 'aggregated') };
       case 'remove-worker':
         return { ok: true, status: 200, body: removeWorker(ctx, change.id) };
       case 'add-adapter':
@@ -57,7 +59,7 @@ export async function applyChange(ctx: AppContext, change: ControlChange): Promi
         return { ok: true, status: 200, body: unregisterAdapter(ctx, change.name) };
       case 'set-thresholds': {
         const model = modelNamed(ctx, change.model);
-        routerOf(model).setThresholds({ activeDecodeBlocks: change.activeDecodeBlocks, activePrefillTokens: change.activePrefillTokens });
+        for (const r of routersOf(model)) r.setThresholds({ activeDecodeBlocks: change.activeDecodeBlocks, activePrefillTokens: change.activePrefillTokens });
         return { ok: true, status: 200, body: JSON.stringify(thresholdView(model)) };
       }
     }
@@ -67,7 +69,7 @@ export async function applyChange(ctx: AppContext, change: ControlChange): Promi
   }
 }
 
-async function addWorker(ctx: AppContext, url: string, name: unknown): Promise<string> {
+async function addWorker(ctx: AppContext, url: string, name: unknown, role: WorkerRole): Promise<string> {
   const model = modelNamed(ctx, name);
   // `url` is canonical (admin.ts); workers from --worker may not be.
   if (model.pool.list().some((w) => comparableWorkerUrl(w.url) === url)) throw new ApiError(409, `worker ${url} is already serving \`${model.name}\``, { param: 'url', code: 'worker_exists' });
@@ -83,7 +85,7 @@ async function addWorker(ctx: AppContext, url: string, name: unknown): Promise<s
     client.close();
     throw err;
   }
-  const w = await model.pool.add(client);
+  const w = await model.pool.add(client, role);
   try {
     // A worker that joins later gets the model's loaded adapters before it takes requests for them.
     await syncAdapters(model, w.id, client);
@@ -91,7 +93,7 @@ async function addWorker(ctx: AppContext, url: string, name: unknown): Promise<s
     model.pool.remove(w.id);
     throw err;
   }
-  return JSON.stringify({ model: model.name, worker: { id: w.id, url, healthy: w.healthy, inflight: 0 } });
+  return JSON.stringify({ model: model.name, worker: { id: w.id, url, healthy: w.healthy, inflight: 0, role: w.role } });
 }
 
 function removeWorker(ctx: AppContext, id: number): string {
@@ -102,8 +104,8 @@ function removeWorker(ctx: AppContext, id: number): string {
 }
 
 export function routerOf(m: ServedModel): ModelRouter {
-  const r = m.router;
-  if (!(r instanceof ModelRouter)) throw ApiError.unavailable(`the router of \`${m.name}\` has no busy thresholds`);
+  const r = routersOf(m)[0];
+  if (!r) throw ApiError.unavailable(`the router of \`${m.name}\` has no busy thresholds`);
   return r;
 }
 

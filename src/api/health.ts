@@ -1,10 +1,12 @@
-// GET /health: ready to serve (503 until some model has a healthy worker, and 503
+// GET /health: ready to serve (503 until some model can serve a request: a healthy worker,
+// or for a disaggregated model a healthy decode worker with its prefill side; and 503
 // shutting_down while the server drains).
 // GET /live: the process is up and its event loop answers.
 
 import { baseModels, type AppContext } from './context.js';
 import type { Exchange } from './exchange.js';
 import { kvRoutingDetail } from './kv-routing-detail.js';
+import { canServe, poolsJson, poolsOf } from './pools.js';
 
 export function health(ctx: AppContext) {
   return (ex: Exchange): void => {
@@ -14,17 +16,20 @@ export function health(ctx: AppContext) {
       ex.sendJson(503, JSON.stringify({ status: 'shutting_down', ...shard }));
       return;
     }
+    let ready = false;
     const models = baseModels(ctx).map((m) => {
       const kv = kvRoutingDetail(m);
+      ready ||= canServe(m);
+      const pools = poolsOf(m);
       return {
         model: m.name,
         workers: m.pool.workers.length,
         healthy_workers: m.pool.workers.filter((w) => w.healthy).length,
+        ...(pools.prefill || pools.decode ? { serving: 'disaggregated', pools: poolsJson(pools) } : {}),
         ...(m.adapters.size > 0 ? { adapters: [...m.adapters.keys()] } : {}),
         ...(kv ? { kv_routing: kv } : {}),
       };
     });
-    const ready = models.some((m) => m.healthy_workers > 0);
     // etcd lost: the last known workers keep serving; say so (not a reason to stop serving).
     const discovery = ctx.discovery ? { discovery: ctx.discovery.view() } : {};
     const p = ctx.eventPlane;

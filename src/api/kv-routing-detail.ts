@@ -3,25 +3,25 @@
 // KV events are not all indexed, so a router that cannot see a cache says so.
 
 import { UNAPPLIED_LABELS } from '../router/kv-ingest.js';
-import { ModelRouter } from '../router/router.js';
+import { routerOfWorker, routersOf } from './model-routers.js';
 import { declaredMismatch } from '../router/worker-slots.js';
 import type { ServedModel } from '../pipeline/served-model.js';
 
 export interface KvRoutingDetail {
-  workers: { worker_id: number; block_size: number; block_size_from: string; indexed_blocks: number; kv_events: boolean }[];
+  workers: { worker_id: number; role: string; block_size: number; block_size_from: string; indexed_blocks: number; kv_events: boolean }[];
   warnings?: string[];
 }
 
 export function kvRoutingDetail(model: ServedModel): KvRoutingDetail | undefined {
-  const r = model.router;
-  if (!(r instanceof ModelRouter) || r.opts.mode !== 'kv') return undefined;
+  const main = routersOf(model)[0];
+  if (!main || main.opts.mode !== 'kv') return undefined;
   const workers: KvRoutingDetail['workers'] = [];
   const warnings: string[] = [];
   for (const w of model.pool.workers) {
-    const t = r.slots.get(w.id);
+    const t = routerOfWorker(model, w)?.slots.get(w.id);
     if (!t) continue;
     const ing = t.ingest;
-    workers.push({ worker_id: w.id, block_size: ing.blockSize, block_size_from: ing.blockSizeSource, indexed_blocks: ing.blocks, kv_events: t.eventsSeen });
+    workers.push({ worker_id: w.id, role: w.role, block_size: ing.blockSize, block_size_from: ing.blockSizeSource, indexed_blocks: ing.blocks, kv_events: t.eventsSeen });
     const dropped = UNAPPLIED_LABELS.filter(([k]) => ing.stats[k] > 0).map(([k, label]) => `${ing.stats[k]} ${label}`);
     if (dropped.length > 0) warnings.push(`worker ${w.id}: stored-block KV events not indexed (${dropped.join(', ')}); see portico_frontend_kv_events_unapplied_total`);
     const declared = declaredMismatch(t);

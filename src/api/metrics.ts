@@ -8,7 +8,8 @@ import { mergeSnapshots, renderFamilies } from '../metrics/snapshot.js';
 import { ignoredHeaderCounts } from '../protocol/ignored-headers.js';
 import { baseModels, type AppContext } from './context.js';
 import type { Exchange } from './exchange.js';
-import { ModelRouter } from '../router/router.js';
+import { routerOfWorker, routersOf } from './model-routers.js';
+import { WORKER_ROLES } from '../router/worker-pool.js';
 import { LoadField } from '../router/load-table.js';
 import { ranksOf } from '../router/worker-slots.js';
 import { UNAPPLIED_LABELS } from '../router/kv-ingest.js';
@@ -30,14 +31,18 @@ export function scrapeGauges(ctx: AppContext): () => void {
     const withRemote = ctx.eventPlane?.replicaSync === true && (!ctx.shards || ctx.shards.id === 0);
     for (const model of baseModels(ctx)) {
       modelGauges(m, model);
-      const kv = model.router instanceof ModelRouter && model.router.opts.mode === 'kv' ? model.router : null;
-      const router = withRemote ? kv : null;
+      const kvMode = routersOf(model)[0]?.opts.mode === 'kv';
       for (const w of model.pool.workers) {
         const id = String(w.id);
+        const own = routerOfWorker(model, w);
+        const kv = kvMode ? own : null;
+        // Replica sync shares the main pool's load only.
+        const router = withRemote && w.role !== 'prefill' ? kv : null;
         const t = router?.slots.get(w.id);
         const remote = t ? router!.load.remoteOf(t.slot, LoadField.Requests) : 0;
         m.workerInflight.labels(model.name, id).set(w.inflight + remote);
         m.workerHealthy.labels(model.name, id).set(w.healthy ? 1 : 0);
+        for (const role of WORKER_ROLES) m.workerRole.labels(model.name, id, role).set(w.role === role ? 1 : 0);
         const k = kv?.slots.get(w.id);
         if (k) {
           m.workerKvBlocks.labels(model.name, id).set(k.ingest.blocks);
@@ -71,20 +76,20 @@ export function scrapeGauges(ctx: AppContext): () => void {
  */
 function modelGauges(m: AppContext['metrics'], model: ServedModel): void {
   if (model.info.contextLength !== null) m.modelContextLength.labels(model.name).set(model.info.contextLength);
-  const router = model.router instanceof ModelRouter ? model.router : null;
-  if (!router) return;
+  if (routersOf(model).length === 0) return;
   let capacity = 0;
   let blockSize = 0;
   let maxSeqs = 0;
   let batched = 0;
   for (const w of model.pool.workers) {
-    const t = router.slots.get(w.id);
-    if (!t) continue;
+    const router = routerOfWorker(model, w);
+    const t = router?.slots.get(w.id);
+    if (!router || !t) continue;
     capacity = Math.max(capacity, router.load.get(t.slot, LoadField.CapacityBlocks));
     blockSize = Math.max(blockSize, t.ingest.blockSize);
     maxSeqs = Math.max(maxSeqs, t.declared.maxNumSeqs);
     batched = Math.max(batched, t.declared.maxNumBatchedTokens);
-    const labels = [model.name, String(w.id), ranksOf(t) > 1 ? 'all' : '0', 'decode'] as const;
+    const labels = [model.name, String(w.id), ranksOf(t) > 1 ? 'all' : '0', w.role === 'prefill' ? 'prefill' : 'decode'] as const;
     m.workerActiveDecodeBlocks.labels(...labels).set(router.load.get(t.slot, LoadField.DecodeBlocks));
     m.workerActivePrefillTokens.labels(...labels).set(router.load.get(t.slot, LoadField.PrefillTokens));
   }

@@ -5,6 +5,7 @@
 import { modelFor, type AppContext } from './context.js';
 import type { Exchange } from './exchange.js';
 import type { ServedModel } from '../pipeline/served-model.js';
+import { poolsJson, poolsOf } from './pools.js';
 
 export function listModels(ctx: AppContext) {
   // Adapters come and go at run time: the body is rendered again when the set changed.
@@ -12,7 +13,8 @@ export function listModels(ctx: AppContext) {
   let seen: ServedModel[] = [];
   return (ex: Exchange): void => {
     const now = [...ctx.models.values()];
-    if (body === null || now.length !== seen.length || now.some((m, i) => m !== seen[i])) {
+    // A disaggregated model's pools change as workers come and go: rendered each time.
+    if (body === null || now.length !== seen.length || now.some((m, i) => m !== seen[i] || m.pool.disaggregated)) {
       body = JSON.stringify({ object: 'list', data: now.map(card) });
       seen = now;
     }
@@ -34,5 +36,6 @@ function card(m: ServedModel) {
     owned_by: 'portico',
     parent: m.adapter ? m.adapter.base.name : null,
     ...(m.info.contextLength !== null ? { max_model_len: m.info.contextLength } : {}),
+    ...(!m.adapter && m.pool.disaggregated ? { serving: 'disaggregated', pools: poolsJson(poolsOf(m)) } : {}),
   };
 }

@@ -13,6 +13,10 @@ export function routeHints(nv: NvExt, header: (name: string) => string): RouteHi
   return {
     workerId: nv.backendInstanceId ?? nv.decodeWorkerId,
     dpRank: nv.dpRank,
+    prefillWorkerId: nv.prefillWorkerId,
+    prefillDpRank: nv.prefillDpRank,
+    prefillPinnedInBody: nv.prefillWorkerId !== undefined || nv.prefillDpRank !== undefined,
+    prefillHeaders: nv.prefillHeaders,
     sessionId: header('x-dynamo-session-id') || undefined,
     cacheSalt: nv.cacheSalt,
     priority: hints.priority,

@@ -7,11 +7,13 @@ import type { ModelSpec } from './options.js';
 
 const ASK_TIMEOUT_MS = 10_000;
 
-/** The model each bare worker serves, asked over GetModelInfo. Mutates `models` (their `workers`). */
-export async function assignWorkers(models: ModelSpec[], bare: string[]): Promise<void> {
+type WorkerList = 'workers' | 'prefillWorkers' | 'decodeWorkers';
+
+/** The model each bare worker serves, asked over GetModelInfo. Mutates `models` (their `list`: workers, prefill or decode workers). */
+export async function assignWorkers(models: ModelSpec[], bare: string[], list: WorkerList = 'workers'): Promise<void> {
   if (bare.length === 0) return;
   if (models.length === 1) {
-    models[0]!.workers.push(...bare);
+    (models[0]![list] ??= []).push(...bare);
     return;
   }
   const byName = new Map(models.map((m) => [m.name, m]));
@@ -21,7 +23,7 @@ export async function assignWorkers(models: ModelSpec[], bare: string[]): Promis
     const name = names[i]!;
     const m = byName.get(name);
     if (!m) throw new Error(`--worker ${url} serves model \`${name}\` (its GetModelInfo served_model_name), which is not one of the served models (${served}); assign it with --worker NAME=${url}`);
-    m.workers.push(url);
+    (m[list] ??= []).push(url);
   });
 }
 

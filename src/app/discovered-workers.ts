@@ -10,6 +10,7 @@ import { canonicalWorkerUrl } from '../api/worker-url.js';
 import { log } from '../log.js';
 import type { DiscoveryStatus } from '../discovery/status.js';
 import type { WorkerChange } from '../discovery/watcher.js';
+import type { WorkerRole } from '../router/worker-pool.js';
 
 export type ApplyChange = (c: ControlChange) => Promise<ControlReply>;
 
@@ -18,8 +19,8 @@ export type ApplyChange = (c: ControlChange) => Promise<ControlReply>;
  * serving it (not ours to remove). Throws with the reason when it cannot join.
  * (The one place that knows how a discovered worker joins a model: the change names it.)
  */
-export async function joinWorker(apply: ApplyChange, model: string, url: string): Promise<number | null> {
-  const r = await apply({ op: 'add-worker', url, model });
+export async function joinWorker(apply: ApplyChange, model: string, url: string, role: WorkerRole = 'aggregated'): Promise<number | null> {
+  const r = await apply({ op: 'add-worker', url, model, role });
   if (r.ok) return (JSON.parse(r.body) as { worker: { id: number } }).worker.id;
   if (r.status === 409) return null;
   throw new Error(r.message);
@@ -59,7 +60,7 @@ export function discoveredWorkers(served: ReadonlySet<string>, apply: ApplyChang
         return;
       }
       try {
-        const id = await joinWorker(apply, model, url);
+        const id = await joinWorker(apply, model, url, c.record.role);
         byUrl.set(url, { id, keys: new Set([c.key]) });
         log.info('discovered worker joined', { model, worker: id ?? 'already serving', key: c.key });
       } catch (err) {

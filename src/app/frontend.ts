@@ -4,9 +4,9 @@
 
 import type { Model } from '../native/core.js';
 import { createEngineClient } from '../engine/factory.js';
-import type { EngineClient } from '../engine/types.js';
 import { WorkerPool } from '../router/worker-pool.js';
 import { ModelRouter } from '../router/router.js';
+import { DisaggregatedRouter } from '../router/disaggregated-router.js';
 import { ServedModel } from '../pipeline/served-model.js';
 import { ignoreUnsupportedFields } from '../protocol/admission.js';
 import { routes } from '../api/routes.js';
@@ -41,6 +41,9 @@ export interface SharedRouterState {
   queueDepth: SharedArrayBuffer;
   /** Session pins (router/shared-session-affinity.ts). */
   sessions: SharedArrayBuffer;
+  /** The prefill pool's load table and queue depth (disaggregated serving). */
+  prefillLoad: SharedArrayBuffer;
+  prefillQueueDepth: SharedArrayBuffer;
 }
 
 /** What a shard shares with the others (absent when serving alone). */
@@ -66,7 +69,7 @@ export async function startFrontend(o: ServeOptions, natives: ReadonlyMap<string
   // One id sequence for every model's workers: an id names one worker (DELETE /admin/workers/:id).
   const ids = { next: 0 };
   const models = new Map<string, ServedModel>();
-  const routers: ModelRouter[] = [];
+  const routers: DisaggregatedRouter[] = [];
   const pools: WorkerPool[] = [];
   // --event-plane: one NATS connection for this frontend; each model's KV sources and replica sync use it.
   let plane: FrontendEventPlane | null = null;
@@ -74,17 +77,27 @@ export async function startFrontend(o: ServeOptions, natives: ReadonlyMap<string
     plane = await startEventPlane(o, shard?.link.id ?? 0);
     for (const [i, spec] of o.models.entries()) {
       const name = spec.name;
-      const clients: EngineClient[] = spec.workers.map((url) => createEngineClient(url, engineClientOptions(o)));
+      const client = (url: string) => createEngineClient(url, engineClientOptions(o));
+      const clients = [
+        ...spec.workers.map((url) => ({ client: client(url), role: 'aggregated' as const })),
+        ...(spec.prefillWorkers ?? []).map((url) => ({ client: client(url), role: 'prefill' as const })),
+        ...(spec.decodeWorkers ?? []).map((url) => ({ client: client(url), role: 'decode' as const })),
+      ];
       const pool = new WorkerPool(clients, { model: name, ids, healthIntervalMs: secs(f.healthCheckIntervalSecs), breaker: { consecutive: f.breakerFailures, failureRate: f.breakerFailureRate } });
       pools.push(pool);
       await pool.start();
       const queued = metrics.queued.labels(name);
       const shared = shard?.models[i];
-      const router = new ModelRouter(pool, o.router, { onQueueLength: (n) => queued.set(n), loadBuffer: shared?.load, queueDepth: shared ? new Int32Array(shared.queueDepth) : undefined, sessionTable: shared?.sessions, kvSource: plane?.kvSource(name) });
+      const main = new ModelRouter(pool.view(['aggregated', 'decode']), o.router, { onQueueLength: (n) => queued.set(n), loadBuffer: shared?.load, queueDepth: shared ? new Int32Array(shared.queueDepth) : undefined, sessionTable: shared?.sessions, kvSource: plane?.kvSource(name) });
+      const prefillQueued = metrics.prefillQueued.labels(name);
+      const prefill = new ModelRouter(pool.view(['prefill']), o.router, { onQueueLength: (n) => prefillQueued.set(n), loadBuffer: shared?.prefillLoad, queueDepth: shared ? new Int32Array(shared.prefillQueueDepth) : undefined, kvSource: plane?.kvSource(name) });
+      const fallback = metrics.disaggFallback.labels(name);
+      const router = new DisaggregatedRouter(pool, main, prefill, { enforce: o.disagg?.enforce ?? false, onFallback: () => fallback.inc() });
       routers.push(router);
-      plane?.attach(name, router);
+      plane?.attach(name, main);
       const parsers = { tool: spec.toolCallParser ?? o.toolCallParser ?? null, reasoning: spec.reasoningParser ?? o.reasoningParser ?? null };
       const model = new ServedModel(name, natives.get(name)!, pool, router, modelStats(metrics, name), parsers, spec.maxPromptTokens ?? o.maxPromptTokens, spec.path);
+      if (o.disagg) model.pd = { bootstrapPort: o.disagg.bootstrapPort, rendezvousTimeoutMs: o.disagg.rendezvousTimeoutSecs * 1000 };
       await model.adoptEngineFacts();
       models.set(name, model);
     }

@@ -12,6 +12,10 @@ export interface ModelSpec {
   path: string;
   /** Worker URLs assigned to this model (--worker NAME=URL, a config `worker` list, or by GetModelInfo). */
   workers: string[];
+  /** Its prefill workers (--prefill-worker, config `prefill-worker`): disaggregated serving. */
+  prefillWorkers?: string[];
+  /** Its decode workers (--decode-worker, config `decode-worker`). */
+  decodeWorkers?: string[];
   /** Per-model output parsers (the config form); unset: the top-level --tool-call-parser / --reasoning-parser. */
   toolCallParser?: string;
   reasoningParser?: string;
@@ -38,6 +42,11 @@ export interface ServeOptions {
   grpcPort?: number;
   /** Bare worker URLs not yet assigned to a model (serve() assigns them by GetModelInfo). */
   workers: string[];
+  /** Bare prefill and decode worker URLs, assigned the same way. */
+  prefillWorkers?: string[];
+  decodeWorkers?: string[];
+  /** Disaggregated serving (models with prefill workers). */
+  disagg?: { enforce: boolean; bootstrapPort: number; rendezvousTimeoutSecs: number };
   /** LoRA adapters loaded at startup. */
   loras?: LoraSpec[];
   mock?: 'echo' | 'sim';

@@ -12,7 +12,7 @@ import { loadModels } from './natives.js';
 import { startMocks } from './mocks.js';
 import { assignWorkers } from './assign-workers.js';
 import { loadStartupAdapters } from './adapters.js';
-import type { Running, ServeOptions } from './options.js';
+import type { ModelSpec, Running, ServeOptions } from './options.js';
 import { serveSharded } from '../shards/supervisor.js';
 import { DEFAULT_STORE_URL, parseStoreUrl } from '../store/open.js';
 import { probePort } from '../http/port-guard.js';
@@ -31,7 +31,8 @@ function checkStoreUrl(o: ServeOptions): void {
 export async function serve(opts: ServeOptions): Promise<Running> {
   checkParserNames(opts.toolCallParser, opts.reasoningParser);
   for (const m of opts.models) checkParserNames(m.toolCallParser, m.reasoningParser, `model \`${m.name}\`: `);
-  if (opts.workers.length === 0 && !opts.mock && !opts.discovery && opts.models.every((m) => m.workers.length === 0)) {
+  const given = (m: ModelSpec) => m.workers.length + (m.prefillWorkers?.length ?? 0) + (m.decodeWorkers?.length ?? 0);
+  if (opts.workers.length + (opts.prefillWorkers?.length ?? 0) + (opts.decodeWorkers?.length ?? 0) === 0 && !opts.mock && !opts.discovery && opts.models.every((m) => given(m) === 0)) {
     throw new Error('no workers: pass --worker grpc://HOST:PORT (repeatable), --mock echo|sim or --discovery etcd://HOST:PORT');
   }
   checkStoreUrl(opts);
@@ -43,9 +44,11 @@ export async function serve(opts: ServeOptions): Promise<Running> {
   }
   // A taken port is an error, before anything else starts (src/http/port-guard.ts).
   if (o.httpPort !== 0) await probePort(o.host, o.httpPort);
-  const models = o.models.map((m) => ({ ...m, workers: [...m.workers] }));
+  const models = o.models.map((m) => ({ ...m, workers: [...m.workers], prefillWorkers: [...(m.prefillWorkers ?? [])], decodeWorkers: [...(m.decodeWorkers ?? [])] }));
   await assignWorkers(models, o.workers);
-  const assigned: ServeOptions = { ...o, models, workers: [] };
+  await assignWorkers(models, o.prefillWorkers ?? [], 'prefillWorkers');
+  await assignWorkers(models, o.decodeWorkers ?? [], 'decodeWorkers');
+  const assigned: ServeOptions = { ...o, models, workers: [], prefillWorkers: [], decodeWorkers: [] };
   if ((o.shards ?? 1) > 1) {
     const sharded = await serveSharded(assigned);
     return discovery ? discovery.start(sharded, sharded.apply) : sharded;

@@ -25,6 +25,8 @@ SIGTERM or SIGINT revokes the lease, and frontends started with --discovery drop
   --namespace NS            etcd key prefix NS/workers/. Default: portico.
   --dp-size N               Data-parallel ranks of the worker. Default: 1.
   --block-size N            KV block size in tokens. Default: 0 (not told).
+  --role ROLE               aggregated (default), prefill or decode: the worker's part in
+                            disaggregated serving (its engine's own declaration wins).
   --lease-ttl-secs S        Lease TTL. Default: 10.
   -h, --help                Show this help.
 `;

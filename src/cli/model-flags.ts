@@ -11,10 +11,19 @@ export interface ModelFlags {
   models: ModelSpec[];
   /** Bare worker URLs (no NAME=). */
   workers: string[];
+  prefillWorkers: string[];
+  decodeWorkers: string[];
   loras: LoraSpec[];
 }
 
-const MODEL_KEYS = new Set(['name', 'model-path', 'worker', 'tool-call-parser', 'reasoning-parser', 'max-prompt-tokens', 'chat-template']);
+/** The three worker flags, their config keys and ModelSpec lists. */
+const WORKER_FLAGS = [
+  ['worker', 'workers'],
+  ['prefill-worker', 'prefillWorkers'],
+  ['decode-worker', 'decodeWorkers'],
+] as const;
+
+const MODEL_KEYS = new Set(['name', 'model-path', 'worker', 'prefill-worker', 'decode-worker', 'tool-call-parser', 'reasoning-parser', 'max-prompt-tokens', 'chat-template']);
 
 /** `NAME=REST` where NAME holds no "://" (so a bare URL with '=' in its query is not split). */
 function splitName(v: string): [string, string] | null {
@@ -35,15 +44,20 @@ function configModel(x: Record<string, unknown>, i: number): ModelSpec {
   };
   const path = str('model-path');
   if (path === undefined) throw new UsageError(`${where}: 'model-path' is required`);
-  const w = x.worker;
-  const workers = w === undefined ? [] : typeof w === 'string' ? [w] : Array.isArray(w) && w.every((u) => typeof u === 'string') ? (w as string[]) : null;
-  if (workers === null) throw new UsageError(`${where}.worker must be a URL or an array of URLs, got ${JSON.stringify(w)}`);
+  const urls = (key: string): string[] => {
+    const w = x[key];
+    const list = w === undefined ? [] : typeof w === 'string' ? [w] : Array.isArray(w) && w.every((u) => typeof u === 'string') ? (w as string[]) : null;
+    if (list === null) throw new UsageError(`${where}.${key} must be a URL or an array of URLs, got ${JSON.stringify(w)}`);
+    return [...list];
+  };
   const mpt = x['max-prompt-tokens'];
   if (mpt !== undefined && (!Number.isInteger(mpt) || (mpt as number) < 1)) throw new UsageError(`${where}.max-prompt-tokens must be an integer >= 1, got ${JSON.stringify(mpt)}`);
   return {
     name: str('name') ?? defaultModelName(path),
     path,
-    workers: [...workers],
+    workers: urls('worker'),
+    prefillWorkers: urls('prefill-worker'),
+    decodeWorkers: urls('decode-worker'),
     toolCallParser: str('tool-call-parser'),
     reasoningParser: str('reasoning-parser'),
     maxPromptTokens: mpt as number | undefined,
@@ -76,16 +90,18 @@ export function modelFlags(v: Record<string, OptionValue>): ModelFlags {
     byName.set(m.name, m);
   }
 
-  const workers: string[] = [];
-  for (const w of (v.worker as string[] | undefined) ?? []) {
-    const kv = splitName(w);
-    if (!kv) {
-      workers.push(w);
-      continue;
+  const bare = { workers: [] as string[], prefillWorkers: [] as string[], decodeWorkers: [] as string[] };
+  for (const [flag, list] of WORKER_FLAGS) {
+    for (const w of (v[flag] as string[] | undefined) ?? []) {
+      const kv = splitName(w);
+      if (!kv) {
+        bare[list].push(w);
+        continue;
+      }
+      const m = byName.get(kv[0]);
+      if (!m) throw new UsageError(`--${flag} ${w}: no model named \`${kv[0]}\` (served: ${[...byName.keys()].join(', ')})`);
+      (m[list] ??= []).push(kv[1]);
     }
-    const m = byName.get(kv[0]);
-    if (!m) throw new UsageError(`--worker ${w}: no model named \`${kv[0]}\` (served: ${[...byName.keys()].join(', ')})`);
-    m.workers.push(kv[1]);
   }
 
   const loras: LoraSpec[] = [];
@@ -98,5 +114,5 @@ export function modelFlags(v: Record<string, OptionValue>): ModelFlags {
     if (byName.has(spec.name) || loras.some((x) => x.name === spec.name)) throw new UsageError(`--lora ${l}: the name \`${spec.name}\` is already served`);
     loras.push(spec);
   }
-  return { models, workers, loras };
+  return { models, ...bare, loras };
 }

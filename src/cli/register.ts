@@ -29,6 +29,7 @@ export async function registerCommand(args: string[]): Promise<void> {
       namespace: { type: 'string' },
       'dp-size': { type: 'string' },
       'block-size': { type: 'string' },
+      role: { type: 'string' },
       'lease-ttl-secs': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -50,10 +51,12 @@ export async function registerCommand(args: string[]): Promise<void> {
   } catch (err) {
     throw new UsageError(`--worker: ${(err as Error).message.replace('`url`', 'the URL')}`);
   }
-  const record = newRecord(values.model!, url, { dpSize: positive('dp-size', values['dp-size'], 1, 1), blockSize: positive('block-size', values['block-size'], 0, 0) });
+  const role = values.role ?? 'aggregated';
+  if (role !== 'aggregated' && role !== 'prefill' && role !== 'decode') throw new UsageError(`--role must be aggregated, prefill or decode, got '${role}'`);
+  const record = newRecord(values.model!, url, { dpSize: positive('dp-size', values['dp-size'], 1, 1), blockSize: positive('block-size', values['block-size'], 0, 0), role });
   const reg = new WorkerRegistration({ endpoints, namespace: values.namespace ?? 'portico', record, ttlSecs: positive('lease-ttl-secs', values['lease-ttl-secs'], 10, 1) });
   await reg.start();
-  console.log(`portico register: ${record.model} at ${url} registered as ${reg.key}`);
+  console.log(`portico register: ${record.model} at ${url}${role === 'aggregated' ? '' : ` (${role})`} registered as ${reg.key}`);
   await new Promise<void>((done) => {
     const stop = () => {
       log.info('deregistering');

@@ -13,7 +13,11 @@ export interface WorkerRecord {
   dp_size: number;
   /** KV block size in tokens (0 = not told). */
   block_size: number;
+  /** Its part in disaggregated serving; absent in records written before roles: aggregated. */
+  role: 'aggregated' | 'prefill' | 'decode';
 }
+
+const ROLES = ['aggregated', 'prefill', 'decode'] as const;
 
 export function workersPrefix(namespace: string): string {
   return `${namespace}/workers/`;
@@ -27,8 +31,8 @@ export function protocolOf(url: string): 'sglang' | 'vllm' {
   return /^vllm\+/i.test(url) ? 'vllm' : 'sglang';
 }
 
-export function newRecord(model: string, url: string, o: { dpSize?: number; blockSize?: number } = {}): WorkerRecord {
-  return { model, url, protocol: protocolOf(url), dp_size: o.dpSize ?? 1, block_size: o.blockSize ?? 0 };
+export function newRecord(model: string, url: string, o: { dpSize?: number; blockSize?: number; role?: WorkerRecord['role'] } = {}): WorkerRecord {
+  return { model, url, protocol: protocolOf(url), dp_size: o.dpSize ?? 1, block_size: o.blockSize ?? 0, role: o.role ?? 'aggregated' };
 }
 
 /** A key's value, checked; a reason string when it is not a worker record. */
@@ -47,5 +51,7 @@ export function parseRecord(value: string): WorkerRecord | string {
   const bs = r.block_size ?? 0;
   if (typeof dp !== 'number' || !Number.isInteger(dp) || dp < 1) return '`dp_size` is not a positive integer';
   if (typeof bs !== 'number' || !Number.isInteger(bs) || bs < 0) return '`block_size` is not a non-negative integer';
-  return { model: r.model, url: r.url, protocol: protocolOf(r.url), dp_size: dp, block_size: bs };
+  const role = r.role ?? 'aggregated';
+  if (!(ROLES as readonly unknown[]).includes(role)) return `\`role\` is not one of ${ROLES.join(', ')}`;
+  return { model: r.model, url: r.url, protocol: protocolOf(r.url), dp_size: dp, block_size: bs, role: role as WorkerRecord['role'] };
 }

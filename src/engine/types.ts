@@ -195,6 +195,8 @@ export interface EngineDisaggregation {
   kvConnector?: string;
   /** vLLM: the connector's engine id (kv_engine_id), '' if none. */
   kvEngineId?: string;
+  /** vLLM: data-parallel ranks (a DP engine's connector id carries its rank). */
+  dataParallelSize?: number;
 }
 
 export interface EngineLoads {

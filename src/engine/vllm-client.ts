@@ -129,6 +129,7 @@ export class VllmEngineClient implements EngineClient {
         role: r.kvRole === 'kv_producer' ? 'prefill' : r.kvRole === 'kv_consumer' ? 'decode' : null,
         kvConnector: r.kvConnector,
         kvEngineId: r.kvEngineId,
+        dataParallelSize: r.dataParallelSize,
       },
     };
   }

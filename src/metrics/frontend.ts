@@ -13,6 +13,9 @@ export class FrontendMetrics {
   readonly requests: Counter;
   readonly inflight: Gauge;
   readonly queued: Gauge;
+  readonly prefillQueued: Gauge;
+  readonly disaggFallback: Counter;
+  readonly workerRole: Gauge;
   readonly disconnected: Gauge;
   readonly outputTokensTotal: Counter;
   readonly ignoredHeaders: Counter;
@@ -57,6 +60,9 @@ export class FrontendMetrics {
     this.requests = r.add(new Counter(`${prefix}requests_total`, 'Requests answered, by model, endpoint, request type, outcome (success or error) and error type.', ['model', 'endpoint', 'request_type', 'status', 'error_type']));
     this.inflight = r.add(new Gauge(`${prefix}inflight_requests`, 'Generation requests being served.', ['model']));
     this.queued = r.add(new Gauge(`${prefix}queued_requests`, 'Requests waiting in the router queue.', ['model']));
+    this.prefillQueued = r.add(new Gauge(`${prefix}prefill_queued_requests`, 'Requests waiting in the prefill pool\'s router queue (disaggregated serving).', ['model']));
+    this.disaggFallback = r.add(new Counter(`${prefix}disagg_decode_only_total`, 'Requests a decode worker served without a prefill leg: no healthy prefill worker (vLLM decode workers compute the prompt themselves; see --disagg-enforce).', ['model']));
+    this.workerRole = r.add(new Gauge(`${prefix}worker_role`, 'Each worker\'s role (1 on its role\'s series): aggregated, prefill or decode.', ['model', 'worker', 'role'], 'max'));
     // a gauge in Dynamo (same name, same type)
     this.disconnected = r.add(new Gauge(`${prefix}disconnected_clients`, 'Clients that went away before their response ended.', ['model']));
     this.outputTokensTotal = r.add(new Counter(`${prefix}output_tokens_total`, 'Generated tokens, all requests together.', ['model']));
@@ -148,6 +154,7 @@ export interface ModelStats {
 
 export function modelStats(m: FrontendMetrics, model: string): ModelStats {
   m.queued.labels(model).set(0);
+  m.prefillQueued.labels(model).set(0);
   return {
     inflight: m.inflight.labels(model),
     disconnected: m.disconnected.labels(model),

@@ -7,7 +7,7 @@
 
 import type { RouteHints } from '../router/types.js';
 import type { EmbedResult } from '../engine/types.js';
-import { workerFailure } from './generate.js';
+import { workerFailure } from './worker-turn.js';
 import type { ServedModel } from './served-model.js';
 
 export async function embed(model: ServedModel, ids: Uint32Array, requestId: string, signal: AbortSignal, route: RouteHints): Promise<EmbedResult> {

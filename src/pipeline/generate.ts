@@ -5,14 +5,15 @@
 // errors. Routing happens when the stream is first read, so a routing failure
 // (unknown worker, full queue) still reaches the client as an error status.
 
-import { ApiError } from '../protocol/errors.js';
 import type { SamplingOptions } from '../protocol/sampling.js';
 import type { Worker } from '../router/worker-pool.js';
 import type { Dispatch, RouteHints } from '../router/types.js';
-import { EngineError } from '../engine/errors.js';
 import type { Cancellation, EngineEvent, GenerateParams } from '../engine/types.js';
 import type { ServedModel } from './served-model.js';
 import { engineParams, routeFor, type GenerationRequest } from './request.js';
+import { openEngineStream } from './disaggregated-stream.js';
+import { WorkerTurn } from './worker-turn.js';
+
 
 export type { RouteHints } from '../router/types.js';
 
@@ -117,7 +118,7 @@ class RoutedEvents implements AsyncIterableIterator<EngineEvent> {
       this.gen.dispatch = d;
       this.gen.dispatchedAt = this.turn.start(d, this.params);
       try {
-        inner = this.inner = d.worker.client.generate(this.params, this.signal)[Symbol.asyncIterator]();
+        inner = this.inner = openEngineStream(this.model, d, this.params, this.signal)[Symbol.asyncIterator]();
       } catch (err) {
         this.closed = true;
         throw this.turn.fail(err);
@@ -154,67 +155,4 @@ class RoutedEvents implements AsyncIterableIterator<EngineEvent> {
   }
 }
 
-/**
- * One request's time on its worker, for the router and the pool: taken when dispatched
- * (in-flight count, dispatch time, the dp rank into the engine parameters), kept current per
- * engine message (first token: the breaker's run of failures closes; output tokens), and
- * given back once (end, or a failure: what the failure says of the worker).
- */
-export class WorkerTurn {
-  private d: Dispatch | null = null;
-  private produced = 0;
-  private over = false;
-
-  constructor(private readonly model: ServedModel) {}
-
-  /** The request leaves for `d`'s worker: returns the dispatch time (performance.now()). */
-  start(d: Dispatch, params: GenerateParams): number {
-    this.d = d;
-    if (d.dpRank !== undefined) params.dataParallelRank = d.dpRank;
-    d.worker.inflight++;
-    return performance.now();
-  }
-
-  observe(ev: EngineEvent): void {
-    const fresh = ev.kind === 'chunk' ? ev.chunk.tokenIds.length : ev.done.outputIds.length;
-    if (fresh > 0 || ev.kind === 'done') {
-      const d = this.d!;
-      if (this.produced === 0) {
-        d.firstToken();
-        // The worker is serving this request: that closes its breaker's run of failures.
-        this.model.pool.reportSuccess(d.worker);
-      }
-      this.produced += fresh;
-      d.output(this.produced);
-    }
-  }
-
-  /** The engine stream is over (ended, read out or aborted). Idempotent. */
-  end(): void {
-    if (this.over) return;
-    this.over = true;
-    if (this.d) {
-      this.d.worker.inflight--;
-      this.d.done();
-    }
-  }
-
-  /** The engine stream failed: ends the turn, and returns the failure as the client sees it. */
-  fail(err: unknown): ApiError {
-    this.end();
-    return workerFailure(this.model, this.d!.worker, err);
-  }
-}
-
 const DONE: IteratorResult<EngineEvent> = Object.freeze({ value: undefined, done: true }) as IteratorResult<EngineEvent>;
-
-/**
- * A failure of `worker` as the client sees it (ApiError.from: engine failures are mapped by
- * src/protocol/engine-errors.ts alone), after telling the pool what it says about the
- * worker: a lost connection or a silent worker takes it out of rotation, one failed stream
- * is only a strike for the breaker.
- */
-export function workerFailure(model: ServedModel, worker: Worker, err: unknown, op: 'generate' | 'embed' = 'generate'): ApiError {
-  if (err instanceof EngineError) model.pool.reportFailure(worker, err.health);
-  return ApiError.from(err, op);
-}

@@ -9,6 +9,7 @@ import { isClientError } from '../native/core.js';
 import { continuedPrompt } from './continued-prompt.js';
 import { checkVocab, type SamplingOptions } from '../protocol/sampling.js';
 import type { RouteHints } from '../router/types.js';
+import { ignorePrefillHeaders, readPrefillHeaders } from '../protocol/nvext.js';
 
 /**
  * The validation that needs the served model, run before any rendering or tokenization
@@ -17,6 +18,15 @@ import type { RouteHints } from '../router/types.js';
  */
 export function validateForModel(model: ServedModel, sampling: Pick<SamplingOptions, 'logitBias' | 'stopTokenIds'> | null, route: RouteHints): void {
   if (sampling) checkVocab(sampling as SamplingOptions, model.info.vocabSize);
+  const ph = route.prefillHeaders;
+  if (ph) {
+    if (model.pool.disaggregated) {
+      const { id, rank } = readPrefillHeaders(ph);
+      if (id !== undefined) route.prefillWorkerId = id;
+      if (rank !== undefined) route.prefillDpRank = rank;
+    } else ignorePrefillHeaders(ph);
+    route.prefillHeaders = undefined;
+  }
   model.router.validate(route);
 }
 

@@ -7,11 +7,12 @@
 
 import { ApiError } from '../protocol/errors.js';
 import type { EngineEvent } from '../engine/types.js';
-import { isEngineEvents, type EngineEventHandler, type EngineEvents } from '../engine/generate-stream.js';
-import { pumpStream } from '../engine/grpc-h2.js';
+import type { EngineEventHandler, EngineEvents } from '../engine/generate-stream.js';
+import { pushed } from './pushed.js';
+import { openEngineStream } from './disaggregated-stream.js';
 import type { Dispatch } from '../router/types.js';
 import type { Worker } from '../router/worker-pool.js';
-import { WorkerTurn } from './generate.js';
+import { WorkerTurn } from './worker-turn.js';
 import { LogprobBook } from './logprobs.js';
 import { ChoiceOutputs, type ParsedEvent } from './outputs.js';
 import type { GenerationRequest } from './request.js';
@@ -29,6 +30,8 @@ export interface RunningGeneration {
   readonly overlapBlocks: number;
   /** The data-parallel rank the request was pinned to, if any. */
   readonly dpRank?: number;
+  /** Disaggregated serving: the prefill leg's worker and rank (the worker above decodes). */
+  readonly prefill?: { readonly worker: Worker; readonly dpRank?: number };
   /** The choices' logprobs (the request asked for them), else null. */
   readonly logprobs: LogprobBook | null;
   /**
@@ -77,6 +80,10 @@ class Running implements RunningGeneration {
     return this.dispatch.dpRank;
   }
 
+  get prefill(): Dispatch | undefined {
+    return this.dispatch.prefill;
+  }
+
   tokenIds(index: number): readonly number[] {
     return this.choices?.generated(index) ?? NO_IDS;
   }
@@ -106,7 +113,7 @@ export async function runGeneration(req: GenerationRequest, sink: GenerationSink
   sink.begin?.(g);
   let events: EngineEvents;
   try {
-    events = pushed(d.worker.client.generate(req.engine, req.signal));
+    events = pushed(openEngineStream(model, d, req.engine, req.signal));
   } catch (err) {
     throw turn.fail(err);
   }
@@ -285,22 +292,3 @@ const DRAINED_SINK: GenerationSink = { event: () => undefined };
 const DRAIN_EVENTS = 4;
 
 const NO_IDS: readonly number[] = Object.freeze([]);
-
-/** The engine client's stream in push mode: its own, or its iterator read one message at a time. */
-function pushed(s: AsyncIterable<EngineEvent>): EngineEvents {
-  if (isEngineEvents(s)) return s;
-  const it = s[Symbol.asyncIterator]();
-  let holder: { hold(): void; release(): void } | undefined;
-  return {
-    [Symbol.asyncIterator]() {
-      return this;
-    },
-    next: () => it.next(),
-    return: async () => (await it.return?.()) ?? { value: undefined, done: true },
-    pipe(h) {
-      holder = pumpStream(it, { message: (ev) => h.event(ev), end: () => h.end(), fail: (err) => h.fail(err) });
-    },
-    hold: () => holder?.hold(),
-    release: () => holder?.release(),
-  };
-}

@@ -6,6 +6,7 @@ import type { WorkerPool } from '../router/worker-pool.js';
 import type { Router } from '../router/types.js';
 import type { ModelStats } from '../metrics/frontend.js';
 import { log } from '../log.js';
+import { DEFAULT_PD_SETTINGS, type PdSettings } from './pd-settings.js';
 import { engineSamplingDefaults, fileSamplingDefaults, mergeDefaults, type SamplingDefaults } from './sampling-defaults.js';
 
 export interface ModelInfo {
@@ -44,6 +45,8 @@ export class ServedModel {
   readonly created = Math.floor(Date.now() / 1000);
   /** Adapters served on this (base) model, by name. */
   readonly adapters = new Map<string, ServedModel>();
+  /** Disaggregated serving's settings (bootstrap port fallback, rendezvous bound). */
+  pd: PdSettings = DEFAULT_PD_SETTINGS;
 
   constructor(
     readonly name: string,
@@ -62,6 +65,7 @@ export class ServedModel {
   ) {
     if (adapter) {
       this.info = adapter.base.info;
+      this.pd = adapter.base.pd;
       return;
     }
     const i = native.info();

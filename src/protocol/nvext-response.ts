@@ -21,6 +21,9 @@ export interface ChoiceOutcome {
 export interface ServedBy {
   workerId: number;
   dpRank: number | undefined;
+  /** Disaggregated serving: the prefill leg's worker and rank. */
+  prefillWorkerId?: number;
+  prefillDpRank?: number;
 }
 
 /**
@@ -59,7 +62,14 @@ export function nvextResponse(
 }
 
 function workerId(w: ServedBy): Record<string, number> {
-  return w.dpRank !== undefined ? { decode_worker_id: w.workerId, decode_dp_rank: w.dpRank } : { decode_worker_id: w.workerId };
+  const out: Record<string, number> = {};
+  if (w.prefillWorkerId !== undefined) {
+    out.prefill_worker_id = w.prefillWorkerId;
+    if (w.prefillDpRank !== undefined) out.prefill_dp_rank = w.prefillDpRank;
+  }
+  out.decode_worker_id = w.workerId;
+  if (w.dpRank !== undefined) out.decode_dp_rank = w.dpRank;
+  return out;
 }
 
 function round(ms: number): number {

@@ -59,6 +59,8 @@ export interface NvExt {
   decodeWorkerId?: number;
   dpRank?: number;
   prefillDpRank?: number;
+  /** Prefill routing headers present (unread until the model is known). */
+  prefillHeaders?: PrefillHeaders;
   agentHints: AgentHints;
 }
 
@@ -88,7 +90,21 @@ function nvextEnabledHere(): boolean {
 
 const WORKER_HEADERS = ['x-dynamo-worker-instance-id', 'x-worker-instance-id'];
 const DP_RANK_HEADERS = ['x-dynamo-dp-rank', 'x-dp-rank', 'x-data-parallel-rank'];
-const PREFILL_HEADERS = ['x-dynamo-prefill-instance-id', 'x-prefill-instance-id', 'x-dynamo-prefill-dp-rank', 'x-prefill-dp-rank'];
+const PREFILL_ID_HEADERS = ['x-dynamo-prefill-instance-id', 'x-prefill-instance-id'];
+const PREFILL_DP_HEADERS = ['x-dynamo-prefill-dp-rank', 'x-prefill-dp-rank'];
+
+/**
+ * The prefill routing headers a request carried, unread: they mean something only to a
+ * model with prefill workers (src/pipeline/preprocess.ts reads them then; elsewhere they
+ * are ignored and counted, as gateways and EPPs set them on every request).
+ */
+export interface PrefillHeaders {
+  /** The first prefill-instance header present, and its value. */
+  id?: [name: string, value: string];
+  rank?: [name: string, value: string];
+  /** Every prefill header present. */
+  names: string[];
+}
 
 type Header = (name: string) => string;
 
@@ -221,8 +237,7 @@ export function readNvext(
     n.backendInstanceId = worker;
     n.decodeWorkerId = worker;
   }
-  // No prefill workers here: their headers are ignored and counted (see ignored-headers.ts).
-  for (const h of PREFILL_HEADERS) if (header(h) !== '') countIgnoredHeader(h);
+  n.prefillHeaders = prefillHeaders(header);
   n.dpRank = headerInt(header, DP_RANK_HEADERS) ?? n.dpRank;
   // cache_salt precedence: x-tenant-id, then nvext.cache_salt, then top-level; empty = absent.
   n.cacheSalt = header('x-tenant-id') || n.cacheSalt || topLevelCacheSalt || undefined;
@@ -230,14 +245,37 @@ export function readNvext(
   return n;
 }
 
+function prefillHeaders(header: Header): PrefillHeaders | undefined {
+  let out: PrefillHeaders | undefined;
+  for (const [names, key] of [[PREFILL_ID_HEADERS, 'id'], [PREFILL_DP_HEADERS, 'rank']] as const) {
+    for (const name of names) {
+      const v = header(name);
+      if (v === '') continue;
+      out ??= { names: [] };
+      out.names.push(name);
+      out[key] ??= [name, v];
+    }
+  }
+  return out;
+}
+
+/**
+ * The prefill routing headers on a model with prefill workers: they beat the body's
+ * prefill_worker_id / prefill_dp_rank (spec 001, "Header Overrides"). A value that is not a
+ * non-negative integer is a 400 naming the header.
+ */
+export function readPrefillHeaders(h: PrefillHeaders): { id?: number; rank?: number } {
+  const int = (e: [string, string] | undefined) => (e === undefined ? undefined : headerInt((n) => (n === e[0] ? e[1] : ''), [e[0]]));
+  return { id: int(h.id), rank: int(h.rank) };
+}
+
+/** Prefill routing headers on a model without prefill workers: ignored, and counted (ignored-headers.ts). */
+export function ignorePrefillHeaders(h: PrefillHeaders): void {
+  for (const name of h.names) countIgnoredHeader(name);
+}
+
 /** Fields this deployment cannot honour are refused, never silently dropped. */
 function refuseUndeliverable(n: NvExt): void {
-  if (n.prefillWorkerId !== undefined || n.prefillDpRank !== undefined) {
-    throw new ApiError(400, 'prefill worker routing (`nvext.prefill_worker_id`, `nvext.prefill_dp_rank`) needs disaggregated prefill workers, which this server does not have', {
-      param: 'nvext.prefill_worker_id',
-      code: 'unsupported_parameter',
-    });
-  }
   if (n.decodeWorkerId !== undefined && n.backendInstanceId !== undefined && n.decodeWorkerId !== n.backendInstanceId) {
     throw ApiError.badRequest('`nvext.backend_instance_id` and `nvext.decode_worker_id` name different workers', 'nvext.decode_worker_id');
   }

@@ -19,7 +19,7 @@ import { SessionAffinity } from './session-affinity.js';
 import { SharedSessionAffinity } from './shared-session-affinity.js';
 import { isBusy, type BusyThresholds } from './thresholds.js';
 import type { Dispatch, RouteHints, RouteRequest, Router } from './types.js';
-import { NoWorkerError, type WorkerPool } from './worker-pool.js';
+import { NoWorkerError, type WorkerSet } from './worker-pool.js';
 import { ranksOf, WorkerSlots, type KvSourceFactory, type Tracked } from './worker-slots.js';
 
 export interface RouterDeps {
@@ -83,7 +83,7 @@ export class ModelRouter implements Router {
   onRoute: ((t: Tracked, rank: number, keys: Float64Array) => void) | null = null;
 
   constructor(
-    readonly pool: WorkerPool,
+    readonly pool: WorkerSet,
     opts: Partial<RouterOptions> = {},
     private readonly deps: RouterDeps = {},
   ) {

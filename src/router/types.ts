@@ -8,6 +8,18 @@ export interface RouteHints {
   /** nvext backend_instance_id / decode_worker_id or their header: route there directly. */
   workerId?: number;
   dpRank?: number;
+  /** nvext prefill_worker_id or x-dynamo-prefill-instance-id: the prefill leg goes there (disaggregated models). */
+  prefillWorkerId?: number;
+  /** nvext prefill_dp_rank or x-dynamo-prefill-dp-rank. */
+  prefillDpRank?: number;
+  /**
+   * The prefill pins came from the body (nvext), not only from headers: a model without
+   * prefill workers refuses body pins (400) and ignores header pins, which gateways set on
+   * every request.
+   */
+  prefillPinnedInBody?: boolean;
+  /** Prefill routing headers, unread (protocol/nvext.ts): read by preprocess once the model is known. */
+  prefillHeaders?: { id?: [string, string]; rank?: [string, string]; names: string[] };
   /** X-Dynamo-Session-ID: pin the session to one worker (with session affinity on). */
   sessionId?: string;
   /** Cache namespace (x-tenant-id / nvext.cache_salt / top-level cache_salt). */
@@ -49,6 +61,11 @@ export interface Dispatch {
   output(total: number): void;
   /** The request ended (any way). Idempotent. */
   done(): void;
+  /**
+   * Disaggregated serving: the prefill leg's dispatch, set when the worker above is a
+   * decode worker and a prefill worker was chosen for the prompt.
+   */
+  prefill?: Dispatch;
 }
 
 export interface Router {

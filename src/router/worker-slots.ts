@@ -8,7 +8,7 @@ import type { KvIndex } from './kv-index.js';
 import { WorkerKvIngest } from './kv-ingest.js';
 import { LoadField, type LoadTable } from './load-table.js';
 import type { PredictedBlocks } from './predicted.js';
-import type { Worker, WorkerPool } from './worker-pool.js';
+import { serverInfoOf, type Worker, type WorkerSet } from './worker-pool.js';
 
 export interface Tracked {
   readonly worker: Worker;
@@ -94,7 +94,7 @@ export class WorkerSlots {
   list: Tracked[] = [];
 
   constructor(
-    private readonly pool: WorkerPool,
+    private readonly pool: WorkerSet,
     private readonly load: LoadTable,
     private readonly index: KvIndex,
     private readonly predicted: PredictedBlocks,
@@ -163,8 +163,7 @@ export class WorkerSlots {
         log.warn('cannot subscribe to KV events; predicting this worker\'s cache', { worker: w.client.url, error: String(err) });
       }
     }
-    t.infoPending = w.client
-      .serverInfo()
+    t.infoPending = serverInfoOf(w)
       .then((i) => {
         t.dpSize = dpSizeOf(i.serverArgs);
         t.declared = declaredOf(i.serverArgs);

@@ -91,7 +91,13 @@ export async function serveSharded(o: ServeOptions): Promise<ShardedServer> {
   const mocks = await startMocks(o);
   const maxWorkers = o.router?.maxWorkers ?? DEFAULT_ROUTER_OPTIONS.maxWorkers;
   // Per model, in serving order: the router state every shard shares.
-  const models = o.models.map(() => ({ load: new LoadTable(maxWorkers).buffer, queueDepth: new SharedArrayBuffer(4), sessions: SharedSessionAffinity.buffer() }));
+  const models = o.models.map(() => ({
+    load: new LoadTable(maxWorkers).buffer,
+    queueDepth: new SharedArrayBuffer(4),
+    sessions: SharedSessionAffinity.buffer(),
+    prefillLoad: new LoadTable(maxWorkers).buffer,
+    prefillQueueDepth: new SharedArrayBuffer(4),
+  }));
   const admitted = new SharedArrayBuffer(4);
   const base: ServeOptions = { ...o, models: mocks.models, workers: [], mock: undefined, mockWorkers: 0, shards: 1 };
   const shards: Shard[] = [];
