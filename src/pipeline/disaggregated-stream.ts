@@ -151,7 +151,6 @@ class DisaggregatedEvents implements EngineEvents {
       log.warn('the decode worker produced nothing after the prefill leg ended; both legs aborted', { prefill: this.p.worker.id, decode: this.d.worker.id, waitedMs: ms });
       this.failAll(new ApiError(503, `the decode worker received no KV from the prefill worker within ${ms / 1000} s`, { code: 'kv_transfer_timeout' }));
     }, ms);
-    this.timer.unref?.();
   }
 
   private prefillFailed(err: unknown): void {

@@ -325,7 +325,9 @@ export class ModelRouter implements Router {
     // KV the request adds: its blocks not already held there (see cost.ts).
     const promptBlocks = Math.max(Math.ceil(req.tokens.length / bs) - overlapBlocks, 0);
     const oslBlocks = o.trackOutputBlocks && h.osl ? Math.ceil(h.osl / bs) : 0;
-    let prefill = Math.max(req.tokens.length - overlapBlocks * bs, 0);
+    // A decode worker computes no prompt: its KV comes from a prefill worker (whose own
+    // router counts the prefill), so its prefill-token load and busy threshold stay clear.
+    let prefill = t.worker.role === 'decode' ? 0 : Math.max(req.tokens.length - overlapBlocks * bs, 0);
     let outBlocks = oslBlocks;
     this.load.add(slot, LoadField.PrefillTokens, prefill);
     this.load.add(slot, LoadField.DecodeBlocks, promptBlocks + outBlocks);
