@@ -60,6 +60,8 @@ export interface VllmOptions {
   port?: number;
   /** Extra launcher arguments (e.g. --runner pooling). */
   args?: string[];
+  /** Extra environment (e.g. SMG_VLLM_SERVICER_WARMUP). */
+  env?: Record<string, string>;
 }
 
 /** Start one vLLM gRPC engine; resolves once its warm-up is over and it serves. */
@@ -81,7 +83,7 @@ export async function startVllm(o: VllmOptions): Promise<VllmWorker> {
     ...(o.args ?? []),
   ];
   const child = spawn(`${VLLM_VENV}/bin/python`, args, {
-    env: { ...process.env, VLLM_CPU_KVCACHE_SPACE: '1', HF_HUB_OFFLINE: '1', VLLM_NO_USAGE_STATS: '1', PYTHONUNBUFFERED: '1' },
+    env: { ...process.env, VLLM_CPU_KVCACHE_SPACE: '1', HF_HUB_OFFLINE: '1', VLLM_NO_USAGE_STATS: '1', PYTHONUNBUFFERED: '1', ...o.env },
     stdio: ['ignore', 'pipe', 'pipe'],
     // Its own process group: the engine core and model workers are its children, and a
     // kill must reach them all.
@@ -129,7 +131,7 @@ export async function startVllm(o: VllmOptions): Promise<VllmWorker> {
     });
   try {
     // Its start on this machine takes about a minute, most of it its own warm-up.
-    await waitLog(/Planned warm-up over|Planned warm-up: none/, 0, 600_000);
+    await waitLog(/Planned warm-up over|Planned warm-up: none|Planned warm-up off/, 0, 600_000);
   } catch (err) {
     killGroup('SIGKILL');
     throw err;
