@@ -55,7 +55,11 @@ export class DisaggregatedRouter implements Router {
     /** Over the prefill workers. */
     readonly prefill: ModelRouter,
     private readonly o: DisaggregationOptions,
-  ) {}
+  ) {
+    this.sameSeed = main.opts.hashSeed === prefill.opts.hashSeed;
+  }
+
+  private readonly sameSeed: boolean;
 
   /** The field a main-router pin names: decode_worker_id on a disaggregated model. */
   private get mainField(): string {
@@ -78,8 +82,8 @@ export class DisaggregatedRouter implements Router {
     const field = this.mainField;
     const mreq = h.prefillWorkerId !== undefined || h.prefillDpRank !== undefined ? { ...req, hints: mainHints(h) } : req;
     const routed = pinned(() => this.main.route(mreq), h.workerId, field);
-    if (routed instanceof Promise) return routed.then((d) => this.withPrefill(d, req), (err) => Promise.reject(pinFailure(err, h.workerId, field)));
-    return this.withPrefill(routed, req);
+    if (routed instanceof Promise) return routed.then((d) => this.withPrefill(d, req, mreq.keys), (err) => Promise.reject(pinFailure(err, h.workerId, field)));
+    return this.withPrefill(routed, req, mreq.keys);
   }
 
   close(): void {
@@ -97,7 +101,7 @@ export class DisaggregatedRouter implements Router {
     return false;
   }
 
-  private withPrefill(d: Dispatch, req: RouteRequest): Dispatch | Promise<Dispatch> {
+  private withPrefill(d: Dispatch, req: RouteRequest, keys: RouteRequest['keys']): Dispatch | Promise<Dispatch> {
     const h = req.hints;
     let usePins: boolean;
     try {
@@ -108,6 +112,8 @@ export class DisaggregatedRouter implements Router {
     }
     if (d.worker.role !== 'decode' || req.ephemeral) return d;
     const preq: RouteRequest = { tokens: req.tokens, hints: usePins ? prefillHints(h) : prefillHints({ ...h, prefillWorkerId: undefined, prefillDpRank: undefined }), signal: req.signal };
+    // Same salt and adapter namespace, same seed: the main router's block keys hold.
+    if (this.sameSeed) preq.keys = keys;
     let p: Dispatch | Promise<Dispatch>;
     try {
       p = this.routePrefill(preq);

@@ -143,9 +143,10 @@ export class ModelRouter implements Router {
   keysOf(req: RouteRequest): PromptKeys {
     this.predicted.sweep();
     this.inflight.sweep();
+    if (req.keys) return req.keys;
     const h = req.hints;
     const root = h.cacheSalt || h.lora ? rootLanes(this.opts.hashSeed, h.cacheSalt, h.lora) : this.unsaltedRoot;
-    return new PromptKeys(req.tokens, root);
+    return (req.keys = new PromptKeys(req.tokens, root));
   }
 
   /** Fill `overlap` for these keys. */

@@ -2,6 +2,7 @@
 
 import type { Cancellation } from '../engine/types.js';
 import type { Worker } from './worker-pool.js';
+import type { PromptKeys } from './prompt-keys.js';
 
 /** Routing inputs of one request (nvext, routing headers, agent hints). */
 export interface RouteHints {
@@ -40,6 +41,11 @@ export interface RouteRequest {
   signal?: Cancellation;
   /** The request leaves no KV blocks behind (embeddings): nothing is predicted for it. */
   ephemeral?: boolean;
+  /**
+   * The prompt's block keys, once a router computed them (kv mode). A disaggregated model's
+   * two routers hash with the same seed, so the prefill router reuses the main router's.
+   */
+  keys?: PromptKeys;
 }
 
 /** A routing decision, with the hooks that keep the worker's load current. */
