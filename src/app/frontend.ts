@@ -97,6 +97,7 @@ export async function startFrontend(o: ServeOptions, natives: ReadonlyMap<string
       plane?.attach(name, main);
       const parsers = { tool: spec.toolCallParser ?? o.toolCallParser ?? null, reasoning: spec.reasoningParser ?? o.reasoningParser ?? null };
       const model = new ServedModel(name, natives.get(name)!, pool, router, modelStats(metrics, name), parsers, spec.maxPromptTokens ?? o.maxPromptTokens, spec.path);
+      if (o.migration) model.migration = { limit: o.migration.limit, maxSeqLen: o.migration.maxSeqLen };
       if (o.disagg) model.pd = { bootstrapPort: o.disagg.bootstrapPort, rendezvousTimeoutMs: o.disagg.rendezvousTimeoutSecs * 1000 };
       await model.adoptEngineFacts();
       models.set(name, model);

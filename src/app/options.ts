@@ -45,6 +45,8 @@ export interface ServeOptions {
   /** Bare prefill and decode worker URLs, assigned the same way. */
   prefillWorkers?: string[];
   decodeWorkers?: string[];
+  /** Request migration (default DEFAULT_MIGRATION). */
+  migration?: { limit: number; maxSeqLen: number };
   /** Disaggregated serving (models with prefill workers). */
   disagg?: { enforce: boolean; bootstrapPort: number; rendezvousTimeoutSecs: number };
   /** LoRA adapters loaded at startup. */

@@ -81,6 +81,7 @@ async function serveCommand(args: string[]): Promise<void> {
     toolCallParser: v['tool-call-parser'] as string | undefined,
     reasoningParser: v['reasoning-parser'] as string | undefined,
     router: routerOptions(v),
+    migration: { limit: v['migration-limit'] as number, maxSeqLen: v['migration-max-seq-len'] as number },
     disagg: { enforce: Boolean(v['disagg-enforce']), bootstrapPort: v['disagg-bootstrap-port'] as number, rendezvousTimeoutSecs: v['disagg-rendezvous-timeout-secs'] as number },
     faults: {
       firstResponseTimeoutSecs: v['engine-first-response-timeout-secs'] as number,

@@ -18,6 +18,8 @@ interface Base {
   meta?: string;
   /** A credential: never handed to a custom chat processor (frontend-config.ts). */
   secret?: boolean;
+  /** Another environment variable that sets it too, after PORTICO_<FLAG> (Dynamo's name for the same setting). */
+  envAlias?: string;
 }
 
 export type OptionSpec =
@@ -111,11 +113,13 @@ export function resolveOptions(specs: readonly OptionSpec[], argv: string[], env
   const values: Record<string, OptionValue> = {};
   for (const s of specs) {
     const f = flags[s.name];
-    const e = env[envName(s.name)];
+    const ownEnv = env[envName(s.name)];
+    const aliased = (ownEnv === undefined || ownEnv === '') && s.envAlias !== undefined;
+    const e = aliased ? env[s.envAlias!] : ownEnv;
     let v: OptionValue;
     if (Array.isArray(f) && f.length > 1 && s.kind !== 'list') throw new UsageError(`--${s.name} was given ${f.length} times; it takes one value${s.name === 'model-path' || s.name === 'model-name' ? ' (serve several models with --model NAME=DIR, repeatable)' : ''}`);
     if (f !== undefined && !(Array.isArray(f) && f.length === 0)) v = s.kind === 'list' ? (f as string[]).flatMap((x) => convert(s, x, 'flag') as string[]) : convert(s, Array.isArray(f) ? f[0] : f, 'flag');
-    else if (e !== undefined && e !== '') v = convert(s, e, envName(s.name));
+    else if (e !== undefined && e !== '') v = convert(s, e, aliased ? s.envAlias! : envName(s.name));
     else if (config[s.name] !== undefined) v = convert(s, config[s.name], `config '${s.name}'`);
     else v = s.kind === 'list' || s.kind === 'objects' ? [] : s.default;
     if (s.kind === 'string' && s.required && v === undefined) throw new UsageError(`--${s.name} is required`);
@@ -136,7 +140,7 @@ export function helpText(usage: string, intro: string, specs: readonly OptionSpe
       const head = `  --${s.name}${meta}`;
       const dflt = 'default' in s && s.default !== undefined ? ` Default: ${s.default}.` : '';
       const req = s.kind === 'string' && s.required ? ' (required)' : '';
-      const lines = `${s.help}${dflt}${req} [env ${envName(s.name)}]`;
+      const lines = `${s.help}${dflt}${req} [env ${envName(s.name)}${s.envAlias ? `, ${s.envAlias}` : ''}]`;
       out += head.length < 30 ? `${head.padEnd(30)}${lines}\n` : `${head}\n${' '.repeat(30)}${lines}\n`;
     }
   }

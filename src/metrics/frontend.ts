@@ -14,6 +14,9 @@ export class FrontendMetrics {
   readonly inflight: Gauge;
   readonly queued: Gauge;
   readonly prefillQueued: Gauge;
+  readonly migrations: Counter;
+  readonly migrationsExhausted: Counter;
+  readonly migrationSeqLenExceeded: Counter;
   readonly disaggFallback: Counter;
   readonly workerRole: Gauge;
   readonly disconnected: Gauge;
@@ -60,6 +63,9 @@ export class FrontendMetrics {
     this.requests = r.add(new Counter(`${prefix}requests_total`, 'Requests answered, by model, endpoint, request type, outcome (success or error) and error type.', ['model', 'endpoint', 'request_type', 'status', 'error_type']));
     this.inflight = r.add(new Gauge(`${prefix}inflight_requests`, 'Generation requests being served.', ['model']));
     this.queued = r.add(new Gauge(`${prefix}queued_requests`, 'Requests waiting in the router queue.', ['model']));
+    this.migrations = r.add(new Counter(`${prefix}model_migration_total`, 'Requests moved to another worker after their worker failed or left (migration_type: new_request before any output, ongoing_request after; reason: what the failure said of the worker).', ['model', 'migration_type', 'reason']));
+    this.migrationsExhausted = r.add(new Counter(`${prefix}model_migration_exhausted_total`, 'Requests that failed on a worker fault with no migration left (--migration-limit reached, or no other worker).', ['model']));
+    this.migrationSeqLenExceeded = r.add(new Counter(`${prefix}model_migration_max_seq_len_exceeded_total`, 'Requests whose generated ids stopped being kept for migration past --migration-max-seq-len.', ['model']));
     this.prefillQueued = r.add(new Gauge(`${prefix}prefill_queued_requests`, 'Requests waiting in the prefill pool\'s router queue (disaggregated serving).', ['model']));
     this.disaggFallback = r.add(new Counter(`${prefix}disagg_decode_only_total`, 'Requests a decode worker served without a prefill leg: no healthy prefill worker (vLLM decode workers compute the prompt themselves; see --disagg-enforce).', ['model']));
     this.workerRole = r.add(new Gauge(`${prefix}worker_role`, 'Each worker\'s role (1 on its role\'s series): aggregated, prefill or decode.', ['model', 'worker', 'role'], 'max'));
@@ -150,6 +156,10 @@ export interface ModelStats {
   backpressurePauses: ReturnType<Counter['labels']>;
   streamBuffered: ReturnType<Gauge['labels']>;
   stalledDrops: ReturnType<Counter['labels']>;
+  /** Migrations: labels(migration_type, reason). */
+  migrations: { labels(type: 'new_request' | 'ongoing_request', reason: string): ReturnType<Counter['labels']> };
+  migrationsExhausted: ReturnType<Counter['labels']>;
+  migrationSeqLenExceeded: ReturnType<Counter['labels']>;
 }
 
 export function modelStats(m: FrontendMetrics, model: string): ModelStats {
@@ -169,5 +179,8 @@ export function modelStats(m: FrontendMetrics, model: string): ModelStats {
     backpressurePauses: m.backpressurePauses.labels(model),
     streamBuffered: m.streamBuffered.labels(model),
     stalledDrops: m.stalledDrops.labels(model),
+    migrations: { labels: (type, reason) => m.migrations.labels(model, type, reason) },
+    migrationsExhausted: m.migrationsExhausted.labels(model),
+    migrationSeqLenExceeded: m.migrationSeqLenExceeded.labels(model),
   };
 }

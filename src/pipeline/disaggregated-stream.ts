@@ -21,8 +21,9 @@ import type { Cancellation, EngineEvent, GenerateParams } from '../engine/types.
 import type { Dispatch } from '../router/types.js';
 import { log } from '../log.js';
 import { WorkerTurn } from './worker-turn.js';
+import { asWorkerFault } from './worker-fault.js';
 import type { PdSettings } from './pd-settings.js';
-import { pushed } from './pushed.js';
+import { pushed, PullQueue } from './pushed.js';
 import type { ServedModel } from './served-model.js';
 
 /** The engine stream of a dispatch: its worker's, or both legs' when it has a prefill leg. */
@@ -149,14 +150,14 @@ class DisaggregatedEvents implements EngineEvents {
       this.timer = null;
       if (this.state !== 'running' || this.decodeStarted) return;
       log.warn('the decode worker produced nothing after the prefill leg ended; both legs aborted', { prefill: this.p.worker.id, decode: this.d.worker.id, waitedMs: ms });
-      this.failAll(new ApiError(503, `the decode worker received no KV from the prefill worker within ${ms / 1000} s`, { code: 'kv_transfer_timeout' }));
+      this.failAll(asWorkerFault(new ApiError(503, `the decode worker received no KV from the prefill worker within ${ms / 1000} s`, { code: 'kv_transfer_timeout' })));
     }, ms);
   }
 
   private prefillFailed(err: unknown): void {
     this.prefillOver = true;
     // The prefill worker's health hears of it; the client sees it as any engine failure.
-    const failure = this.prefillTurn.fail(err);
+    const failure = asWorkerFault(this.prefillTurn.fail(err));
     if (this.state !== 'running' || this.decodeStarted) return;
     this.failAll(failure);
   }
@@ -213,60 +214,3 @@ class DisaggregatedEvents implements EngineEvents {
 }
 
 const DONE: IteratorResult<EngineEvent> = Object.freeze({ value: undefined, done: true }) as IteratorResult<EngineEvent>;
-
-/** Pull-mode reading of a push stream: events queue (holding the stream past a few) until read. */
-class PullQueue implements EngineEventHandler {
-  private readonly queue: EngineEvent[] = [];
-  private waiter: { resolve(r: IteratorResult<EngineEvent>): void; reject(e: unknown): void } | null = null;
-  private ended = false;
-  private error: unknown = null;
-  private held = false;
-
-  constructor(private readonly s: { hold(): void; release(): void }) {}
-
-  event(ev: EngineEvent): void {
-    if (this.waiter) {
-      const w = this.waiter;
-      this.waiter = null;
-      w.resolve({ value: ev, done: false });
-      return;
-    }
-    this.queue.push(ev);
-    if (this.queue.length >= 16 && !this.held) {
-      this.held = true;
-      this.s.hold();
-    }
-  }
-
-  end(): void {
-    this.ended = true;
-    this.wake();
-  }
-
-  fail(err: unknown): void {
-    this.error = err ?? new Error('engine stream failed');
-    this.wake();
-  }
-
-  private wake(): void {
-    const w = this.waiter;
-    if (!w) return;
-    this.waiter = null;
-    if (this.error !== null) w.reject(this.error);
-    else w.resolve(DONE);
-  }
-
-  next(): Promise<IteratorResult<EngineEvent>> {
-    const ev = this.queue.shift();
-    if (ev !== undefined) {
-      if (this.held && this.queue.length < 4) {
-        this.held = false;
-        this.s.release();
-      }
-      return Promise.resolve({ value: ev, done: false });
-    }
-    if (this.error !== null) return Promise.reject(this.error);
-    if (this.ended) return Promise.resolve(DONE);
-    return new Promise((resolve, reject) => (this.waiter = { resolve, reject }));
-  }
-}

@@ -11,7 +11,7 @@ import type { Dispatch, RouteHints } from '../router/types.js';
 import type { Cancellation, EngineEvent, GenerateParams } from '../engine/types.js';
 import type { ServedModel } from './served-model.js';
 import { engineParams, routeFor, type GenerationRequest } from './request.js';
-import { openEngineStream } from './disaggregated-stream.js';
+import { migratingStream } from './migration.js';
 import { WorkerTurn } from './worker-turn.js';
 
 
@@ -118,7 +118,7 @@ class RoutedEvents implements AsyncIterableIterator<EngineEvent> {
       this.gen.dispatch = d;
       this.gen.dispatchedAt = this.turn.start(d, this.params);
       try {
-        inner = this.inner = openEngineStream(this.model, d, this.params, this.signal)[Symbol.asyncIterator]();
+        inner = this.inner = migratingStream(this.model, d, this.params, this.signal, this.route, this.turn)[Symbol.asyncIterator]();
       } catch (err) {
         this.closed = true;
         throw this.turn.fail(err);

@@ -9,7 +9,7 @@ import { ApiError } from '../protocol/errors.js';
 import type { EngineEvent } from '../engine/types.js';
 import type { EngineEventHandler, EngineEvents } from '../engine/generate-stream.js';
 import { pushed } from './pushed.js';
-import { openEngineStream } from './disaggregated-stream.js';
+import { migratingStream } from './migration.js';
 import type { Dispatch } from '../router/types.js';
 import type { Worker } from '../router/worker-pool.js';
 import { WorkerTurn } from './worker-turn.js';
@@ -113,7 +113,7 @@ export async function runGeneration(req: GenerationRequest, sink: GenerationSink
   sink.begin?.(g);
   let events: EngineEvents;
   try {
-    events = pushed(openEngineStream(model, d, req.engine, req.signal));
+    events = pushed(migratingStream(model, d, req.engine, req.signal, req.route, turn));
   } catch (err) {
     throw turn.fail(err);
   }

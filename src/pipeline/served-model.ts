@@ -7,6 +7,7 @@ import type { Router } from '../router/types.js';
 import type { ModelStats } from '../metrics/frontend.js';
 import { log } from '../log.js';
 import { DEFAULT_PD_SETTINGS, type PdSettings } from './pd-settings.js';
+import { DEFAULT_MIGRATION, type MigrationSettings } from './migration-settings.js';
 import { engineSamplingDefaults, fileSamplingDefaults, mergeDefaults, type SamplingDefaults } from './sampling-defaults.js';
 
 export interface ModelInfo {
@@ -47,6 +48,8 @@ export class ServedModel {
   readonly adapters = new Map<string, ServedModel>();
   /** Disaggregated serving's settings (bootstrap port fallback, rendezvous bound). */
   pd: PdSettings = DEFAULT_PD_SETTINGS;
+  /** Request migration's settings (--migration-limit, --migration-max-seq-len). */
+  migration: MigrationSettings = DEFAULT_MIGRATION;
 
   constructor(
     readonly name: string,
@@ -66,6 +69,7 @@ export class ServedModel {
     if (adapter) {
       this.info = adapter.base.info;
       this.pd = adapter.base.pd;
+      this.migration = adapter.base.migration;
       return;
     }
     const i = native.info();

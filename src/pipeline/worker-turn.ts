@@ -30,6 +30,7 @@ export class WorkerTurn {
   }
 
   observe(ev: EngineEvent): void {
+    if (this.over) return; // a migrated request's later events are another turn's
     const fresh = ev.kind === 'chunk' ? ev.chunk.tokenIds.length : ev.done.outputIds.length;
     if (fresh > 0 || ev.kind === 'done') {
       const d = this.d!;

@@ -183,9 +183,9 @@ export class ModelRouter implements Router {
       const t = id === undefined ? undefined : this.slots.get(id);
       if (t && t.worker.healthy) return this.dispatchKnown(t, req, keys, keys ? this.overlapOn(t, keys, h.dpRank) : 0);
     }
-    const cands = this.candidates(false);
+    const cands = this.candidates(false, req.exclude);
     if (cands.length === 0) {
-      if (!this.queueing || !this.slots.list.some((t) => t.worker.healthy)) throw new NoWorkerError(this.pool.model);
+      if (!this.queueing || !this.slots.list.some((t) => t.worker.healthy && !req.exclude?.has(t.worker.id))) throw new NoWorkerError(this.pool.model);
       return this.enqueue(req, keys);
     }
     const [t, overlap] = this.select(cands, req, keys);
@@ -214,12 +214,13 @@ export class ModelRouter implements Router {
     }
   }
 
-  /** Healthy workers; with queueing on, only those not busy (unless `all`). */
-  candidates(all: boolean): Tracked[] {
+  /** Healthy workers (not in `exclude`); with queueing on, only those not busy (unless `all`). */
+  candidates(all: boolean, exclude?: ReadonlySet<number>): Tracked[] {
     const out: Tracked[] = [];
     const q = !all && this.queueing;
     for (const t of this.slots.list) {
       if (!t.worker.healthy) continue;
+      if (exclude !== undefined && exclude.has(t.worker.id)) continue;
       if (q && isBusy(this.load, t.slot, this.thresholds)) continue;
       out.push(t);
     }

@@ -46,6 +46,8 @@ export interface RouteRequest {
    * two routers hash with the same seed, so the prefill router reuses the main router's.
    */
   keys?: PromptKeys;
+  /** Workers not to choose (a migrating request's failed ones). */
+  exclude?: ReadonlySet<number>;
 }
 
 /** A routing decision, with the hooks that keep the worker's load current. */

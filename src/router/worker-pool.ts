@@ -64,6 +64,8 @@ export interface Worker {
   readonly configuredRole: WorkerRole;
   /** What its engine says of disaggregation; null until its first server info (or its failure). */
   engine: EngineDisaggregation | null;
+  /** Requests on it that can move elsewhere (migration): told when it leaves the pool. */
+  runs?: Set<{ evacuate(w: Worker): void }>;
 }
 
 export interface WorkerInfo {
@@ -259,6 +261,8 @@ export class WorkerPool implements WorkerSet {
     this.workers = this.workers.filter((x) => x !== w);
     this.breakers.delete(w);
     this.downSince.delete(w);
+    // Requests that can move go on elsewhere; the others finish here.
+    if (w.runs) for (const r of [...w.runs]) r.evacuate(w);
     const closeWhenIdle = () => {
       if (w.inflight > 0) setTimeout(closeWhenIdle, 50).unref();
       else w.client.close();
