@@ -71,6 +71,12 @@ export interface EngineEvents extends AsyncIterableIterator<EngineEvent> {
   release(): void;
   /** Leave the stream (aborting it unless every choice completed; see close()). */
   return(): Promise<IteratorResult<EngineEvent>>;
+  /**
+   * The reader has every choice it needs: what follows is only read out, and a failure now
+   * costs the client nothing (a stream that would act on a failure, as a migrating one
+   * does, stops acting).
+   */
+  settle?(): void;
 }
 
 /** Whether `s` (what EngineClient.generate returned) can push its events. */

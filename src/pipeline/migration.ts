@@ -185,7 +185,7 @@ class MigratingEvents implements EngineEvents {
       leg.turn.end();
       return;
     }
-    const reason = this.signal.aborted ? null : workerFault(err);
+    const reason = this.signal.aborted || this.settled ? null : workerFault(err);
     if (reason === null || !this.canMove()) {
       if (reason !== null && this.migrations >= this.s.limit) this.model.stats.migrationsExhausted.inc();
       this.giveUp(leg, err);
@@ -311,7 +311,7 @@ class MigratingEvents implements EngineEvents {
 
   /** A worker leaving the pool: the requests it serves are evacuated (see WorkerPool.remove). */
   evacuate(w: Worker): void {
-    if (this.closed || this.moving) return;
+    if (this.closed || this.moving || this.settled) return;
     const leg = this.legs.find((l) => !l.over && l.d.worker === w);
     if (!leg) return;
     const gone = new EngineError('unavailable', `worker ${w.id} left the pool`, w.client.url, { health: 'none' });
@@ -334,6 +334,13 @@ class MigratingEvents implements EngineEvents {
 
   private untrack(w: Worker): void {
     w.runs?.delete(this);
+  }
+
+  /** The reader has what it needs (run.ts reads the rest out): failures no longer move anything. */
+  private settled = false;
+
+  settle(): void {
+    this.settled = true;
   }
 
   hold(): void {

@@ -253,6 +253,7 @@ class PushedRun implements EngineEventHandler {
   private leave(endsItself: boolean): void {
     if (endsItself && this.state === 'open') {
       this.state = 'drain';
+      this.events.settle?.();
       // The engine stream holds this run until its trailers come: let go of the request's
       // answer (sink and choices: the exchange, the body, the native outputs) now, so a late
       // end does not keep them alive past the response (bench/RESULTS.md, "Fixed cost per
