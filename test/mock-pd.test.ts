@@ -239,11 +239,13 @@ describe('SGLang protocol: a prefill/decode pair of mock engines', () => {
     const pre = failure(collect(pc.generate(leg(PROMPT), ac.signal)));
     await held;
     assert.equal(store.held(), 1);
+    assert.ok(prefill.context.rankLoad(0).usedTokens > 0, 'the held KV occupies blocks');
     const freed = once(store, 'freed');
     ac.abort();
     assert.equal((await pre).code, 'aborted');
     await freed;
     assert.equal(store.held(), 0);
+    assert.equal(prefill.context.rankLoad(0).usedTokens, 0, "the prefill worker's held blocks are released");
   });
 });
 
@@ -308,6 +310,8 @@ for (const transport of ['h2', 'connect'] as const) {
       assert.equal((kv['remote_block_ids'] as number[][])[0]!.length, Math.ceil(PROMPT.length / 16));
       assert.match(String(kv['remote_request_id']), new RegExp(`^${p.requestId}-[0-9a-f]{8}$`));
       assert.equal(prefill.rendezvous!.store.held(), 1, 'the prefill worker holds the KV until it is taken');
+      const fullBlocks = Math.floor(PROMPT.length / 16);
+      assert.equal((await pc.loads()).perRank[0]!.usedTokens, fullBlocks * 16, "the held prompt's blocks stay in use on the prefill worker");
 
       // The decode leg: the original request (same id), with exactly the returned JSON.
       const dec = await collect(dc.generate({ ...p, kvTransferParams: returned }, never()));
@@ -316,6 +320,7 @@ for (const transport of ['h2', 'connect'] as const) {
       assert.equal(dec.done[0]!.finishReason, 'length');
       assert.equal(dec.done[0]!.cachedTokens, PROMPT.length - 1);
       assert.equal(dec.done[0]!.kvTransferParams, undefined, 'a decode leg returns no params');
+      assert.equal(prefill.context.rankLoad(0).usedTokens, 0, 'taken KV is released on the prefill worker');
       const full = decode.core.blockHashes(Array.from(p.inputIds)).slice(0, Math.floor((PROMPT.length - 1) / 16));
       for (const h of full) assert.ok(stored.hashes.has(h), 'the transferred blocks are published as stored on decode');
       assert.equal(prefill.rendezvous!.store.held(), 0);
@@ -402,6 +407,7 @@ for (const transport of ['h2', 'connect'] as const) {
         assert.ok(pre.done[0]!.kvTransferParams);
         await freed;
         assert.equal(short.rendezvous!.store.held(), 0);
+        assert.equal(short.context.rankLoad(0).usedTokens, 0, 'expired KV is released');
       } finally {
         c.close();
         await short.close();

@@ -27,7 +27,7 @@ export interface KvPayload {
 }
 
 type Entry =
-  | { state: 'ready'; payload: KvPayload; timer: NodeJS.Timeout; taken: (ok: boolean) => void }
+  | { state: 'ready'; payload: KvPayload; timer: NodeJS.Timeout; taken: (ok: boolean) => void; release: () => void }
   | { state: 'failed'; reason: string; timer: NodeJS.Timeout };
 
 export type TakeResult = { kind: 'ok'; payload: KvPayload } | { kind: 'failed'; reason: string } | { kind: 'timeout' };
@@ -68,10 +68,11 @@ export class KvRendezvousStore extends EventEmitter {
   }
 
   /**
-   * Hold `payload` under `key` until a decode takes it. Resolves true when taken, false
-   * when the hold time ran out, the key was freed or failed first.
+   * Hold `payload` under `key` until a decode takes it; `release` (the KV blocks held for
+   * it) runs when it is taken or freed, before 'freed' is emitted. Resolves true when
+   * taken, false when the hold time ran out, the key was freed or failed first.
    */
-  publish(key: string, payload: KvPayload): Promise<boolean> {
+  publish(key: string, payload: KvPayload, release: () => void = () => {}): Promise<boolean> {
     this.drop(key);
     return new Promise<boolean>((resolve) => {
       const w = this.waiters.get(key);
@@ -79,13 +80,14 @@ export class KvRendezvousStore extends EventEmitter {
       if (first) {
         // A decode is already waiting: hand it over at once.
         this.unwait(key, first, 'answered');
+        release();
         first.done({ kind: 'ok', payload });
         resolve(true);
         return;
       }
       const timer = setTimeout(() => this.drop(key), this.holdMs);
       timer.unref();
-      this.entries.set(key, { state: 'ready', payload, timer, taken: resolve });
+      this.entries.set(key, { state: 'ready', payload, timer, taken: resolve, release });
       this.emit('held', key);
     });
   }
@@ -109,6 +111,7 @@ export class KvRendezvousStore extends EventEmitter {
     clearTimeout(e.timer);
     this.entries.delete(key);
     if (e.state === 'ready') {
+      e.release();
       e.taken(false);
       this.emit('freed', key);
     }
@@ -120,6 +123,7 @@ export class KvRendezvousStore extends EventEmitter {
     if (e?.state === 'ready') {
       clearTimeout(e.timer);
       this.entries.delete(key);
+      e.release();
       e.taken(true);
       this.emit('freed', key);
       done({ kind: 'ok', payload: e.payload });

@@ -99,7 +99,7 @@ export async function* serveGenerate<R>(m: MockContext, req: CoreRequest, ctx: H
     }
     // The prompt is computed: hold its KV for the decode leg (unless the fault says never).
     if (!noRendezvous) {
-      const taken = m.rendezvous!.store.publish(prefill.key, payloadOf(m, req));
+      const taken = m.rendezvous!.store.publish(prefill.key, payloadOf(m, req), m.core.holdKv(req.prompt));
       handedOver = true;
       if (prefill.answerAfterTaken && !(await orAborted(taken, signal, false))) {
         if (signal.aborted) {

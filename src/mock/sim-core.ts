@@ -224,6 +224,24 @@ export class SimCore {
     c.cachedTokens = tokens;
   }
 
+  /**
+   * Disaggregated prefill: keep the computed KV of `tokens` (its cached full blocks, on the
+   * rank holding its first block) out of eviction and counted as used, as a prefill worker
+   * keeps a prompt's blocks until its decode worker took them. Returns the release.
+   */
+  holdKv(tokens: ArrayLike<number>): () => void {
+    const hashes = this.blockHashes(tokens);
+    const rank = this.ranks.find((r) => hashes.length > 0 && r.pool.cachedHashes().has(hashes[0]!));
+    if (!rank) return () => {};
+    const held = rank.pool.pin(hashes);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      rank.pool.release(held);
+    };
+  }
+
   /** Chained hashes of `tokens`' full blocks, as this engine's KV pool names them. */
   blockHashes(tokens: ArrayLike<number>): number[] {
     return this.ranks[0]!.pool.hashBlocks(tokens);
