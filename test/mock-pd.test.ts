@@ -14,7 +14,7 @@ import type { EngineClient, EngineEvent, GenerateDone, GenerateParams, TokenChun
 import { startMockEngine, type MockEngine, type MockEngineOptions } from '../src/mock/engine-server.js';
 import { faultIn } from '../src/mock/faults.js';
 import type { PoolEvent } from '../src/mock/kv-pool.js';
-import { HANG_GUARD_MS } from './helpers/eventually.js';
+import { eventually, HANG_GUARD_MS } from './helpers/eventually.js';
 
 const EOS = 999;
 const T = { timeout: HANG_GUARD_MS };
@@ -230,6 +230,44 @@ describe('SGLang protocol: a prefill/decode pair of mock engines', () => {
     assert.equal(r.done[0]!.finishReason, 'abort');
     assert.equal(r.tokens.length, 0);
     assert.equal((await released)[1], 'left');
+  });
+
+  test('an Abort rpc reaches a prefill leg waiting for its KV to be taken: "abort", KV freed', T, async () => {
+    const store = prefill.rendezvous!.store;
+    const p = leg(PROMPT);
+    const held = once(store, 'held');
+    const pre = collect(pc.generate(p, never()));
+    await held;
+    const freed = once(store, 'freed');
+    await pc.abort(p.requestId);
+    const r = await pre;
+    assert.equal(r.done[0]!.finishReason, 'abort');
+    await freed;
+    assert.equal(store.held(), 0);
+  });
+
+  test('the transfer time is paid after the KV is taken: a decode cancelled then ends "aborted", not answered', T, async () => {
+    const slow = await startMockEngine(engineOptions({ role: 'decode', kvTransferMsPerToken: 1e6 }));
+    const c = createEngineClient(slow.url);
+    try {
+      const p = leg(PROMPT);
+      const ac = new AbortController();
+      const taken = once(prefill.rendezvous!.store, 'freed');
+      const dec = failure(collect(c.generate({ ...p }, ac.signal)));
+      const pre = collect(pc.generate({ ...p }, never()));
+      await taken;
+      assert.equal((await pre).done[0]!.finishReason, 'length', 'the prefill leg answers once its KV was taken');
+      await eventually(() => slow.context.kvTransfersInFlight === 1, 'the decode leg pays its transfer time');
+      ac.abort();
+      assert.equal((await dec).code, 'aborted');
+      await slow.context.pending.whenIdle();
+      assert.equal(slow.context.kvTransfersInFlight, 0);
+      assert.equal(slow.core.ranks[0]!.pool.cachedHashes().size, 0, 'nothing entered the decode KV pool');
+      assert.equal(slow.stats.active, 0);
+    } finally {
+      c.close();
+      await slow.close();
+    }
   });
 
   test('cancelling the prefill stream while its KV waits for the decode leg frees the KV', T, async () => {

@@ -61,6 +61,8 @@ export class MockContext {
   /** vLLM: GetServerInfo kv_connector and kv_engine_id ('' when aggregated). */
   kvConnector = '';
   kvEngineId = '';
+  /** Decode legs paying their KV transfer time now. */
+  kvTransfersInFlight = 0;
   /** Requests waiting outside the scheduler (PD hand-over), for the Abort rpc. */
   readonly pending = new PendingRequests();
 

@@ -62,7 +62,12 @@ export async function receiveKv(m: MockContext, req: CoreRequest, plan: Extract<
   if (mismatch) return { kind: 'failed', why: mismatch };
   const tokens = Math.max(0, req.prompt.length - 1);
   const ms = (m.kvTransferMsPerToken * tokens) / m.core.timing.o.speedupRatio;
-  if (ms > 0 && !(await delay(ms, signal))) return { kind: 'cancelled' };
+  if (ms > 0) {
+    m.kvTransfersInFlight++;
+    const done = await delay(ms, signal);
+    m.kvTransfersInFlight--;
+    if (!done) return { kind: 'cancelled' };
+  }
   return { kind: 'ok', tokens };
 }
 
