@@ -193,6 +193,21 @@ describe('SGLang protocol: a prefill/decode pair of mock engines', () => {
     assert.equal((await pre).done[0]!.finishReason, 'length');
   });
 
+  test('an IPv6 prefill worker: the bootstrap host as a URL writes it ([::1]) reaches it', T, async () => {
+    const v6 = await startMockEngine(engineOptions({ role: 'prefill', host: '::1' }));
+    const c = createEngineClient(v6.url);
+    try {
+      assert.match(v6.url, /^grpc:\/\/\[::1\]:\d+$/);
+      const p = leg(`v6 ${PROMPT}`, { bootstrap: { host: '[::1]', port: v6.rendezvous!.port, room: ++roomSeq } });
+      const [pre, dec] = await Promise.all([collect(c.generate({ ...p }, never())), collect(dc.generate({ ...p }, never()))]);
+      assert.equal(pre.done[0]!.finishReason, 'length');
+      assert.equal(dec.done[0]!.cachedTokens, p.inputIds.length - 1);
+    } finally {
+      c.close();
+      await v6.close();
+    }
+  });
+
   test('a decode leg whose prefill worker is down fails INTERNAL at once ("it might be dead")', T, async () => {
     const gone = await startMockEngine(engineOptions({ role: 'prefill' }));
     const port = gone.rendezvous!.port;
@@ -362,6 +377,28 @@ for (const transport of ['h2', 'connect'] as const) {
       const full = decode.core.blockHashes(Array.from(p.inputIds)).slice(0, Math.floor((PROMPT.length - 1) / 16));
       for (const h of full) assert.ok(stored.hashes.has(h), 'the transferred blocks are published as stored on decode');
       assert.equal(prefill.rendezvous!.store.held(), 0);
+    });
+
+    test('MooncakeConnector: the router mints the transfer id; prefill returns nothing, decode takes the KV at the bootstrap address', T, async () => {
+      const mc = await startMockEngine(engineOptions({ protocol: 'vllm', role: 'prefill', kvConnector: 'MooncakeConnector' }));
+      const c = createEngineClient(mc.url, { generateTransport: transport });
+      try {
+        const si = (await c.serverInfo()).disaggregation;
+        assert.equal(si.kvConnector, 'MooncakeConnector');
+        const p = request(`mooncake ${PROMPT}`);
+        const transferId = `xfer-${rid()}`;
+        const pre = await collect(c.generate({ ...prefillLeg(p), kvTransferParams: JSON.stringify({ do_remote_decode: true, do_remote_prefill: false, transfer_id: transferId }) }, never()));
+        assert.equal(pre.done[0]!.finishReason, 'length');
+        assert.equal(pre.done[0]!.kvTransferParams, undefined, 'a push-based connector returns nothing to relay');
+        const decodeParams = JSON.stringify({ do_remote_decode: false, do_remote_prefill: true, transfer_id: transferId, remote_engine_id: si.kvEngineId, remote_bootstrap_addr: `http://127.0.0.1:${mc.rendezvous!.port}` });
+        const dec = await collect(dc.generate({ ...p, kvTransferParams: decodeParams }, never()));
+        assert.equal(dec.tokens.length, 10);
+        assert.equal(dec.done[0]!.cachedTokens, p.inputIds.length - 1);
+        assert.equal(mc.rendezvous!.store.held(), 0);
+      } finally {
+        c.close();
+        await mc.close();
+      }
     });
 
     test('a decode worker given no params computes the prompt itself, as vLLM does', T, async () => {

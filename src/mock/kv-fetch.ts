@@ -21,6 +21,8 @@ const POLL_MS = 10_000;
 
 /** Take `key` from http://host:port, waiting up to `timeoutMs` in all. */
 export async function fetchKv(host: string, port: number, key: string, timeoutMs: number, signal: AbortSignal): Promise<FetchResult> {
+  // A bootstrap host may come bracketed (an IPv6 address as a URL writes it).
+  if (host.startsWith('[') && host.endsWith(']')) host = host.slice(1, -1);
   const start = performance.now();
   for (;;) {
     if (signal.aborted) return { kind: 'cancelled' };

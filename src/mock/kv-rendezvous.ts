@@ -2,8 +2,9 @@
 // workers to take, and the side-channel server they take it from (SGLang's bootstrap
 // server, NIXL's side channel: one plain HTTP server on the bootstrap port).
 //
-//   GET /kv/<key>?wait_ms=N   key: room/<bootstrap_room> (SGLang) or request/<remote_request_id>
-//                             (vLLM, URL-encoded). Long-polls up to N ms for the key:
+//   GET /kv/<key>?wait_ms=N   key: room/<bootstrap_room> (SGLang), request/<remote_request_id>
+//                             (vLLM NIXL) or transfer/<transfer_id> (vLLM Mooncake), ids
+//                             URL-encoded. Long-polls up to N ms for the key:
 //     200 application/json    the prompt's KV (KvPayload); the entry is taken (handed over once)
 //     404 {"error"}           nothing under the key within N ms (the caller polls again or gives up)
 //     410 {"error"}           the prefill leg failed or was aborted: the KV will never come
@@ -172,9 +173,10 @@ export class KvRendezvousStore extends EventEmitter {
   }
 }
 
-/** SGLang's key for a bootstrap room, vLLM's for a remote request id. */
+/** SGLang's key for a bootstrap room, vLLM's for a NIXL remote request id and a Mooncake transfer id. */
 export const roomKey = (room: number) => `room/${room}`;
 export const requestKey = (id: string) => `request/${encodeURIComponent(id)}`;
+export const transferKey = (id: string) => `transfer/${encodeURIComponent(id)}`;
 
 /** The mock's bootstrap / side-channel server over `store`. */
 export class KvRendezvousServer {
@@ -209,7 +211,7 @@ export class KvRendezvousServer {
   private handle(req: http.IncomingMessage, res: http.ServerResponse): void {
     const url = new URL(req.url ?? '/', 'http://x');
     if (req.method === 'GET' && url.pathname === '/health') return json(res, 200, { ok: true });
-    const m = /^\/kv\/((?:room|request)\/[^/]+)$/.exec(url.pathname);
+    const m = /^\/kv\/((?:room|request|transfer)\/[^/]+)$/.exec(url.pathname);
     if (req.method !== 'GET' || !m) return json(res, 404, { error: `no route ${req.method} ${url.pathname}` });
     const key = m[1]!;
     const waitMs = Math.min(Math.max(0, Number(url.searchParams.get('wait_ms') ?? 0) || 0), 600_000);

@@ -7,13 +7,17 @@
 // request to the decode worker with the params the prefill leg's GenerateComplete carried
 // (kv_transfer_params_json, field 12): do_remote_prefill true, remote_host / remote_port
 // (the prefill worker's side channel), remote_request_id (what the decode worker asks for).
+// With MooncakeConnector the router mints a transfer id instead: the prefill leg carries
+// {"do_remote_decode":true,...,"transfer_id"} and returns nothing, the decode leg
+// {"do_remote_prefill":true,"transfer_id","remote_engine_id","remote_bootstrap_addr":
+// "http://HOST:PORT"} (the prefill worker's bootstrap server, i.e. --bootstrap-port).
 // A decode worker given no params computes the prompt itself, as vLLM does; so does any
 // worker given params it has no part in.
 
 import { Code, ConnectError } from '@connectrpc/connect';
 
 import type { GenerateRequest } from '../gen/vllm_engine_pb.js';
-import { requestKey } from './kv-rendezvous.js';
+import { requestKey, transferKey } from './kv-rendezvous.js';
 import type { MockContext } from './mock-context.js';
 import type { PdPlan } from './pd-leg.js';
 
@@ -36,6 +40,9 @@ export function vllmLeg(m: MockContext, req: GenerateRequest): VllmLeg {
       throw new ConnectError(`request ${id}: this worker is a KV producer (kv_role kv_producer) and cannot take a remote prefill (do_remote_prefill)`, Code.InvalidArgument);
     }
     if (params['do_remote_decode'] !== true) return {};
+    // Mooncake (push-based): the router minted the transfer id; nothing is returned.
+    const transferId = params['transfer_id'];
+    if (typeof transferId === 'string' && transferId !== '') return { plan: { role: 'prefill', protocol: 'vllm', key: transferKey(transferId), answerAfterTaken: false } };
     const remoteId = `${id}-${Math.random().toString(16).slice(2, 10).padEnd(8, '0')}`;
     const promptLen = req.input.case === 'tokenized' ? req.input.value.inputIds.length : 0;
     const blocks = Math.ceil(promptLen / m.core.o.blockSize);
@@ -65,6 +72,13 @@ export function vllmLeg(m: MockContext, req: GenerateRequest): VllmLeg {
     throw new ConnectError(`request ${id}: this worker is a KV consumer (kv_role kv_consumer) and cannot hand KV to a remote decode (do_remote_decode)`, Code.InvalidArgument);
   }
   if (params['do_remote_prefill'] !== true) return {};
+  const transferId = params['transfer_id'];
+  if (typeof transferId === 'string' && transferId !== '') {
+    // Mooncake: the prefill engine's bootstrap address and the router's transfer id.
+    const at = bootstrapAddr(params['remote_bootstrap_addr']);
+    if (!at) throw new ConnectError(`request ${id}: kv_transfer_params with a transfer_id need remote_bootstrap_addr (http://HOST:PORT)`, Code.InvalidArgument);
+    return { plan: { role: 'decode', protocol: 'vllm', host: at.host, port: at.port, key: transferKey(transferId) } };
+  }
   const host = params['remote_host'];
   const port = params['remote_port'];
   const remoteId = params['remote_request_id'];
@@ -72,6 +86,17 @@ export function vllmLeg(m: MockContext, req: GenerateRequest): VllmLeg {
     throw new ConnectError(`request ${id}: kv_transfer_params with do_remote_prefill need remote_host, remote_port (1-65535) and remote_request_id`, Code.InvalidArgument);
   }
   return { plan: { role: 'decode', protocol: 'vllm', host, port, key: requestKey(remoteId) } };
+}
+
+function bootstrapAddr(v: unknown): { host: string; port: number } | null {
+  if (typeof v !== 'string') return null;
+  try {
+    const u = new URL(v);
+    const port = Number(u.port);
+    return u.hostname !== '' && Number.isInteger(port) && port > 0 ? { host: u.hostname, port } : null;
+  } catch {
+    return null;
+  }
 }
 
 /** The request's params as vLLM's servicer reads them: the JSON field first, else the legacy typed one. */
