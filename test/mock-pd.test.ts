@@ -14,6 +14,7 @@ import type { EngineClient, EngineEvent, GenerateDone, GenerateParams, TokenChun
 import { startMockEngine, type MockEngine, type MockEngineOptions } from '../src/mock/engine-server.js';
 import { faultIn } from '../src/mock/faults.js';
 import type { PoolEvent } from '../src/mock/kv-pool.js';
+import type { KvRendezvousStore } from '../src/mock/kv-rendezvous.js';
 import { eventually, HANG_GUARD_MS } from './helpers/eventually.js';
 
 const EOS = 999;
@@ -65,6 +66,26 @@ function storedHashes(e: MockEngine): { hashes: Set<number>; stop: () => void } 
     for (const ev of b.events as PoolEvent[]) if (ev.kind === 'stored') for (const blk of ev.blocks) hashes.add(blk.hash);
   });
   return { hashes, stop };
+}
+
+/**
+ * Start `p` on a decode engine whose KV never comes, cancel it once it polls the prefill
+ * worker's side channel: it must end "aborted" at once, the side channel stop waiting for
+ * it because it hung up, and the decode engine hold nothing for it.
+ */
+async function cancelWhileWaiting(store: KvRendezvousStore, decode: MockEngine, client: EngineClient, p: GenerateParams): Promise<void> {
+  const ac = new AbortController();
+  const waiting = once(store, 'waiting');
+  const dec = failure(collect(client.generate(p, ac.signal)));
+  await waiting;
+  assert.equal(store.waiting(), 1);
+  const released = once(store, 'released');
+  ac.abort();
+  assert.equal((await dec).code, 'aborted');
+  assert.equal((await released)[1], 'left', 'the side channel stopped waiting because the decode worker hung up');
+  assert.equal(store.waiting(), 0);
+  await decode.context.pending.whenIdle();
+  assert.equal(decode.stats.active, 0);
 }
 
 describe('fault triggers scoped to a role', () => {
@@ -218,19 +239,7 @@ describe('SGLang protocol: a prefill/decode pair of mock engines', () => {
   });
 
   test('cancelling the decode stream while it waits for its room ends it at once and stops the wait', T, async () => {
-    const store = prefill.rendezvous!.store;
-    const ac = new AbortController();
-    const waiting = once(store, 'waiting');
-    const dec = failure(collect(dc.generate(leg(PROMPT), ac.signal)));
-    await waiting;
-    assert.equal(store.waiting(), 1);
-    const released = once(store, 'released');
-    ac.abort();
-    assert.equal((await dec).code, 'aborted');
-    assert.equal((await released)[1], 'left', 'the side channel stopped waiting because the decode worker hung up');
-    assert.equal(store.waiting(), 0);
-    await decode.context.pending.whenIdle();
-    assert.equal(decode.stats.active, 0);
+    await cancelWhileWaiting(prefill.rendezvous!.store, decode, dc, leg(PROMPT));
   });
 
   test('an Abort rpc reaches a decode leg waiting for its room: its choice ends "abort"', T, async () => {
@@ -458,19 +467,8 @@ for (const transport of ['h2', 'connect'] as const) {
     });
 
     test('cancelling a decode leg waiting for its KV ends it at once and stops the wait', T, async () => {
-      const store = prefill.rendezvous!.store;
       const params = JSON.stringify({ do_remote_prefill: true, do_remote_decode: false, remote_host: '127.0.0.1', remote_port: prefill.rendezvous!.port, remote_request_id: `nobody-${rid()}` });
-      const ac = new AbortController();
-      const waiting = once(store, 'waiting');
-      const dec = failure(collect(dc.generate(request(PROMPT, { kvTransferParams: params }), ac.signal)));
-      await waiting;
-      const released = once(store, 'released');
-      ac.abort();
-      assert.equal((await dec).code, 'aborted');
-      assert.equal((await released)[1], 'left', 'the side channel stopped waiting because the decode worker hung up');
-      assert.equal(store.waiting(), 0);
-      await decode.context.pending.whenIdle();
-      assert.equal(decode.stats.active, 0);
+      await cancelWhileWaiting(prefill.rendezvous!.store, decode, dc, request(PROMPT, { kvTransferParams: params }));
     });
 
     test('KV nobody takes is freed when its hold (the rendezvous bound) ends', T, async () => {
