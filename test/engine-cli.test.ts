@@ -11,7 +11,8 @@ const FLAGS = [
   '--data-parallel-size', '--block-size', '--num-blocks', '--max-num-seqs', '--max-num-batched-tokens', '--max-model-len',
   '--no-chunked-prefill', '--no-prefix-caching', '--decode-ms-per-seq', '--decode-ms-per-kv-token', '--eos-probability',
   '--seed', '--stream-interval', '--reasoning-tokens', '--reasoning-parser', '--tool-call-parser', '--kv-events-zmq',
-  '--kv-events-replay', '--kv-events-topic', '--kv-events-format',
+  '--kv-events-replay', '--kv-events-topic', '--kv-events-format', '--role', '--bootstrap-port', '--kv-transfer-ms-per-token',
+  '--kv-connector', '--rendezvous-timeout-ms',
 ];
 
 test('portico mock-engine --help describes every flag it accepts', async () => {
@@ -27,6 +28,48 @@ test('bad simulator values are usage errors', async () => {
   const b = await runPortico(['mock-engine', '--model-path', QWEN3, '--kv-events-topic', 'x']);
   assert.equal(b.code, 2);
   assert.match(b.stderr, /need --kv-events-zmq/);
+  const c = await runPortico(['mock-engine', '--model-path', QWEN3, '--role', 'both']);
+  assert.equal(c.code, 2);
+  assert.match(c.stderr, /--role must be one of 'aggregated', 'prefill', 'decode'/);
+  const d = await runPortico(['mock-engine', '--model-path', QWEN3, '--role', 'decode', '--bootstrap-port', '9000']);
+  assert.equal(d.code, 2);
+  assert.match(d.stderr, /--bootstrap-port needs --role prefill/);
+});
+
+test('mock-engine --role prefill / --role decode (SGLang): a pair started from the command line serves a request together', async () => {
+  const common = ['mock-engine', '--model-path', QWEN3, '--port', '0', '--mode', 'sim', '--speedup-ratio', '100', '--eos-probability', '0'];
+  const prefill = await startPortico([...common, '--role', 'prefill', '--bootstrap-port', '0', '--kv-transfer-ms-per-token', '0.5']);
+  const decode = await startPortico([...common, '--role', 'decode', '--rendezvous-timeout-ms', '60000']);
+  const pc = createEngineClient(`grpc://127.0.0.1:${prefill.port}`);
+  const dc = createEngineClient(`grpc://127.0.0.1:${decode.port}`);
+  try {
+    const pd = (await pc.serverInfo()).disaggregation;
+    assert.equal(pd.role, 'prefill');
+    assert.ok(pd.bootstrapPort! > 0);
+    assert.equal((await pc.serverInfo()).serverArgs['kv_transfer_ms_per_token'], 0.5);
+    assert.equal((await dc.serverInfo()).disaggregation.role, 'decode');
+    const p = { requestId: 'cli-pd-1', inputIds: Uint32Array.from({ length: 40 }, (_, i) => 100 + i), maxNewTokens: 6, stream: true, bootstrap: { host: '127.0.0.1', port: pd.bootstrapPort!, room: 77 } };
+    const run = async (c: typeof pc) => {
+      const out: { tokens: number; cached: number; finish: string } = { tokens: 0, cached: -1, finish: '' };
+      for await (const ev of c.generate({ ...p }, new AbortController().signal)) {
+        if (ev.kind === 'chunk') out.tokens += ev.chunk.tokenIds.length;
+        else {
+          out.cached = ev.done.cachedTokens;
+          out.finish = ev.done.finishReason;
+        }
+      }
+      return out;
+    };
+    const [pre, dec] = await Promise.all([run(pc), run(dc)]);
+    assert.deepEqual(pre, { tokens: 1, cached: 0, finish: 'length' });
+    assert.deepEqual(dec, { tokens: 6, cached: 39, finish: 'length' });
+    assert.match(prefill.output(), /bootstrap server \(prefill role\) on 127\.0\.0\.1:\d+/);
+  } finally {
+    pc.close();
+    dc.close();
+    await prefill.stop();
+    await decode.stop();
+  }
 });
 
 test('mock-engine --mode sim --protocol vllm: reasoning output, block size and DP size reported', async () => {

@@ -12,7 +12,7 @@ import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
 import * as sgl from '../src/gen/sglang_scheduler_pb.js';
 import * as vllm from '../src/gen/vllm_engine_pb.js';
 import { decodeGenerateResponse, SGLANG_RESPONSE, VLLM_RESPONSE } from '../src/engine/generate-response-wire.js';
-import type { WireChunk, WireResponse } from '../src/engine/generate-stream.js';
+import { toDone, type WireChunk, type WireComplete, type WireResponse } from '../src/engine/generate-stream.js';
 import { frameMessage } from '../src/engine/grpc-h2.js';
 import { buildGenerateRequest } from '../src/engine/sglang-client.js';
 import { encodeSglangGenerate } from '../src/engine/sglang-generate-wire.js';
@@ -59,6 +59,14 @@ const cases: Array<[string, GenerateParams]> = [
   ['a frame over 1 MiB (the scratch buffer shrinks after it)', { ...base, inputIds: ids(300_000, 3_000_000) }],
   ['large ids', { ...base, inputIds: Uint32Array.from([0, 127, 128, 16383, 16384, 0xffffffff]) }],
   ['many stop ids', { ...base, stopTokenIds: Array.from(ids(300, 1)) }],
+  // Disaggregated serving: each protocol writes its own field and ignores the other's.
+  ['PD bootstrap', { ...base, bootstrap: { host: '10.0.0.7', port: 8998, room: 0x7fffffff } }],
+  ['PD bootstrap with zeros (an empty message)', { ...base, bootstrap: { host: '', port: 0, room: 0 } }],
+  ['PD bootstrap, IPv6 host, small room, streamed', { ...base, stream: true, bootstrap: { host: 'fd00::1', port: 1, room: 5 }, dataParallelRank: 1 }],
+  ['kv transfer params', { ...base, kvTransferParams: '{"do_remote_decode":true,"do_remote_prefill":false}' }],
+  ['kv transfer params, empty string (present)', { ...base, kvTransferParams: '' }],
+  ['kv transfer params, long and non-ASCII', { ...base, stream: true, dataParallelRank: 0, kvTransferParams: JSON.stringify({ remote_block_ids: [Array.from(ids(200, 1))], remote_host: 'höst' }) }],
+  ['both PD fields', { ...base, bootstrap: { host: 'h', port: 2, room: 3 }, kvTransferParams: '{}' }],
 ];
 
 const protocols = [
@@ -106,6 +114,7 @@ for (const proto of protocols) {
       ['NaN choices', { ...base, n: NaN }],
       ['float past float32', { ...base, temperature: 1e39 }],
       ['fractional data-parallel rank', { ...base, dataParallelRank: 0.5 }],
+      ...(proto.name === 'SGLang' ? [['bootstrap room past int32', { ...base, bootstrap: { host: 'h', port: 1, room: 2 ** 31 } }], ['fractional bootstrap port', { ...base, bootstrap: { host: 'h', port: 1.5, room: 1 } }]] : []),
     ] as Array<[string, GenerateParams]>) {
       test(`a value the wire type cannot hold throws the same error in both: ${name}`, () => {
         let want = '';
@@ -143,6 +152,8 @@ function project(r: AnyResponse): WireResponse {
       outputIds: [...v.outputIds], finishReason: v.finishReason, promptTokens: v.promptTokens, completionTokens: v.completionTokens,
       cachedTokens: v.cachedTokens, index: v.index, outputLogprobs: lp(v.outputLogprobs),
       matchedStop: v.matchedStop.case === undefined ? { case: undefined } : { case: v.matchedStop.case, value: v.matchedStop.value },
+      kvTransferParamsJson: v.kvTransferParamsJson,
+      kvTransferParams: v.kvTransferParams === undefined ? undefined : { remoteHost: v.kvTransferParams.remoteHost, remotePort: v.kvTransferParams.remotePort },
     } } };
   }
   return { response: { case: undefined } };
@@ -152,6 +163,8 @@ const outLp = { tokenLogprobs: [-0.5, -1.25, -9999, 0], tokenIds: [7, 8, 9, 10],
 const inLp = { tokenLogprobs: [{}, { value: -3.5 }, { value: 0 }], tokenIds: [1, 2, 3], topLogprobs: [{ values: [-1], tokenIds: [4] }] };
 const chunkFields = { tokenIds: [5, 128, 0xffffffff], promptTokens: 11, completionTokens: 3, cachedTokens: 4, index: 2 };
 const completeFields = { outputIds: [1, 2, 3, 151645], finishReason: 'stop', promptTokens: 11, completionTokens: 4, cachedTokens: 8, index: 1 };
+
+const NIXL_PARAMS = '{"do_remote_prefill": true, "do_remote_decode": false, "remote_block_ids": [[1, 2, 3]], "remote_engine_id": "e-1", "remote_request_id": "r-1", "remote_host": "10.0.0.9", "remote_port": 5600, "tp_size": 1}';
 
 const responseCases: Array<[string, Record<string, unknown>]> = [
   ['empty response', {}],
@@ -167,16 +180,22 @@ const responseCases: Array<[string, Record<string, unknown>]> = [
 ];
 
 const responseProtocols = [
-  { name: 'SGLang', schema: sgl.GenerateResponseSchema as any, layout: SGLANG_RESPONSE,
+  { name: 'SGLang', schema: sgl.GenerateResponseSchema as any, layout: SGLANG_RESPONSE, cases: [] as Array<[string, Record<string, unknown>]>,
     // Fields Portico never reads, which the reader must skip.
     extra: { chunk: { hiddenStates: [0.5, 1.5], reasoningTokens: 3 }, complete: { allHiddenStates: [{ values: [1, 2] }], reasoningTokens: 2, specAcceptedTokens: 5, specDraftTokens: 6 }, top: { requestId: 'r-1' } } },
   { name: 'vLLM', schema: vllm.GenerateResponseSchema as any, layout: VLLM_RESPONSE,
-    extra: { chunk: {}, complete: { kvTransferParamsJson: '{"a":1}', specAcceptedTokens: 5, specDraftTokens: 6 }, top: {} } },
+    cases: [
+      ['complete with kv transfer params (JSON and legacy)', { response: { case: 'complete', value: { ...completeFields, finishReason: 'length', kvTransferParamsJson: NIXL_PARAMS, kvTransferParams: { remoteHost: '10.0.0.9', remotePort: 5600 } } } }],
+      ['complete with kv transfer params, empty JSON string', { response: { case: 'complete', value: { ...completeFields, kvTransferParamsJson: '' } } }],
+      ['complete with only the legacy kv transfer params', { response: { case: 'complete', value: { ...completeFields, kvTransferParams: { remoteHost: 'höst', remotePort: 65535 } } } }],
+      ['complete with an empty legacy kv transfer params', { response: { case: 'complete', value: { ...completeFields, kvTransferParams: {} } } }],
+    ] as Array<[string, Record<string, unknown>]>,
+    extra: { chunk: {}, complete: { specAcceptedTokens: 5, specDraftTokens: 6 }, top: {} } },
 ];
 
 for (const proto of responseProtocols) {
   describe(`${proto.name} GenerateResponse reader`, () => {
-    for (const [name, init] of responseCases) {
+    for (const [name, init] of [...responseCases, ...proto.cases]) {
       for (const withExtra of [false, true]) {
         test(`same fields as fromBinary: ${name}${withExtra ? ', with unread fields' : ''}`, () => {
           let msgInit: any = init;
@@ -217,3 +236,33 @@ for (const proto of responseProtocols) {
     });
   });
 }
+
+describe('GenerateDone.kvTransferParams (vLLM GenerateComplete 12, legacy 9)', () => {
+  const read = (value: Record<string, unknown>) => {
+    const bytes = toBinary(vllm.GenerateResponseSchema, create(vllm.GenerateResponseSchema, { response: { case: 'complete', value: { ...completeFields, ...value } } } as any));
+    const r = decodeGenerateResponse(bytes, VLLM_RESPONSE).response;
+    assert.equal(r.case, 'complete');
+    return toDone(r.value as WireComplete, false).kvTransferParams;
+  };
+
+  test('the JSON field is handed on as sent', () => {
+    assert.equal(read({ kvTransferParamsJson: NIXL_PARAMS }), NIXL_PARAMS);
+    assert.equal(read({ kvTransferParamsJson: '' }), '');
+  });
+
+  test('the JSON field wins over the legacy one', () => {
+    assert.equal(read({ kvTransferParamsJson: NIXL_PARAMS, kvTransferParams: { remoteHost: 'other', remotePort: 1 } }), NIXL_PARAMS);
+  });
+
+  test('only the legacy field: {"remote_host","remote_port"}', () => {
+    assert.deepEqual(JSON.parse(read({ kvTransferParams: { remoteHost: '10.0.0.9', remotePort: 5600 } })!), { remote_host: '10.0.0.9', remote_port: 5600 });
+  });
+
+  test('neither: absent', () => {
+    assert.equal(read({}), undefined);
+    const sglBytes = toBinary(sgl.GenerateResponseSchema, create(sgl.GenerateResponseSchema, { response: { case: 'complete', value: completeFields } } as any));
+    const r = decodeGenerateResponse(sglBytes, SGLANG_RESPONSE).response;
+    assert.equal(toDone(r.value as WireComplete, false).kvTransferParams, undefined);
+    assert.equal('kvTransferParams' in toDone(r.value as WireComplete, false), false);
+  });
+});

@@ -88,7 +88,30 @@ Faults (for tests of error mapping and fault handling):
                             context_length, resource_exhausted, unavailable, deadline_exceeded,
                             internal (a traceback in the message), reset (HTTP/2 RST_STREAM
                             ENHANCE_YOUR_CALM), goaway (the connection closed with GOAWAY
-                            ENHANCE_YOUR_CALM), hang (never answer). Off by default.
+                            ENHANCE_YOUR_CALM), hang (never answer), no_rendezvous (a prefill
+                            answers but never hands its KV over). [[fault:KIND:ROLE]] and
+                            [[fault:KIND:ROLE@N]] fire only on a worker of that --role. Off by default.
+
+Disaggregated prefill/decode (a router sends each request to one of each):
+  --role aggregated|prefill|decode
+                            'prefill' computes prompts and hands their KV to decode workers over
+                            its bootstrap server (SGLang: by disaggregated_params' room; vLLM: by
+                            the remote_request_id its GenerateComplete's kv_transfer_params name);
+                            'decode' takes a request's KV from the prefill worker the request names,
+                            pays the transfer time, then decodes. SGLang workers of either role
+                            refuse requests without disaggregated_params. GetServerInfo reports the
+                            role (SGLang server_args disaggregation_mode; vLLM kv_role kv_producer /
+                            kv_consumer). Default: aggregated.
+  --bootstrap-port P        Prefill: the bootstrap / side-channel server's port (SGLang's
+                            disaggregation_bootstrap_port, vLLM's remote_port). Default: 0 (a free
+                            one; it is printed).
+  --kv-transfer-ms-per-token MS
+                            Simulated ms per prompt token to move KV to the decode worker.
+                            Default: sim 0.02, echo 0.
+  --kv-connector NAME       vLLM: the KV connector GetServerInfo names. Default: NixlConnector.
+  --rendezvous-timeout-ms MS
+                            How long a decode waits for its KV (then it fails as the engine
+                            does), and a prefill holds KV nobody took. Default: 30000.
 
 KV events (always on the SubscribeKvEvents gRPC stream; optionally also ZMQ):
   --kv-events-zmq ENDPOINT  Also publish vLLM-format events on a ZMQ PUB socket bound here,
@@ -113,8 +136,9 @@ Distributed (docs/distributed.md):
                             Also publish KV events to NATS (JetStream stream NS_KV, subject
                             NS.kv.<model>.<worker URL>, base64url tokens), where frontends started
                             with --event-plane read them.
-  --advertise-host HOST     Host in the registered URL and the KV event subject. Default: --host, or the machine's
-                            hostname when --host is 0.0.0.0.
+  --advertise-host HOST     Host in the registered URL and the KV event subject (and, for a vLLM
+                            --role prefill, the remote_host its kv_transfer_params name). Default:
+                            --host, or the machine's hostname when --host is 0.0.0.0.
 
 Environment:
   PORTICO_SIM_EMIT_TRACE=FILE

@@ -183,6 +183,11 @@ async function mockEngineCommand(args: string[]): Promise<void> {
       namespace: { type: 'string' },
       'lease-ttl-secs': { type: 'string' },
       'advertise-host': { type: 'string' },
+      role: { type: 'string' },
+      'bootstrap-port': { type: 'string' },
+      'kv-transfer-ms-per-token': { type: 'string' },
+      'kv-connector': { type: 'string' },
+      'rendezvous-timeout-ms': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -191,8 +196,11 @@ async function mockEngineCommand(args: string[]): Promise<void> {
     return;
   }
   if (!values['model-path']) throw new UsageError('--model-path is required');
-  if ((values['model-name'] || values.namespace || values['advertise-host']) && !values.register && !values['event-plane']) {
-    throw new UsageError('--model-name, --namespace and --advertise-host need --register or --event-plane');
+  if ((values['model-name'] || values.namespace) && !values.register && !values['event-plane']) {
+    throw new UsageError('--model-name and --namespace need --register or --event-plane');
+  }
+  if (values['advertise-host'] && !values.register && !values['event-plane'] && values.role !== 'prefill') {
+    throw new UsageError('--advertise-host needs --register, --event-plane or --role prefill');
   }
   if (values['lease-ttl-secs'] && !values.register) throw new UsageError('--lease-ttl-secs needs --register');
   const opt = (flag: string, v: string | undefined, min = 0) => (v === undefined ? undefined : int(flag, v, 0, min));
@@ -205,6 +213,9 @@ async function mockEngineCommand(args: string[]): Promise<void> {
   if ((values['kv-events-replay'] || values['kv-events-topic'] || format) && !values['kv-events-zmq']) {
     throw new UsageError('--kv-events-replay, --kv-events-topic and --kv-events-format need --kv-events-zmq');
   }
+  const role = oneOf('role', values.role, ['aggregated', 'prefill', 'decode'] as const);
+  if (values['bootstrap-port'] !== undefined && role !== 'prefill') throw new UsageError('--bootstrap-port needs --role prefill');
+  if (values['kv-connector'] !== undefined && values.protocol !== 'vllm') throw new UsageError('--kv-connector needs --protocol vllm');
   await runMockEngine({
     modelPath: values['model-path'],
     host: values.host ?? '127.0.0.1',
@@ -239,6 +250,11 @@ async function mockEngineCommand(args: string[]): Promise<void> {
       embeddingDim: opt('embedding-dim', values['embedding-dim'], 0),
       reasoningParser: values['reasoning-parser'],
       toolCallParser: values['tool-call-parser'],
+      role,
+      bootstrapPort: values['bootstrap-port'] === undefined ? undefined : int('bootstrap-port', values['bootstrap-port'], 0),
+      kvTransferMsPerToken: optNum('kv-transfer-ms-per-token', values['kv-transfer-ms-per-token']),
+      kvConnector: values['kv-connector'],
+      rendezvousTimeoutMs: opt('rendezvous-timeout-ms', values['rendezvous-timeout-ms'], 1),
       kvEventsZmq: values['kv-events-zmq']
         ? { endpoint: values['kv-events-zmq'], replayEndpoint: values['kv-events-replay'], topic: values['kv-events-topic'], layout: format }
         : undefined,

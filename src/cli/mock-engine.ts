@@ -66,10 +66,13 @@ export async function runMockEngine(o: MockEngineOptions): Promise<void> {
     stepMs: o.stepMs,
     prefillMsPerToken: o.prefillMsPerToken,
     reasoning,
+    advertiseHost: o.advertiseHost,
     faults: o.faults ? { decode: (ids) => model.decode(Uint32Array.from(ids), false) } : undefined,
   });
   const scheme = engine.url.split('://')[0];
   console.log(`portico mock-engine (${o.mode}, ${o.engine?.protocol ?? 'sglang'}) listening on ${scheme}://${o.host}:${engine.port}`);
+  if (engine.rendezvous) console.log(`${o.engine?.protocol === 'vllm' ? 'KV side channel' : 'bootstrap server'} (prefill role) on ${o.host}:${engine.rendezvous.port}`);
+  else if (o.engine?.role === 'decode') console.log('decode role: takes each request\'s KV from the prefill worker it names');
   if (engine.zmq) console.log(`KV events (ZMQ) on ${engine.zmq.endpoint}${engine.zmq.replayEndpoint ? `, replay on ${engine.zmq.replayEndpoint}` : ''}`);
   // Benches: PORTICO_SIM_EMIT_TRACE=<file> records when every token left the simulator,
   // written to <file> as JSON ({ requestId: [ms, tokenId, ...] }) on SIGTERM / SIGINT.

@@ -20,16 +20,21 @@ export interface ResponseLayout {
   completeIndex: number;
   matchedTokenId: number;
   matchedStopStr: number;
+  /** GenerateComplete.kv_transfer_params_json / .kv_transfer_params (legacy); 0: the protocol has none. */
+  kvTransferParamsJson: number;
+  kvTransferParams: number;
 }
 
 /** proto/sglang_scheduler.proto */
 export const SGLANG_RESPONSE: ResponseLayout = {
   chunk: 2, complete: 3, chunkInputLogprobs: 7, chunkIndex: 8, completeIndex: 11, matchedTokenId: 8, matchedStopStr: 9,
+  kvTransferParamsJson: 0, kvTransferParams: 0,
 };
 
 /** proto/vllm_engine.proto */
 export const VLLM_RESPONSE: ResponseLayout = {
   chunk: 1, complete: 2, chunkInputLogprobs: 6, chunkIndex: 7, completeIndex: 8, matchedTokenId: 10, matchedStopStr: 11,
+  kvTransferParamsJson: 12, kvTransferParams: 9,
 };
 
 /** Reads one field's value into `into` (or skips it); the tag is already read. */
@@ -202,7 +207,7 @@ function readChunk(r: Reader, c: WireChunk, field: number, wire: number): void {
 
 const newComplete = (): WireComplete => ({
   outputIds: [], finishReason: '', promptTokens: 0, completionTokens: 0, cachedTokens: 0, index: 0,
-  outputLogprobs: undefined, matchedStop: { case: undefined },
+  outputLogprobs: undefined, matchedStop: { case: undefined }, kvTransferParamsJson: undefined, kvTransferParams: undefined,
 });
 
 function readComplete(r: Reader, c: WireComplete, field: number, wire: number): void {
@@ -215,6 +220,15 @@ function readComplete(r: Reader, c: WireComplete, field: number, wire: number): 
   else if (field === r.layout.completeIndex && wire === 0) c.index = r.varint();
   else if (field === r.layout.matchedTokenId && wire === 0) c.matchedStop = { case: 'matchedTokenId', value: r.varint() };
   else if (field === r.layout.matchedStopStr && wire === 2) c.matchedStop = { case: 'matchedStopStr', value: r.string() };
+  else if (field === r.layout.kvTransferParamsJson && wire === 2) c.kvTransferParamsJson = r.string();
+  else if (field === r.layout.kvTransferParams && wire === 2) c.kvTransferParams = r.message(c.kvTransferParams ?? { remoteHost: '', remotePort: 0 }, readKvTransferParams);
+  else r.skip(wire);
+}
+
+/** vLLM's legacy KvTransferParams {1 remote_host, 2 remote_port}. */
+function readKvTransferParams(r: Reader, p: { remoteHost: string; remotePort: number }, field: number, wire: number): void {
+  if (field === 1 && wire === 2) p.remoteHost = r.string();
+  else if (field === 2 && wire === 0) p.remotePort = r.varint();
   else r.skip(wire);
 }
 

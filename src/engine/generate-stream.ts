@@ -44,6 +44,10 @@ export interface WireComplete {
     | { case: 'matchedTokenId'; value: number }
     | { case: 'matchedStopStr'; value: string }
     | { case: undefined; value?: undefined };
+  /** vLLM: GenerateComplete.kv_transfer_params_json (absent: not set). */
+  kvTransferParamsJson?: string;
+  /** vLLM: the legacy typed GenerateComplete.kv_transfer_params. */
+  kvTransferParams?: { remoteHost: string; remotePort: number };
 }
 
 export interface WireResponse {
@@ -378,9 +382,9 @@ export function fromConnectStream<T>(call: (signal: AbortSignal) => AsyncIterabl
 
 /**
  * In stream mode the tokens came in chunks; complete.output_ids is ignored
- * (SGLang repeats the last chunk there, vLLM leaves it empty).
+ * (SGLang repeats the last chunk there, vLLM leaves it empty). Exported for its test.
  */
-function toDone(c: WireComplete, stream: boolean): GenerateDone {
+export function toDone(c: WireComplete, stream: boolean): GenerateDone {
   const done: GenerateDone = {
     finishReason: c.finishReason || 'stop',
     promptTokens: c.promptTokens,
@@ -391,6 +395,9 @@ function toDone(c: WireComplete, stream: boolean): GenerateDone {
   };
   if (c.matchedStop.case === 'matchedTokenId') done.matchedTokenId = c.matchedStop.value;
   else if (c.matchedStop.case === 'matchedStopStr') done.matchedStopStr = c.matchedStop.value;
+  // The JSON field wins; the legacy typed one (what an older servicer sets) reads as the JSON it stands for.
+  if (c.kvTransferParamsJson !== undefined) done.kvTransferParams = c.kvTransferParamsJson;
+  else if (c.kvTransferParams) done.kvTransferParams = JSON.stringify({ remote_host: c.kvTransferParams.remoteHost, remote_port: c.kvTransferParams.remotePort });
   return done;
 }
 

@@ -198,6 +198,7 @@ export function buildGenerateRequest(p: GenerateParams): GenerateRequest {
     logprobStartLen: p.promptLogprobs === undefined ? -1 : 0,
     returnLogprob: p.logprobs === true || p.promptLogprobs !== undefined,
     topLogprobsNum: Math.max(p.logprobs === true ? (p.topLogprobs ?? 0) : 0, p.promptLogprobs ?? 0),
+    disaggregatedParams: p.bootstrap ? { bootstrapHost: p.bootstrap.host, bootstrapPort: p.bootstrap.port, bootstrapRoom: p.bootstrap.room } : undefined,
   });
 }
 

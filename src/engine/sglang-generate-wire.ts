@@ -40,6 +40,15 @@ export function encodeSglangGenerate(p: GenerateParams): Buffer {
   if (p.promptLogprobs === undefined) w.tag(6, WIRE_VARINT).int32(-1, 'sglang.grpc.scheduler.GenerateRequest.logprob_start_len');
   const top = Math.max(p.logprobs === true ? (p.topLogprobs ?? 0) : 0, p.promptLogprobs ?? 0);
   if (top != 0) w.tag(7, WIRE_VARINT).int32(top, 'sglang.grpc.scheduler.GenerateRequest.top_logprobs_num');
+  // 10 disaggregated_params: DisaggregatedParams{1 bootstrap_host, 2 bootstrap_port, 3 bootstrap_room}
+  const pd = p.bootstrap;
+  if (pd) {
+    w.tag(10, WIRE_LEN).fork();
+    if (pd.host !== '') w.tag(1, WIRE_LEN).string(pd.host);
+    if (pd.port != 0) w.tag(2, WIRE_VARINT).int32(pd.port, 'sglang.grpc.scheduler.DisaggregatedParams.bootstrap_port');
+    if (pd.room != 0) w.tag(3, WIRE_VARINT).int32(pd.room, 'sglang.grpc.scheduler.DisaggregatedParams.bootstrap_room');
+    w.join();
+  }
   // 15 lora_id
   const lora = p.loraId ?? '';
   if (lora !== '') w.tag(15, WIRE_LEN).string(lora);

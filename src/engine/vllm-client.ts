@@ -221,6 +221,7 @@ export function buildVllmGenerateRequest(p: GenerateParams): GenerateRequest {
     input: { case: 'tokenized', value: { originalText: p.originalText ?? '', inputIds: Array.from(p.inputIds) } },
     samplingParams: sampling,
     stream: p.stream,
+    kvTransferParamsJson: p.kvTransferParams,
     dataParallelRank: p.dataParallelRank,
   });
 }

@@ -26,6 +26,8 @@ export function encodeVllmGenerate(p: GenerateParams): Buffer {
   w.join();
   // 5 stream
   if (p.stream) w.tag(5, WIRE_VARINT).bool(true);
+  // 8 kv_transfer_params_json (optional: written when set, even empty)
+  if (p.kvTransferParams !== undefined) w.tag(8, WIRE_LEN).string(p.kvTransferParams);
   // 9 data_parallel_rank (optional)
   if (p.dataParallelRank !== undefined) w.tag(9, WIRE_VARINT).int32(p.dataParallelRank, 'vllm.grpc.engine.GenerateRequest.data_parallel_rank');
   return w.finishFrame();

@@ -11,8 +11,12 @@
 // Module map: sim-core (ranks, step loop) → scheduler → kv-pool; timing;
 // token-policy; kv-event-hub (sequencing) → kv-events-rpc / zmq-publisher;
 // sglang-service / vllm-service (wire mapping) → output-stream (bridge).
+// Disaggregated roles: sglang-pd / vllm-pd (which leg a request is) → pd-leg (the
+// hand-over) → kv-rendezvous (prefill: held KV, side-channel server) / kv-fetch (decode).
 
+import { randomUUID } from 'node:crypto';
 import http2 from 'node:http2';
+import { hostname } from 'node:os';
 import type { AddressInfo } from 'node:net';
 
 import { connectNodeAdapter } from '@connectrpc/connect-node';
@@ -23,6 +27,8 @@ import { sglangRoutes } from './sglang-service.js';
 import { SimCore } from './sim-core.js';
 import { vllmRoutes } from './vllm-service.js';
 import { ZmqKvPublisher, type ZmqLayout } from './zmq-publisher.js';
+import type { EngineRole } from './faults.js';
+import { KvRendezvousServer, KvRendezvousStore } from './kv-rendezvous.js';
 
 export interface MockEngineOptions {
   /** 0 = pick a free port. */
@@ -90,6 +96,22 @@ export interface MockEngineOptions {
   faults?: { decode(ids: ArrayLike<number>): string };
   /** Also publish KV events over ZMQ in vLLM's format. */
   kvEventsZmq?: { endpoint: string; replayEndpoint?: string; topic?: string; layout?: ZmqLayout };
+  /**
+   * Disaggregated serving (src/mock/pd-leg.ts). 'prefill' computes prompts and hands their KV
+   * to decode workers over its bootstrap / side-channel server; 'decode' takes a request's KV
+   * from the prefill worker its request names, then decodes. Default 'aggregated' (neither).
+   */
+  role?: EngineRole;
+  /** Prefill: the bootstrap / side-channel server's port (0: a free one; MockEngine.rendezvous.port says which). Default 0. */
+  bootstrapPort?: number;
+  /** Simulated ms per prompt token to move KV from prefill to decode (divided by speedupRatio). Default: sim 0.02, echo 0. */
+  kvTransferMsPerToken?: number;
+  /** vLLM: the KV connector GetServerInfo names for a prefill or decode role. Default "NixlConnector". */
+  kvConnector?: string;
+  /** How long a decode leg waits for its KV, and a prefill leg holds KV nobody took (ms). Default 30000. */
+  rendezvousTimeoutMs?: number;
+  /** Prefill (vLLM): the host its returned remote_host names. Default: `host`, or this machine's name when bound to all addresses. */
+  advertiseHost?: string;
 }
 
 export type MockEngineStats = StreamStats;
@@ -104,6 +126,8 @@ export interface MockEngine {
   context: MockContext;
   /** Bound ZMQ endpoints when kvEventsZmq was given. */
   zmq?: { endpoint: string; replayEndpoint: string; publisher: ZmqKvPublisher };
+  /** Prefill role: its bootstrap / side-channel server (SGLang's bootstrap port, vLLM's remote_port) and what it holds. */
+  rendezvous?: { port: number; store: KvRendezvousStore };
   close(): Promise<void>;
 }
 
@@ -157,6 +181,27 @@ export async function startMockEngine(opts: MockEngineOptions): Promise<MockEngi
 
   context.protocol = protocol;
   if (opts.faults) context.decodePrompt = opts.faults.decode;
+  const role = opts.role ?? 'aggregated';
+  context.role = role;
+  context.rendezvousTimeoutMs = opts.rendezvousTimeoutMs ?? 30_000;
+  context.kvTransferMsPerToken = opts.kvTransferMsPerToken ?? (opts.mode === 'sim' ? 0.02 : 0);
+  if (role !== 'aggregated') {
+    context.kvConnector = opts.kvConnector ?? 'NixlConnector';
+    context.kvEngineId = randomUUID();
+  }
+  let rendezvous: KvRendezvousServer | undefined;
+  if (role === 'prefill') {
+    rendezvous = new KvRendezvousServer(new KvRendezvousStore(context.rendezvousTimeoutMs));
+    try {
+      await rendezvous.listen(opts.bootstrapPort ?? 0, host);
+    } catch (err) {
+      core.close();
+      zmqPub?.close();
+      throw err;
+    }
+    context.rendezvous = rendezvous;
+    context.rendezvousHost = opts.advertiseHost ?? (host === '0.0.0.0' || host === '::' ? hostname() : host);
+  }
   const { routes, fast } = protocol === 'vllm' ? vllmRoutes(context) : sglangRoutes(context);
   const connect = connectNodeAdapter({ routes });
   const direct = new Map(fast.map((f) => [f.path, f]));
@@ -170,13 +215,20 @@ export async function startMockEngine(opts: MockEngineOptions): Promise<MockEngi
     sessions.add(s);
     s.on('close', () => sessions.delete(s));
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port, host, () => {
-      server.off('error', reject);
-      resolve();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(opts.port, host, () => {
+        server.off('error', reject);
+        resolve();
+      });
     });
-  });
+  } catch (err) {
+    core.close();
+    zmqPub?.close();
+    await rendezvous?.close();
+    throw err;
+  }
   const port = (server.address() as AddressInfo).port;
   const urlHost = host.includes(':') ? `[${host}]` : host;
   context.address = `${urlHost}:${port}`;
@@ -188,11 +240,13 @@ export async function startMockEngine(opts: MockEngineOptions): Promise<MockEngi
     core,
     context,
     zmq: zmqPub ? { endpoint: zmqPub.endpoint, replayEndpoint: zmqPub.replayEndpoint, publisher: zmqPub } : undefined,
+    rendezvous: rendezvous ? { port: rendezvous.port, store: rendezvous.store } : undefined,
     close: () =>
       new Promise<void>((resolve) => {
         core.close();
         zmqPub?.close();
-        server.close(() => resolve());
+        const side = rendezvous?.close() ?? Promise.resolve();
+        server.close(() => void side.then(() => resolve()));
         for (const s of sessions) s.destroy();
       }),
   };

@@ -4,6 +4,11 @@
 // `[[fault:KIND@N]]` fails after N output tokens (mid-stream), on both protocols,
 // Generate and Embed alike (Embed only at once).
 //
+// A trigger fires on an engine of any role. Scoped to one role it fires only there, so a
+// test of disaggregated serving can fail one side (the same prompt reaches both):
+// `[[fault:KIND:prefill]]`, `[[fault:KIND:decode@N]]` (roles: aggregated, prefill, decode;
+// `@N` after the role).
+//
 //   invalid_argument    INVALID_ARGUMENT, naming the engine request id and its own address
 //   context_length      INVALID_ARGUMENT in the protocol's own words for a prompt past the
 //                       context (SGLang's "The input (N tokens) is longer than the model's
@@ -17,25 +22,41 @@
 //   goaway              the whole HTTP/2 connection closed with GOAWAY ENHANCE_YOUR_CALM
 //                       (what a server's flood guard does to a connection; the engine lives on)
 //   hang                no answer at all (no headers, no message) until the caller gives up
+//   no_rendezvous       prefill role only (ignored elsewhere): the prefill leg answers as usual
+//                       but never hands its KV over, so the decode leg waits for it until its
+//                       rendezvous bound and then fails (src/mock/pd-leg.ts)
 
 import { Code, ConnectError } from '@connectrpc/connect';
 
-export const FAULT_KINDS = ['invalid_argument', 'context_length', 'resource_exhausted', 'unavailable', 'deadline_exceeded', 'internal', 'reset', 'goaway', 'hang'] as const;
+export const FAULT_KINDS = ['invalid_argument', 'context_length', 'resource_exhausted', 'unavailable', 'deadline_exceeded', 'internal', 'reset', 'goaway', 'hang', 'no_rendezvous'] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
+
+/** A worker's part in disaggregated serving. */
+export type EngineRole = 'aggregated' | 'prefill' | 'decode';
+const ROLES: readonly string[] = ['aggregated', 'prefill', 'decode'];
 
 export interface Fault {
   kind: FaultKind;
   /** Output tokens sent before failing (0: at once). */
   after: number;
+  /** Fires only on an engine of this role (unset: any). */
+  role?: EngineRole;
 }
 
-const TRIGGER = /\[\[fault:([a-z_]+)(?:@(\d+))?\]\]/;
+const TRIGGER = /\[\[fault:([a-z_]+)(?::([a-z]+))?(?:@(\d+))?\]\]/g;
 
-/** The fault a prompt asks for, or null. */
-export function faultIn(text: string): Fault | null {
-  const m = TRIGGER.exec(text);
-  if (!m || !(FAULT_KINDS as readonly string[]).includes(m[1]!)) return null;
-  return { kind: m[1] as FaultKind, after: m[2] ? Number(m[2]) : 0 };
+/** The fault a prompt asks of an engine of `role` (the first trigger scoped to it or to none), or null. */
+export function faultIn(text: string, role: EngineRole = 'aggregated'): Fault | null {
+  for (const m of text.matchAll(TRIGGER)) {
+    if (!(FAULT_KINDS as readonly string[]).includes(m[1]!)) continue;
+    if (m[2] !== undefined && (!ROLES.includes(m[2]) || m[2] !== role)) continue;
+    const kind = m[1] as FaultKind;
+    if (kind === 'no_rendezvous' && role !== 'prefill') continue;
+    const f: Fault = { kind, after: m[3] ? Number(m[3]) : 0 };
+    if (m[2] !== undefined) f.role = m[2] as EngineRole;
+    return f;
+  }
+  return null;
 }
 
 /** Thrown by a Generate handler: the fast path resets the HTTP/2 stream instead of sending a status. */
@@ -95,6 +116,8 @@ export function faultError(f: Fault, c: FaultContext): Error {
       return new StreamResetFault(ENHANCE_YOUR_CALM, true);
     case 'hang':
       return new Error('hang');
+    case 'no_rendezvous':
+      return new Error('no_rendezvous is not a failure of the rpc');
   }
 }
 

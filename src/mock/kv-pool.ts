@@ -128,6 +128,24 @@ export class KvPool {
     return cached;
   }
 
+  /**
+   * Hold the cached blocks of the longest cached prefix of `hashes` (counted as no lookup):
+   * KV kept for another worker to take. release() gives them back.
+   */
+  pin(hashes: number[]): SeqBlocks {
+    const seq = KvPool.newSeq();
+    if (!this.caching) return seq;
+    for (const h of hashes) {
+      const b = this.byHash.get(h);
+      if (b === undefined) break;
+      if (this.refs[b] === 0) this.freeCached.delete(b);
+      this.refs[b]!++;
+      seq.blocks.push(b);
+    }
+    seq.committed = seq.blocks.length;
+    return seq;
+  }
+
   /** Blocks `seq` still needs to hold `numTokens` tokens. */
   blocksNeeded(seq: SeqBlocks, numTokens: number): number {
     return Math.max(0, Math.ceil(numTokens / this.blockSize) - seq.blocks.length);

@@ -9,7 +9,9 @@ import type { SimCore } from './sim-core.js';
 import { ReceivedLog } from './received.js';
 import { MockAdapters } from './lora.js';
 import { DEFAULT_EMBEDDING_DIM } from './embed.js';
-import { faultIn, type Fault, type FaultContext } from './faults.js';
+import { faultIn, type EngineRole, type Fault, type FaultContext } from './faults.js';
+import type { KvRendezvousServer } from './kv-rendezvous.js';
+import { PendingRequests } from './pending.js';
 
 export interface RankLoad {
   running: number;
@@ -46,6 +48,23 @@ export class MockContext {
   protocol: 'sglang' | 'vllm' = 'sglang';
   /** Where the engine listens, once it does. */
   address = '';
+  /** The engine's part in disaggregated serving (engine-server.ts MockEngineOptions.role). */
+  role: EngineRole = 'aggregated';
+  /** Prefill role: the bootstrap / side-channel server its decode workers take KV from. */
+  rendezvous: KvRendezvousServer | null = null;
+  /** Host the side channel is reached at (vLLM's remote_host). */
+  rendezvousHost = '127.0.0.1';
+  /** How long a decode leg waits for its KV, and a prefill leg holds it (ms). */
+  rendezvousTimeoutMs = 30_000;
+  /** Simulated ms per prompt token to move KV from the prefill worker to the decode worker. */
+  kvTransferMsPerToken = 0;
+  /** vLLM: GetServerInfo kv_connector and kv_engine_id ('' when aggregated). */
+  kvConnector = '';
+  kvEngineId = '';
+  /** Decode legs paying their KV transfer time now. */
+  kvTransfersInFlight = 0;
+  /** Requests waiting outside the scheduler (PD hand-over), for the Abort rpc. */
+  readonly pending = new PendingRequests();
 
   constructor(
     readonly core: SimCore,
@@ -62,7 +81,7 @@ export class MockContext {
 
   /** The fault this prompt asks for (null when faults are off or it asks for none). */
   faultFor(prompt: ArrayLike<number>): Fault | null {
-    return this.decodePrompt ? faultIn(this.decodePrompt(prompt)) : null;
+    return this.decodePrompt ? faultIn(this.decodePrompt(prompt), this.role) : null;
   }
 
   faultContext(requestId: string, promptTokens: number): FaultContext {
@@ -135,6 +154,11 @@ export class MockContext {
       random_seed: o.seed,
       stream_interval: this.streamInterval,
       embedding_dim: this.embeddingDim,
+      // SGLang's names: "null" when not disaggregated; the bootstrap port is the prefill
+      // side's (SGLang's default 8998 elsewhere, as its server_args always carry one).
+      disaggregation_mode: this.role === 'aggregated' ? 'null' : this.role,
+      disaggregation_bootstrap_port: this.rendezvous?.port ?? 8998,
+      kv_transfer_ms_per_token: this.kvTransferMsPerToken,
       ...this.extraArgs,
     };
   }

@@ -14,6 +14,7 @@ import { subscribeKvEvents } from './kv-events-rpc.js';
 import { runRequest } from './output-stream.js';
 import { SimRequestError, type CoreOutput, type CoreRequest } from './sim-core.js';
 import { faultError, untilAborted, type Fault } from './faults.js';
+import { finishes, handOverTimeout, orAborted, payloadOf, receiveFailure, receiveKv, type PdPlan } from './pd-leg.js';
 import type { MockContext } from './mock-context.js';
 
 /** A simulator error as the rpc status the engines answer with. */
@@ -28,33 +29,91 @@ export function toConnect(err: unknown): unknown {
 /**
  * Runs one request on the core and yields what `emit` makes of each batch of outputs.
  * The request is submitted before the first message, so that a rejected one fails the
- * rpc with its status instead of an empty stream.
+ * rpc with its status instead of an empty stream. `pd`: the request is one leg of a
+ * disaggregated request (pd-leg.ts): a decode leg takes its prompt's KV first, a prefill
+ * leg holds its outputs until its KV is handed over.
  */
-export async function* serveGenerate<R>(m: MockContext, req: CoreRequest, ctx: HandlerContext, emit: (batch: CoreOutput[]) => Iterable<R>): AsyncGenerator<R> {
-  const fault = m.faultFor(req.prompt);
-  if (fault && fault.after === 0) await fail(m, fault, req, ctx);
-  let stream: AsyncGenerator<CoreOutput[]>;
-  let produced = 0;
+export async function* serveGenerate<R>(m: MockContext, req: CoreRequest, ctx: HandlerContext, emit: (batch: CoreOutput[]) => Iterable<R>, pd?: PdPlan): AsyncGenerator<R> {
+  const found = m.faultFor(req.prompt);
+  const noRendezvous = found?.kind === 'no_rendezvous';
+  const fault = noRendezvous ? null : found;
+  const prefill = pd?.role === 'prefill' ? pd : undefined;
+  // Until the prefill leg has handed its KV over, any end of it fails the hand-over.
+  let handedOver = false;
+  // Fires on the caller's cancel and, for a PD leg, on an Abort rpc during its waits.
+  const own = pd ? m.pending.begin(req.id, ctx.signal) : undefined;
+  const signal = own?.signal ?? ctx.signal;
   try {
-    stream = runRequest(m.core, req, ctx.signal, m.stats, m.coalesce, m.streamInterval);
-    const first = await stream.next();
-    if (first.done) return;
-    yield* emit(first.value);
-    produced += tokensIn(first.value);
-  } catch (err) {
-    throw toConnect(err);
-  }
-  if (fault && produced >= fault.after) {
-    await stream.return(undefined);
-    await fail(m, fault, req, ctx);
-  }
-  for await (const batch of stream) {
-    yield* emit(batch);
-    produced += tokensIn(batch);
+    if (fault && fault.after === 0) await fail(m, fault, req, ctx);
+    if (pd?.role === 'decode') {
+      m.stats.active++;
+      let got: Awaited<ReturnType<typeof receiveKv>>;
+      try {
+        got = await receiveKv(m, req, pd, signal);
+      } finally {
+        m.stats.active--;
+      }
+      if (got.kind === 'cancelled') {
+        // A cancelled stream just stops; an Abort rpc ends the choices with "abort".
+        if (!ctx.signal.aborted) yield* emit(finishes(req, 'abort'));
+        return;
+      }
+      if (got.kind === 'failed') {
+        const end = receiveFailure(pd, req, got.why);
+        if ('error' in end) throw end.error;
+        yield* emit(end.outputs);
+        return;
+      }
+      req = { ...req, transferredTokens: got.tokens };
+    }
+    const held: CoreOutput[][] | undefined = prefill ? [] : undefined;
+    let stream: AsyncGenerator<CoreOutput[]>;
+    let produced = 0;
+    try {
+      stream = runRequest(m.core, req, ctx.signal, m.stats, m.coalesce, m.streamInterval);
+      const first = await stream.next();
+      if (first.done) return;
+      if (held) held.push(first.value);
+      else yield* emit(first.value);
+      produced += tokensIn(first.value);
+    } catch (err) {
+      throw toConnect(err);
+    }
     if (fault && produced >= fault.after) {
       await stream.return(undefined);
       await fail(m, fault, req, ctx);
     }
+    for await (const batch of stream) {
+      if (held) held.push(batch);
+      else yield* emit(batch);
+      produced += tokensIn(batch);
+      if (fault && produced >= fault.after) {
+        await stream.return(undefined);
+        await fail(m, fault, req, ctx);
+      }
+    }
+    if (!prefill || !held) return;
+    if (signal.aborted) {
+      if (!ctx.signal.aborted) for (const b of held) yield* emit(b);
+      return;
+    }
+    // The prompt is computed: hold its KV for the decode leg (unless the fault says never).
+    if (!noRendezvous) {
+      const taken = m.rendezvous!.store.publish(prefill.key, payloadOf(m, req), m.core.holdKv(req.prompt));
+      handedOver = true;
+      if (prefill.answerAfterTaken && !(await orAborted(taken, signal, false))) {
+        if (signal.aborted) {
+          m.rendezvous!.store.fail(prefill.key, 'prefill request aborted');
+          if (!ctx.signal.aborted) yield* emit(finishes(req, 'abort'));
+          return;
+        }
+        throw handOverTimeout(m, req, prefill.room ?? 0);
+      }
+    } else handedOver = true;
+    for (const b of held) yield* emit(b);
+  } finally {
+    if (own) m.pending.end(req.id, own);
+    if (prefill && !handedOver) m.rendezvous?.store.fail(prefill.key, 'prefill request failed or aborted');
   }
 }
 
@@ -82,7 +141,7 @@ export function sharedHandlers(m: MockContext) {
   const { core } = m;
   const embed = (req: { requestId: string; tokenized?: { inputIds: number[] } }) => {
     const fault = req.tokenized ? m.faultFor(req.tokenized.inputIds) : null;
-    if (fault && fault.kind !== 'hang') throw faultError(fault, m.faultContext(req.requestId, req.tokenized!.inputIds.length));
+    if (fault && fault.kind !== 'hang' && fault.kind !== 'no_rendezvous') throw faultError(fault, m.faultContext(req.requestId, req.tokenized!.inputIds.length));
     const ids = embedInput(req.requestId, req.tokenized?.inputIds, core.o.maxContextLength, core.o.vocabSize);
     const v = mockEmbedding(ids, m.embeddingDim, core.o.seed);
     return { embedding: Array.from(v), embeddingDim: v.length, promptTokens: ids.length };

@@ -27,7 +27,8 @@ import {
 } from '../gen/sglang_scheduler_pb.js';
 import { mockInputLogprobs, mockOutputLogprobs } from './logprobs.js';
 import { fastRoutes, modelInfoFields, rankLoads, serveGenerate, sharedHandlers } from './service-common.js';
-import type { CoreOutput } from './sim-core.js';
+import type { CoreOutput, CoreRequest } from './sim-core.js';
+import { sglangPlan } from './sglang-pd.js';
 import type { MockContext } from './mock-context.js';
 import { SGLANG_SEED_KEY } from '../engine/sglang-generate-wire.js';
 
@@ -60,7 +61,8 @@ export function sglangRoutes(m: MockContext) {
       return mockInputLogprobs(req.tokenized.inputIds.slice(promptFrom), Math.max(0, req.topLogprobsNum), core.o.vocabSize);
     };
     const lastChunk = new Map<number, number[]>();
-    yield* serveGenerate(m, {
+    const pd = sglangPlan(m, req);
+    const coreReq: CoreRequest = {
       id,
       prompt: req.tokenized.inputIds,
       n: Math.max(1, sp?.n ?? 1),
@@ -70,7 +72,11 @@ export function sglangRoutes(m: MockContext) {
       ignoreEos: sp?.ignoreEos ?? false,
       dpRank: req.dataParallelRank,
       seed: customSeed(sp?.customParams?.[SGLANG_SEED_KEY]),
-    }, ctx, emit);
+    };
+    // SGLang's prefill server samples one token and finishes the leg with "length",
+    // whatever the request's own limits.
+    if (pd?.role === 'prefill') Object.assign(coreReq, { maxNewTokens: 1, minNewTokens: 0, stopTokenIds: [], ignoreEos: true });
+    yield* serveGenerate(m, coreReq, ctx, emit, pd);
 
     function* emit(batch: CoreOutput[]): Generator<GenerateResponse> {
       for (const o of batch) {
@@ -123,6 +129,8 @@ export function sglangRoutes(m: MockContext) {
       generate,
       async abort(req) {
         stats.abortRpcs++;
+        // A PD leg waiting for its KV hand-over is outside the scheduler.
+        if (m.pending.abort(req.requestId) && !core.has(req.requestId)) return create(AbortResponseSchema, { success: true });
         if (!core.abort(req.requestId)) {
           return create(AbortResponseSchema, { success: false, message: `no request ${req.requestId}` });
         }

@@ -42,6 +42,12 @@ export interface CoreRequest {
   /** Request's own sampling seed, when its protocol carries one. */
   seed?: number;
   dpRank?: number;
+  /**
+   * Disaggregated decode: this many leading prompt tokens' KV arrived from a prefill worker.
+   * They enter the KV pool as computed (stored blocks, reported as cached tokens) instead of
+   * being prefilled; the rest of the prompt is computed here.
+   */
+  transferredTokens?: number;
 }
 
 export interface Usage {
@@ -189,9 +195,56 @@ export class SimCore {
     // Choices with nothing to generate end at once.
     for (const c of live.choices) {
       if (c.gen.finish) this.finish(c, c.gen.finish.reason, c.gen.finish.matchedTokenId);
-      else rank.sched.add(c);
+      else {
+        if (req.transferredTokens) this.importKv(rank, c, Math.min(req.transferredTokens, promptLen - 1));
+        rank.sched.add(c);
+      }
     }
+    this.hub.flush(rank.id);
     this.kick(rank);
+  }
+
+  /**
+   * Put `tokens` prompt tokens' KV, received from a prefill worker, into `c`'s blocks as if
+   * computed: the cached prefix is shared, the rest allocated and stored (BlockStored
+   * events, as decode workers publish them). A pool too short for it leaves the choice to
+   * compute its prompt itself.
+   */
+  private importKv(rank: Rank, c: Choice, tokens: number): void {
+    if (tokens <= 0) return;
+    const pool = rank.pool;
+    pool.hashBlocks(c.tokens, c.kv.hashes);
+    pool.acquirePrefix(c.kv, tokens + 1);
+    if (!pool.allocate(c.kv, tokens)) {
+      pool.release(c.kv);
+      return;
+    }
+    pool.commit(c.kv, c.tokens, tokens);
+    c.computed = tokens;
+    c.cachedTokens = tokens;
+  }
+
+  /**
+   * Disaggregated prefill: keep the computed KV of `tokens` (its cached full blocks, on the
+   * rank holding its first block) out of eviction and counted as used, as a prefill worker
+   * keeps a prompt's blocks until its decode worker took them. Returns the release.
+   */
+  holdKv(tokens: ArrayLike<number>): () => void {
+    const hashes = this.blockHashes(tokens);
+    const rank = this.ranks.find((r) => hashes.length > 0 && r.pool.cachedHashes().has(hashes[0]!));
+    if (!rank) return () => {};
+    const held = rank.pool.pin(hashes);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      rank.pool.release(held);
+    };
+  }
+
+  /** Chained hashes of `tokens`' full blocks, as this engine's KV pool names them. */
+  blockHashes(tokens: ArrayLike<number>): number[] {
+    return this.ranks[0]!.pool.hashBlocks(tokens);
   }
 
   /** Stop a request now; its open choices end with finish reason "abort". */

@@ -26,6 +26,7 @@ import { mockInputLogprobs, mockOutputLogprobs } from './logprobs.js';
 import type { MockContext } from './mock-context.js';
 import { fastRoutes, modelInfoFields, rankLoads, serveGenerate, sharedHandlers } from './service-common.js';
 import type { CoreOutput } from './sim-core.js';
+import { vllmLeg } from './vllm-pd.js';
 
 export function vllmRoutes(m: MockContext) {
   const { core, stats } = m;
@@ -48,6 +49,9 @@ export function vllmRoutes(m: MockContext) {
       return mockInputLogprobs(req.input.value.inputIds, sp.promptLogprobs, core.o.vocabSize);
     };
     const lastChunk = new Map<number, number[]>();
+    const leg = vllmLeg(m, req);
+    // A prefill leg's params go out on a choice that ended normally (NIXL keeps the blocks only then).
+    const kvOut = (reason: string) => (leg.returned !== undefined && (reason === 'length' || reason === 'stop') ? { kvTransferParamsJson: leg.returned, kvTransferParams: leg.legacy } : {});
     yield* serveGenerate(m, {
       id,
       prompt: req.input.value.inputIds,
@@ -58,7 +62,7 @@ export function vllmRoutes(m: MockContext) {
       ignoreEos: sp?.ignoreEos ?? false,
       seed: sp?.seed,
       dpRank: req.dataParallelRank,
-    }, ctx, emit);
+    }, ctx, emit, leg.plan);
 
     function* emit(batch: CoreOutput[]): Generator<GenerateResponse> {
       for (const o of batch) {
@@ -95,6 +99,7 @@ export function vllmRoutes(m: MockContext) {
                 matchedStop: o.matchedTokenId !== undefined
                   ? { case: 'matchedTokenId', value: o.matchedTokenId }
                   : { case: undefined },
+                ...kvOut(o.reason),
               },
             },
           });
@@ -109,7 +114,11 @@ export function vllmRoutes(m: MockContext) {
       generate,
       async abort(req) {
         stats.abortRpcs++;
-        for (const id of req.requestIds) if (core.abort(id)) stats.aborts++;
+        for (const id of req.requestIds) {
+          // A PD leg waiting for its KV hand-over is outside the scheduler.
+          m.pending.abort(id);
+          if (core.abort(id)) stats.aborts++;
+        }
         return create(AbortResponseSchema);
       },
       async getModelInfo() {
@@ -127,6 +136,9 @@ export function vllmRoutes(m: MockContext) {
           modelDtype: 'torch.bfloat16',
           maxNumSeqs: core.o.maxNumSeqs,
           engineReasoningParser: typeof args['reasoning_parser'] === 'string' ? args['reasoning_parser'] : '',
+          kvConnector: m.kvConnector,
+          kvRole: m.role === 'prefill' ? 'kv_producer' : m.role === 'decode' ? 'kv_consumer' : '',
+          kvEngineId: m.kvEngineId,
         });
       },
       async getLoads(req) {
