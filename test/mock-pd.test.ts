@@ -443,15 +443,16 @@ for (const transport of ['h2', 'connect'] as const) {
       assert.equal(prefill.rendezvous!.store.held(), 0);
     });
 
-    test('no_rendezvous: prefill returns params, decode finishes "error" with no tokens at its bound', T, async () => {
+    test('no_rendezvous: prefill returns params, decode finishes "error" with no tokens at its bound: the client reads an engine failure', T, async () => {
       const p = request(`${PROMPT} [[fault:no_rendezvous]]`);
       const pre = await collect(pc.generate(prefillLeg(p), never()));
       const returned = pre.done[0]!.kvTransferParams;
       assert.ok(returned);
-      const dec = await collect(sdc.generate({ ...p, kvTransferParams: returned }, never()));
-      assert.equal(dec.tokens.length, 0);
-      assert.equal(dec.done.length, 1);
-      assert.equal(dec.done[0]!.finishReason, 'error');
+      // vLLM's completion with finish_reason "error" is the worker's failure (its own server answers 500).
+      const e = await failure(collect(sdc.generate({ ...p, kvTransferParams: returned }, never())));
+      assert.equal(e.code, 'internal');
+      assert.equal(e.health, 'strike');
+      assert.match(e.message, /finish_reason "error"/);
       assert.equal(shortDecode.stats.active, 0);
     });
 

@@ -210,6 +210,12 @@ class GenerateEvents implements EngineEvents {
       return chunk;
     }
     if (r.case === 'complete') {
+      // vLLM ends a request that failed inside the engine (a KV hand-off that never came, a
+      // load failure) with a normal completion whose reason is "error"; its own HTTP server
+      // answers that with a 500. It is the worker's failure, not an answer.
+      if (r.value.finishReason === 'error') {
+        throw new EngineError('internal', `engine worker ${this.url} ended request ${p.requestId} with finish_reason "error"`, this.url, { engineMessage: 'finish_reason error', health: 'strike', requestId: p.requestId });
+      }
       if (this.doneIdx) {
         this.doneIdx.add(r.value.index);
         this.doneCount = this.doneIdx.size;
