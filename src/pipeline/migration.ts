@@ -37,10 +37,10 @@ import { workerFault, type MigrationReason } from './worker-fault.js';
  * and the request allow it; otherwise the dispatch's own stream. `turn` is the caller's turn
  * on the first worker: a migration ends it with the failure (the pool hears of it).
  */
-export function migratingStream(model: ServedModel, d: Dispatch, params: GenerateParams, signal: Cancellation, route: RouteHints, turn: WorkerTurn): AsyncIterable<EngineEvent> {
+export function migratingStream(model: ServedModel, d: Dispatch, params: GenerateParams, signal: Cancellation, route: RouteHints, turn: WorkerTurn, onMoved?: (d: Dispatch) => void): AsyncIterable<EngineEvent> {
   const s = model.migration;
   if (s.limit <= 0 || route.workerId !== undefined) return openEngineStream(model, d, params, signal);
-  return new MigratingEvents(model, d, params, signal, route, turn, s);
+  return new MigratingEvents(model, d, params, signal, route, turn, s, onMoved);
 }
 
 /** One engine request of the migrating stream: its worker, turn, stream, and the choice it carries. */
@@ -79,6 +79,8 @@ class MigratingEvents implements EngineEvents {
     private readonly route: RouteHints,
     turn: WorkerTurn,
     private readonly s: MigrationSettings,
+    /** Told of the dispatch the request continues on (its first one, when several choices moved). */
+    private readonly onMoved?: (d: Dispatch) => void,
   ) {
     this.n = Math.max(1, params.n ?? 1);
     this.ids = Array.from({ length: this.n }, () => []);
@@ -267,6 +269,7 @@ class MigratingEvents implements EngineEvents {
     }
     this.legs = legs;
     this.moving = false;
+    if (legs.length > 0) this.onMoved?.(legs[0]!.d);
     for (let k = 0; k < legs.length; k++) this.open(legs[k]!, plans[k]!.params);
   }
 
