@@ -220,7 +220,9 @@ class MigratingEvents implements EngineEvents {
     this.moving = true;
     this.migrations++;
     this.lastFailure = leg.turn.fail(err); // the pool hears what it says of the worker
-    this.failed.add(leg.d.worker.id);
+    // A failed prefill leg or hand-off is the prefill side's (its own turn told the pool): the
+    // decode worker may serve the request again.
+    if (reason !== 'handoff') this.failed.add(leg.d.worker.id);
     this.model.stats.migrations.labels(this.started() ? 'ongoing_request' : 'new_request', reason).inc();
     log.warn('request migrated to another worker', { model: this.model.name, request: this.params.requestId, from: leg.d.worker.id, reason, attempt: this.migrations });
     // Every leg still running is stopped: each unfinished choice goes on from its kept ids.
