@@ -18,6 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
 import { QWEN3, ROOT, startPortico, stopInOrder, uptime } from './wrk-harness.js';
+import { seededRandom } from './seeded-random.js';
 
 /** `portico ARGS` to its end: exit code and stderr. */
 function runPortico(args: string[]): Promise<{ code: number; stderr: string }> {
@@ -33,8 +34,7 @@ const rate = Number(process.argv[2] ?? 3);
 const requests = Number(process.argv[3] ?? 120);
 const rounds = Number(process.argv[4] ?? 1);
 
-let seed = 7;
-const rand = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
+const rand = seededRandom(7);
 const dir = mkdtempSync(join(tmpdir(), 'portico-disagg-sim-'));
 const dataset = join(dir, 'mixed.jsonl');
 const words = ['alpha', 'beta', 'gamma', 'delta', 'omega', 'sigma', 'kappa', 'theta'];
