@@ -167,6 +167,8 @@ pub struct RegionStream {
     syntax: Option<&'static ParamSyntax>,
     /// At least one call went out: the region is a call region whatever follows.
     pub committed: bool,
+    /// The region is one JSON value (a call object, an array of them, or one arguments object).
+    json: bool,
 }
 
 enum Header {
@@ -188,13 +190,20 @@ impl Default for RegionStream {
 
 impl RegionStream {
     pub fn new() -> RegionStream {
-        RegionStream { st: St::Head, pos: 0, names: &[], args: &[], syntax: None, committed: false }
+        RegionStream { st: St::Head, pos: 0, names: &[], args: &[], syntax: None, committed: false, json: false }
     }
 
     /// Inside a call's arguments: the region cannot have ended (an end marker or the closing
     /// bracket of the region comes after the arguments close), so its end need not be searched.
     pub fn in_args(&self) -> bool {
         matches!(self.st, St::Args { .. })
+    }
+
+    /// A JSON region whose value has not closed (or stopped being JSON) where the reader stands:
+    /// its calls are not complete, whatever arguments went out (`[{"name":..,"arguments":{}` then
+    /// the end marker is not a call).
+    pub fn json_unclosed(&self) -> bool {
+        self.json && !matches!(self.st, St::Done)
     }
 
     /// Reads `region` (the region's bytes so far, from its start) past what was read before.
@@ -209,12 +218,14 @@ impl RegionStream {
                         self.names = names;
                         self.args = args;
                         self.pos = at;
+                        self.json = true;
                         self.st = St::Top;
                     }
                     Head::Args { at, name, id } => {
                         let index = out.start(name, id);
                         self.committed = true;
                         self.pos = at;
+                        self.json = true;
                         self.st = St::Args { jv: JsonStream::new(), index, list: false, single: true };
                     }
                     Head::Params { at, syntax } => {
