@@ -39,8 +39,9 @@ pub static NEMOTRON: MarkerSpec =
     MarkerSpec { forced: true, shape_aware: true, leading_strip_when_disabled: Some("<think>"), ..BASE };
 /// Kimi (K1.5 / K2 thinking): `◁think▷..◁/think▷`.
 pub static KIMI: MarkerSpec = MarkerSpec { start: &["◁think▷"], end: &["◁/think▷"], ..BASE };
-/// Mistral Magistral: `[THINK]..[/THINK]` (special tokens); forced when enabled.
-pub static MISTRAL: MarkerSpec = MarkerSpec { start: &["[THINK]"], end: &["[/THINK]"], forced: true, ..BASE };
+/// Mistral (Magistral, Mistral Small 4): `[THINK]..[/THINK]` (special tokens), reasoning
+/// only when the model opens it; a `[/THINK]` nothing opened is dropped (vLLM, SGLang).
+pub static MISTRAL: MarkerSpec = MarkerSpec { start: &["[THINK]"], end: &["[/THINK]"], ..BASE };
 /// IBM Granite 3.2+: plain-text headers.
 pub static GRANITE: MarkerSpec = MarkerSpec {
     start: &["Here is my thought process:", "Here's my thought process:"],
