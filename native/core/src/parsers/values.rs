@@ -134,6 +134,8 @@ pub fn typed(raw: &str, ty: Option<&str>) -> String {
         Some("object") | Some("array") => {
             if (t.starts_with('{') || t.starts_with('[')) && json::is_value(t) {
                 t.to_string()
+            } else if let Some(j) = unescaped_json(t) {
+                j
             } else {
                 json_string(raw)
             }
@@ -149,6 +151,16 @@ pub fn typed(raw: &str, ty: Option<&str>) -> String {
             }
         }
     }
+}
+
+/// An object/array value the model wrote escaped, as the inside of a JSON string
+/// (`[{\"id\": \"1\"}]`): the JSON it stands for (SGLang's GLM detector reads it so).
+fn unescaped_json(t: &str) -> Option<String> {
+    if !(t.starts_with('{') || t.starts_with('[')) || !t.contains("\\\"") {
+        return None;
+    }
+    let s = json::decode_str(&format!("\"{t}\""))?;
+    ((s.starts_with('{') || s.starts_with('[')) && json::is_value(&s)).then_some(s)
 }
 
 pub fn is_number(t: &str) -> bool {

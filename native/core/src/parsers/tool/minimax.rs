@@ -23,7 +23,7 @@ fn m2_param(body: &str, from: usize, closed: bool) -> ParamStep<'_> {
     next_param(body, from, closed, "<parameter", "</parameter>", true)
 }
 static M2_SYNTAX: ParamSyntax =
-    ParamSyntax { call: m2_head, call_end: "</invoke>", param: m2_param, value: typed_value, multi: false };
+    ParamSyntax { call: m2_head, call_end: "</invoke>", param: m2_param, value: typed_value, multi: false, json_body: false };
 
 pub struct MiniMaxM2;
 
@@ -122,4 +122,4 @@ fn m3_param(body: &str, from: usize, closed: bool) -> ParamStep<'_> {
 }
 
 static M3_SYNTAX: ParamSyntax =
-    ParamSyntax { call: m3_head, call_end: M3_INVOKE_END, param: m3_param, value: typed_value, multi: false };
+    ParamSyntax { call: m3_head, call_end: M3_INVOKE_END, param: m3_param, value: typed_value, multi: false, json_body: false };
