@@ -21,6 +21,7 @@ pub mod guided;
 pub mod json_family;
 pub mod kimi;
 pub mod minimax;
+pub mod minimax_nested;
 pub mod pythonic;
 pub mod step3;
 pub mod stream;
