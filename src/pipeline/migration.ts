@@ -68,7 +68,8 @@ class MigratingEvents implements EngineEvents {
   private moving = false;
   private closed = false;
   private held = false;
-  private readonly failed = new Set<number>();
+  /** Workers this request failed on (made at its first migration). */
+  private failed: Set<number> | null = null;
   private readonly n: number;
 
   constructor(
@@ -222,7 +223,7 @@ class MigratingEvents implements EngineEvents {
     this.lastFailure = leg.turn.fail(err); // the pool hears what it says of the worker
     // A failed prefill leg or hand-off is the prefill side's (its own turn told the pool): the
     // decode worker may serve the request again.
-    if (reason !== 'handoff') this.failed.add(leg.d.worker.id);
+    if (reason !== 'handoff') (this.failed ??= new Set()).add(leg.d.worker.id);
     this.model.stats.migrations.labels(this.started() ? 'ongoing_request' : 'new_request', reason).inc();
     log.warn('request migrated to another worker', { model: this.model.name, request: this.params.requestId, from: leg.d.worker.id, reason, attempt: this.migrations });
     // Every leg still running is stopped: each unfinished choice goes on from its kept ids.
@@ -258,7 +259,7 @@ class MigratingEvents implements EngineEvents {
     }
     const legs: Leg[] = [];
     for (const p of plans) {
-      const routed = this.model.router.route({ tokens: p.params.inputIds, hints: this.route, signal: this.signal, exclude: this.failed });
+      const routed = this.model.router.route({ tokens: p.params.inputIds, hints: this.route, signal: this.signal, exclude: this.failed ?? undefined });
       const d = routed instanceof Promise ? await routed : routed;
       if (this.closed) {
         d.done();
@@ -325,7 +326,7 @@ class MigratingEvents implements EngineEvents {
     this.untrack(w);
     this.moving = true;
     this.migrations++;
-    this.failed.add(w.id);
+    (this.failed ??= new Set()).add(w.id);
     this.model.stats.migrations.labels(this.started() ? 'ongoing_request' : 'new_request', 'worker_removed').inc();
     log.info('request moved off a worker leaving the pool', { model: this.model.name, request: this.params.requestId, from: w.id });
     this.lastFailure = leg.turn.fail(gone);
