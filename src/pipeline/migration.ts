@@ -43,16 +43,35 @@ export function migratingStream(model: ServedModel, d: Dispatch, params: Generat
   return new MigratingEvents(model, d, params, signal, route, turn, s, onMoved);
 }
 
-/** One engine request of the migrating stream: its worker, turn, stream, and the choice it carries. */
-interface Leg {
-  d: Dispatch;
-  turn: WorkerTurn;
-  events: EngineEvents;
-  /** The choice this leg carries (n 1 continuation), or -1 for the original request (its own indexes). */
-  choice: number;
-  /** Ids the choice had before this leg (added to the engine's completion counts). */
-  before: number;
-  over: boolean;
+/**
+ * One engine request of the migrating stream: its worker, turn, stream, and the choice it
+ * carries; the handler of its engine stream (a class, not closures: one per request).
+ */
+class Leg implements EngineEventHandler {
+  events: EngineEvents | null = null;
+  over = false;
+
+  constructor(
+    private readonly owner: MigratingEvents,
+    readonly d: Dispatch,
+    readonly turn: WorkerTurn,
+    /** The choice this leg carries (n 1 continuation), -1 for the original request on its first worker, -2 for it resent whole. */
+    readonly choice: number,
+    /** Ids the choice had before this leg (added to the engine's completion counts). */
+    readonly before: number,
+  ) {}
+
+  event(ev: EngineEvent): void {
+    this.owner.event(this, ev);
+  }
+
+  end(): void {
+    this.owner.legEnded(this);
+  }
+
+  fail(err: unknown): void {
+    this.owner.legFailed(this, err);
+  }
 }
 
 class MigratingEvents implements EngineEvents {
@@ -84,12 +103,13 @@ class MigratingEvents implements EngineEvents {
     private readonly onMoved?: (d: Dispatch) => void,
   ) {
     this.n = Math.max(1, params.n ?? 1);
-    this.ids = Array.from({ length: this.n }, () => []);
+    const ids: number[][] = (this.ids = new Array<number[]>(this.n));
+    for (let i = 0; i < this.n; i++) ids[i] = [];
     this.finished = new Array<boolean>(this.n).fill(false);
     this.unfinished = this.n;
     this.kept = params.inputIds.length;
     if (s.maxSeqLen > 0 && this.kept > s.maxSeqLen) this.keeping = false;
-    this.legs.push({ d: first, turn, events: null as unknown as EngineEvents, choice: -1, before: 0, over: false });
+    this.legs.push(new Leg(this, first, turn, -1, 0));
   }
 
   [Symbol.asyncIterator](): this {
@@ -111,15 +131,11 @@ class MigratingEvents implements EngineEvents {
       return;
     }
     this.track(leg.d.worker);
-    events.pipe({
-      event: (ev) => this.event(leg, ev),
-      end: () => this.legEnded(leg),
-      fail: (err) => this.legFailed(leg, err),
-    });
+    events.pipe(leg);
     if (this.held) events.hold();
   }
 
-  private event(leg: Leg, ev: EngineEvent): void {
+  event(leg: Leg, ev: EngineEvent): void {
     if (leg.over || this.closed) return;
     // A leg of this stream's own (not the caller's first) is observed by its own turn; a
     // continuation speaks for its choice with the counts of one run.
@@ -168,7 +184,7 @@ class MigratingEvents implements EngineEvents {
     for (const ids of this.ids) ids.length = 0;
   }
 
-  private legEnded(leg: Leg): void {
+  legEnded(leg: Leg): void {
     if (leg.over) return;
     leg.over = true;
     if (leg.choice !== -1) leg.turn.end();
@@ -180,7 +196,7 @@ class MigratingEvents implements EngineEvents {
     }
   }
 
-  private legFailed(leg: Leg, err: unknown): void {
+  legFailed(leg: Leg, err: unknown): void {
     if (leg.over) return;
     leg.over = true;
     this.untrack(leg.d.worker);
@@ -268,7 +284,7 @@ class MigratingEvents implements EngineEvents {
       const turn = new WorkerTurn(this.model);
       turn.start(d, p.params);
       // choice -2: the whole request again, its indexes the client's.
-      legs.push({ d, turn, events: null as unknown as EngineEvents, choice: p.choice < 0 ? -2 : p.choice, before: p.before, over: false });
+      legs.push(new Leg(this, d, turn, p.choice < 0 ? -2 : p.choice, p.before));
     }
     this.legs = legs;
     this.moving = false;
@@ -364,7 +380,7 @@ class MigratingEvents implements EngineEvents {
       this.closed = true;
       const pending = this.legs.filter((l) => !l.over && l.events);
       this.abortLegs();
-      await Promise.all(pending.map((l) => l.events.return().catch(() => undefined)));
+      await Promise.all(pending.map((l) => l.events!.return().catch(() => undefined)));
     }
     return DONE;
   }
