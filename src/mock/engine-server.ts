@@ -29,6 +29,7 @@ import { vllmRoutes } from './vllm-service.js';
 import { ZmqKvPublisher, type ZmqLayout } from './zmq-publisher.js';
 import type { EngineRole } from './faults.js';
 import { KvRendezvousServer, KvRendezvousStore } from './kv-rendezvous.js';
+import type { ScriptTokenizer } from './script.js';
 
 export interface MockEngineOptions {
   /** 0 = pick a free port. */
@@ -80,6 +81,17 @@ export interface MockEngineOptions {
   seed?: number;
   /** sim: open every choice with a reasoning block of this many tokens between these ids. */
   reasoning?: { startId: number; endId: number; thinkTokens: number };
+  /**
+   * sim: the token at each position depends only on the token ids before it (prompt and
+   * generated so far), EOS included, with nothing seeded per request or worker: a request
+   * continued elsewhere as prompt + generated ids produces what one run would
+   * (src/mock/script.ts). `seed` and `reasoning` are not used. Default false.
+   */
+  deterministic?: boolean;
+  /** Deterministic mode: the model's tokenizer, to write a script of reasoning, text and tool calls (without it: hashed ids). */
+  tokenizer?: ScriptTokenizer;
+  /** On drain(): how long in-flight requests may go on before they end with UNAVAILABLE (ms). Default 5000. */
+  shutdownGraceMs?: number;
   /** sim: tokens per streamed message, like vLLM's --stream-interval. Default 1. */
   streamInterval?: number;
   /** Length of the vectors the Embed rpc answers; 0: no Embed rpc (UNIMPLEMENTED). Default 256. */
@@ -128,6 +140,14 @@ export interface MockEngine {
   zmq?: { endpoint: string; replayEndpoint: string; publisher: ZmqKvPublisher };
   /** Prefill role: its bootstrap / side-channel server (SGLang's bootstrap port, vLLM's remote_port) and what it holds. */
   rendezvous?: { port: number; store: KvRendezvousStore };
+  /**
+   * Shut down gracefully: new Generates are answered UNAVAILABLE ("the engine is shutting
+   * down") and HealthCheck reports not serving; the requests in flight get `graceMs`
+   * (default: shutdownGraceMs) to finish; those still running then end with UNAVAILABLE.
+   * Resolves, with how many were ended so, once their statuses are sent and the connections
+   * closed. close() afterwards frees the rest.
+   */
+  drain(graceMs?: number): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -158,6 +178,7 @@ export function createSimCore(opts: MockEngineOptions): SimCore {
     },
     seed: opts.seed ?? 0,
     reasoning: opts.reasoning,
+    deterministic: opts.deterministic ? { tokenizer: opts.tokenizer } : undefined,
   });
 }
 
@@ -233,8 +254,27 @@ export async function startMockEngine(opts: MockEngineOptions): Promise<MockEngi
   const urlHost = host.includes(':') ? `[${host}]` : host;
   context.address = `${urlHost}:${port}`;
 
+  const drain = async (graceMs = opts.shutdownGraceMs ?? 5000): Promise<number> => {
+    context.draining = true;
+    const end = Date.now() + graceMs;
+    while (context.stats.active > 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
+    const ended = context.stats.active;
+    context.shutdown.abort();
+    // GOAWAY: each connection closes once its open streams sent their status.
+    await new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      for (const s of sessions) s.close();
+      // A peer that never lets its streams end does not hold the shutdown.
+      setTimeout(() => {
+        for (const s of sessions) s.destroy();
+      }, 2000).unref();
+    });
+    return ended;
+  };
+
   return {
     port,
+    drain,
     url: `${protocol === 'vllm' ? 'vllm+grpc' : 'grpc'}://${urlHost}:${port}`,
     stats: context.stats,
     core,

@@ -17,6 +17,13 @@ import { faultError, untilAborted, type Fault } from './faults.js';
 import { finishes, handOverTimeout, orAborted, payloadOf, receiveFailure, receiveKv, type PdPlan } from './pd-leg.js';
 import type { MockContext } from './mock-context.js';
 
+/** What a draining engine answers new requests with, and ends the ones its grace did not finish with (UNAVAILABLE). */
+export const SHUTTING_DOWN = 'the engine is shutting down';
+
+function shuttingDown(): ConnectError {
+  return new ConnectError(SHUTTING_DOWN, Code.Unavailable);
+}
+
 /** A simulator error as the rpc status the engines answer with. */
 export function toConnect(err: unknown): unknown {
   if (err instanceof SimRequestError) {
@@ -34,6 +41,11 @@ export function toConnect(err: unknown): unknown {
  * leg holds its outputs until its KV is handed over.
  */
 export async function* serveGenerate<R>(m: MockContext, req: CoreRequest, ctx: HandlerContext, emit: (batch: CoreOutput[]) => Iterable<R>, pd?: PdPlan): AsyncGenerator<R> {
+  if (m.draining) throw shuttingDown();
+  // The drain's end stops the request (as a cancel would) and fails the rpc UNAVAILABLE.
+  const shutdown = m.shutdown.signal;
+  const runSignal = AbortSignal.any([ctx.signal, shutdown]);
+  const cut = () => shutdown.aborted && !ctx.signal.aborted;
   const found = m.faultFor(req.prompt);
   const noRendezvous = found?.kind === 'no_rendezvous';
   const fault = noRendezvous ? null : found;
@@ -70,8 +82,9 @@ export async function* serveGenerate<R>(m: MockContext, req: CoreRequest, ctx: H
     let stream: AsyncGenerator<CoreOutput[]>;
     let produced = 0;
     try {
-      stream = runRequest(m.core, req, ctx.signal, m.stats, m.coalesce, m.streamInterval);
+      stream = runRequest(m.core, req, runSignal, m.stats, m.coalesce, m.streamInterval);
       const first = await stream.next();
+      if (cut()) throw shuttingDown();
       if (first.done) return;
       if (held) held.push(first.value);
       else yield* emit(first.value);
@@ -84,6 +97,7 @@ export async function* serveGenerate<R>(m: MockContext, req: CoreRequest, ctx: H
       await fail(m, fault, req, ctx);
     }
     for await (const batch of stream) {
+      if (cut()) break;
       if (held) held.push(batch);
       else yield* emit(batch);
       produced += tokensIn(batch);
@@ -92,6 +106,7 @@ export async function* serveGenerate<R>(m: MockContext, req: CoreRequest, ctx: H
         await fail(m, fault, req, ctx);
       }
     }
+    if (cut()) throw shuttingDown();
     if (!prefill || !held) return;
     if (signal.aborted) {
       if (!ctx.signal.aborted) for (const b of held) yield* emit(b);
@@ -167,7 +182,7 @@ export function sharedHandlers(m: MockContext) {
   return {
     ...(m.embeddingDim > 0 ? { embed } : {}),
     healthCheck() {
-      return { healthy: m.healthy(), message: m.healthy() ? 'mock engine ok' : 'mock engine paused' };
+      return { healthy: m.healthy(), message: m.draining ? SHUTTING_DOWN : m.healthy() ? 'mock engine ok' : 'mock engine paused' };
     },
     ...(m.adminRpcs ? admin : {}),
     subscribeKvEvents: (req: SubscribeKvEventsRequest, ctx: HandlerContext) => subscribeKvEvents(core.hub, req, ctx, (r) => m.engineLoad(r)),
