@@ -183,3 +183,17 @@ test('a worker removed from the pool mid-stream hands its request over', async (
   assert.deepEqual(r.ids, twin.ids);
   assert.equal(workers[1]!.sent.length + workers[2]!.sent.length, 1);
 });
+
+test('a request that already failed on every worker goes back to one that failed earlier (a restarted worker), not to an error', async () => {
+  const twin = await run(setup(2).model);
+  const { workers, model, metrics } = setup(2);
+  // w0 fails, w1 takes over and fails too: w0 (in rotation again) is the one left.
+  workers[0]!.faults.push({ after: 3, err: reset });
+  workers[1]!.faults.push({ after: 4, err: reset });
+  const r = await run(model);
+  assert.deepEqual(r.ids, twin.ids);
+  assert.equal(workers[0]!.sent.length, 2, 'the first try and the second continuation');
+  assert.equal(workers[0]!.sent[1]!.inputIds.length, PROMPT.length + 7);
+  assert.match(metrics.registry.render(), /migration_type="ongoing_request",reason="strike"\} 2/);
+  assert.match(metrics.registry.render(), /model_migration_exhausted_total\{model="m"\} 0/);
+});
