@@ -6,10 +6,14 @@
 //  sim   a vLLM-style scheduler over a paged KV cache with prefix caching,
 //        chunked prefill and preemption; pseudo-random tokens (EOS, stop ids,
 //        min/max tokens, optional reasoning block) timed by a prefill/decode
-//        cost model; KV events over gRPC and optionally ZMQ.
+//        cost model; KV events over gRPC and optionally ZMQ. `deterministic`:
+//        each token a pure function of the ids before it (script.ts).
+//
+// drain() is a graceful shutdown: new requests refused UNAVAILABLE, a grace
+// for the ones in flight, then UNAVAILABLE for the rest.
 //
 // Module map: sim-core (ranks, step loop) → scheduler → kv-pool; timing;
-// token-policy; kv-event-hub (sequencing) → kv-events-rpc / zmq-publisher;
+// token-policy (script); kv-event-hub (sequencing) → kv-events-rpc / zmq-publisher;
 // sglang-service / vllm-service (wire mapping) → output-stream (bridge).
 // Disaggregated roles: sglang-pd / vllm-pd (which leg a request is) → pd-leg (the
 // hand-over) → kv-rendezvous (prefill: held KV, side-channel server) / kv-fetch (decode).

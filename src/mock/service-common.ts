@@ -44,7 +44,8 @@ export async function* serveGenerate<R>(m: MockContext, req: CoreRequest, ctx: H
   if (m.draining) throw shuttingDown();
   // The drain's end stops the request (as a cancel would) and fails the rpc UNAVAILABLE.
   const shutdown = m.shutdown.signal;
-  const runSignal = AbortSignal.any([ctx.signal, shutdown]);
+  const run = new AbortController();
+  const stop = () => run.abort();
   const cut = () => shutdown.aborted && !ctx.signal.aborted;
   const found = m.faultFor(req.prompt);
   const noRendezvous = found?.kind === 'no_rendezvous';
@@ -56,6 +57,8 @@ export async function* serveGenerate<R>(m: MockContext, req: CoreRequest, ctx: H
   const own = pd ? m.pending.begin(req.id, ctx.signal) : undefined;
   const signal = own?.signal ?? ctx.signal;
   try {
+    ctx.signal.addEventListener('abort', stop, { once: true });
+    shutdown.addEventListener('abort', stop, { once: true });
     if (fault && fault.after === 0) await fail(m, fault, req, ctx);
     if (pd?.role === 'decode') {
       m.stats.active++;
@@ -82,7 +85,7 @@ export async function* serveGenerate<R>(m: MockContext, req: CoreRequest, ctx: H
     let stream: AsyncGenerator<CoreOutput[]>;
     let produced = 0;
     try {
-      stream = runRequest(m.core, req, runSignal, m.stats, m.coalesce, m.streamInterval);
+      stream = runRequest(m.core, req, run.signal, m.stats, m.coalesce, m.streamInterval);
       const first = await stream.next();
       if (cut()) throw shuttingDown();
       if (first.done) return;
@@ -127,6 +130,8 @@ export async function* serveGenerate<R>(m: MockContext, req: CoreRequest, ctx: H
     } else handedOver = true;
     for (const b of held) yield* emit(b);
   } finally {
+    ctx.signal.removeEventListener('abort', stop);
+    shutdown.removeEventListener('abort', stop);
     if (own) m.pending.end(req.id, own);
     if (prefill && !handedOver) m.rendezvous?.store.fail(prefill.key, 'prefill request failed or aborted');
   }
