@@ -190,7 +190,7 @@ export function sharedHandlers(m: MockContext) {
       return { healthy: m.healthy(), message: m.draining ? SHUTTING_DOWN : m.healthy() ? 'mock engine ok' : 'mock engine paused' };
     },
     ...(m.adminRpcs ? admin : {}),
-    subscribeKvEvents: (req: SubscribeKvEventsRequest, ctx: HandlerContext) => subscribeKvEvents(core.hub, req, ctx, (r) => m.engineLoad(r)),
+    subscribeKvEvents: (req: SubscribeKvEventsRequest, ctx: HandlerContext) => subscribeKvEvents(core.hub, req, ctx, (r) => m.engineLoad(r), m.shutdown.signal),
   };
 }
 
@@ -251,7 +251,7 @@ export function fastRoutes<I extends DescMessage, O extends DescMessage>(
       path: `/${service.typeName}/SubscribeKvEvents`,
       input: SubscribeKvEventsRequestSchema,
       output: KvEventBatchSchema,
-      handler: (req, ctx) => subscribeKvEvents(m.core.hub, req, ctx, (r) => m.engineLoad(r)),
+      handler: (req, ctx) => subscribeKvEvents(m.core.hub, req, ctx, (r) => m.engineLoad(r), m.shutdown.signal),
     }),
   ];
 }
