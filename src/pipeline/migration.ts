@@ -362,6 +362,13 @@ class MigratingEvents implements EngineEvents {
     this.settled = true;
   }
 
+  /** Choice i needs nothing more (the reader ended it): a migration does not continue it. */
+  settleChoice(i: number): void {
+    if (i < 0 || i >= this.n || this.finished[i]) return;
+    this.finished[i] = true;
+    this.unfinished--;
+  }
+
   hold(): void {
     this.held = true;
     for (const l of this.legs) if (!l.over) l.events?.hold();
