@@ -2,8 +2,8 @@
 // (`portico mock-engine --mode sim --deterministic`, child processes), with the qwen3
 // reasoning and hermes tool parsers on, for each engine protocol. Every request is first run
 // uninterrupted (its twin); then the same requests run at once, streamed and unary, n 1 and 2,
-// best_of, while workers are SIGKILLed at seeded points of the stream traffic and restarted on
-// their ports. Every outcome (each choice's content, reasoning, tool calls and finish reason,
+// best_of, stop strings, while workers are SIGKILLed at seeded points of the stream traffic
+// and restarted on their ports. Every outcome (each choice's content, reasoning, tool calls and finish reason,
 // and the usage) must equal its twin's: a migrated request lost and duplicated nothing.
 // MIGRATION_SEED=N replays another schedule of requests and kills.
 
@@ -34,7 +34,8 @@ function workload(rand: () => number): Req[] {
       case 4: out.push(chatReq(text, { stream: false, n: 2, maxTokens: long, ignoreEos: true })); break;
       case 5: out.push(completionReq(`${WORDS[i % WORDS.length]} ${text}`, { stream: true, maxTokens: long })); break;
       case 6: out.push(completionReq(`${WORDS[i % WORDS.length]} ${text}`, { stream: false, n: 2, bestOf: 3, maxTokens: long, ignoreEos: true })); break;
-      default: out.push(chatReq(text, { stream: true, n: 2, maxTokens: long, ignoreEos: true })); break;
+      // A stop string (Portico's alone: the engine goes past it) somewhere in the repeated script.
+      default: out.push(chatReq(text, { stream: true, n: 2, maxTokens: long, ignoreEos: true, stop: ['zephyr', 'quartz'] })); break;
     }
   }
   return out;

@@ -223,7 +223,7 @@ export async function send(base: string, req: Req, onEvent?: () => void): Promis
 }
 
 /** A chat request with the tools, streamed or not. */
-export function chatReq(text: string, o: { stream: boolean; n?: number; maxTokens?: number; ignoreEos?: boolean }): Req {
+export function chatReq(text: string, o: { stream: boolean; n?: number; maxTokens?: number; ignoreEos?: boolean; stop?: string[] }): Req {
   return {
     path: '/v1/chat/completions',
     body: {
@@ -235,6 +235,7 @@ export function chatReq(text: string, o: { stream: boolean; n?: number; maxToken
       ...(o.n ? { n: o.n } : {}),
       ...(o.maxTokens ? { max_tokens: o.maxTokens } : {}),
       ...(o.ignoreEos ? { ignore_eos: true } : {}),
+      ...(o.stop ? { stop: o.stop } : {}),
     },
   };
 }
