@@ -11,8 +11,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
 import { mulberry32 } from '../src/mock/token-policy.js';
+import { eventually } from './helpers/eventually.js';
 import {
-  chatReq, completionReq, healthyWorkers, killEngine, migrationCounts, send, startEngine, startFrontend,
+  chatReq, completionReq, healthyWorkers, killEngine, migrationCounts, send, startEngine, startFrontend, workers,
   type Engine, type Protocol, type Req,
 } from './helpers/migration.js';
 
@@ -25,7 +26,7 @@ function workload(rand: () => number): Req[] {
   const out: Req[] = [];
   for (let i = 0; i < 24; i++) {
     const text = `${i}: ${words(3 + Math.floor(rand() * 6))}?`;
-    const long = 120 + Math.floor(rand() * 100);
+    const long = 200 + Math.floor(rand() * 200);
     switch (i % 8) {
       case 0: out.push(chatReq(text, { stream: true })); break;
       case 1: out.push(chatReq(text, { stream: true, n: 2 })); break;
@@ -41,7 +42,7 @@ function workload(rand: () => number): Req[] {
   return out;
 }
 
-async function underKills(protocol: Protocol): Promise<void> {
+async function underKills(protocol: Protocol, note: (msg: string) => void): Promise<void> {
   const rand = mulberry32(SEED ^ (protocol === 'vllm' ? 0x9e3779b9 : 0));
   const engines: Engine[] = [];
   for (let i = 0; i < 3; i++) engines.push(await startEngine(protocol));
@@ -64,20 +65,29 @@ async function underKills(protocol: Protocol): Promise<void> {
     assert.ok(twins.filter((t) => t.choices[0]!.reasoning.length > 0).length >= 12, 'chat twins have reasoning');
 
     // The same requests again, killing a worker at each seeded share of the stream events.
-    const shares = [0.1 + rand() * 0.1, 0.3 + rand() * 0.1, 0.5 + rand() * 0.1];
+    const shares = [0.08 + rand() * 0.07, 0.25 + rand() * 0.1, 0.45 + rand() * 0.1];
     const thresholds = shares.map((x) => Math.floor(x * twinEvents));
     let events = 0;
     let next = 0;
     let killing: Promise<void> = Promise.resolve();
     const kills: string[] = [];
+    // Workers killed and not back in rotation yet: one worker always stays up.
+    const down = new Set<number>();
+    const restarts: Promise<void>[] = [];
     const killOne = async () => {
-      const k = Math.floor(rand() * engines.length);
+      await eventually(() => engines.length - down.size >= 2, 'a restarted worker is back');
+      const up = engines.map((_, i) => i).filter((i) => !down.has(i));
+      const k = up[Math.floor(rand() * up.length)]!;
       const e = engines[k]!;
-      await killEngine(e);
+      down.add(k);
       kills.push(`worker ${k} at event ${events}`);
+      await killEngine(e);
       // Back on its port: the frontend's health check brings it into rotation again.
-      engines[k] = await startEngine(protocol, [], e.port);
-      await healthyWorkers(s, 3);
+      restarts.push((async () => {
+        engines[k] = await startEngine(protocol, [], e.port);
+        await eventually(async () => (await workers(s)).some((w) => w.url === e.url && w.healthy), `worker ${k} back in rotation`);
+        down.delete(k);
+      })());
     };
     const onEvent = () => {
       events++;
@@ -88,9 +98,11 @@ async function underKills(protocol: Protocol): Promise<void> {
     };
     const runs = await Promise.all(reqs.map((r) => send(s.url, r, onEvent)));
     await killing;
+    await Promise.all(restarts);
     assert.equal(kills.length, 3, `three workers were killed (${kills.join(', ')})`);
 
     const counts = await migrationCounts(s);
+    note(`seed ${SEED}; ${twinEvents} stream events; kills: ${kills.join(', ')}; migrations ${JSON.stringify(counts.moved)}`);
     for (const [i, r] of runs.entries()) {
       assert.deepEqual(r, twins[i], `request ${i} (${JSON.stringify(reqs[i]!.body).slice(0, 120)}) equals its twin; seed ${SEED}, kills ${kills.join(', ')}, migrations ${JSON.stringify(counts.moved)}`);
     }
@@ -103,6 +115,6 @@ async function underKills(protocol: Protocol): Promise<void> {
 }
 
 for (const protocol of ['sglang', 'vllm'] as const) {
-  test(`${protocol}: workers SIGKILLed under load: every stream and answer equals its uninterrupted twin`, () => underKills(protocol));
+  test(`${protocol}: workers SIGKILLed under load: every stream and answer equals its uninterrupted twin`, (t) => underKills(protocol, (m) => t.diagnostic(m)));
 }
 
