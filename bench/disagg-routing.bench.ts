@@ -18,6 +18,7 @@ import { holderOf } from '../src/router/holders.js';
 import { WorkerPool, type WorkerRole } from '../src/router/worker-pool.js';
 import type { EngineClient } from '../src/engine/types.js';
 import type { Dispatch, Router } from '../src/router/types.js';
+import { seededRandom } from './seeded-random.js';
 
 const quick = process.argv.includes('--quick');
 const BS = 16;
@@ -26,8 +27,7 @@ const DEPTH = 128;
 const PROMPT = 4096;
 const ITER = quick ? 2000 : 20000;
 
-let seed = 12345;
-const rand = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
+const rand = seededRandom(12345);
 const OPTS = { mode: 'kv' as const, blockSize: BS, kvEvents: false, predictedTtlSecs: 1e9, inflightTtlSecs: 0 };
 
 function poolOf(roles: WorkerRole[]): WorkerPool {

@@ -16,6 +16,7 @@ import { holderOf, MAX_DP_RANKS } from '../src/router/holders.js';
 import { WorkerPool } from '../src/router/worker-pool.js';
 import type { EngineClient } from '../src/engine/types.js';
 import type { Dispatch } from '../src/router/types.js';
+import { seededRandom } from './seeded-random.js';
 
 const quick = process.argv.includes('--quick');
 const WORKERS = 64;
@@ -25,8 +26,7 @@ const DEPTH = 128;
 const PROMPT = 4096;
 const ITER = quick ? 2000 : 20000;
 
-let seed = 12345;
-const rand = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
+const rand = seededRandom(12345);
 
 const clients = Array.from({ length: WORKERS }, (_, i) => ({ url: `grpc://w${i}:1`, health: async () => true, serverInfo: async () => ({ maxTotalNumTokens: 0 }), close() {} }) as unknown as EngineClient);
 const pool = new WorkerPool(clients, { model: 'bench' });

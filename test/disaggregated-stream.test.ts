@@ -59,7 +59,7 @@ class Leg {
 
 function worker(id: number, url: string, leg: Leg, engine: EngineDisaggregation | null = null): Worker {
   const client = { url, generate: (p: GenerateParams) => leg.stream(p) } as unknown as EngineClient;
-  return { id, client, healthy: true, inflight: 0, role: id === 0 ? 'prefill' : 'decode', configuredRole: 'aggregated', engine };
+  return { id, client, healthy: true, inflight: 0, role: id === 0 ? 'prefill' : 'decode', configuredRole: 'aggregated', engine, runs: null };
 }
 
 function dispatch(w: Worker, dpRank?: number): Dispatch & { ended: number } {

@@ -132,6 +132,24 @@ test('with several models, each registered worker joins the model its record nam
   assert.equal((await chat(s, 'still', 'A')).json.choices[0].message.content, 'still');
 });
 
+test('registered prefill and decode workers join in their roles and the model serves disaggregated', async (t) => {
+  const ns = ['--namespace', 'pd'];
+  const s = await startPortico(serveArgs(ns));
+  t.after(() => s.stop());
+  const pd = ['--mode', 'sim', '--step-ms', '1', '--eos-probability', '0', '--register', etcd.url, '--model-name', 'm', ...ns];
+  const p = await startPortico(['mock-engine', '--port', '0', '--model-path', QWEN3, '--role', 'prefill', ...pd]);
+  t.after(() => p.stop());
+  const d = await startPortico(['mock-engine', '--port', '0', '--model-path', QWEN3, '--role', 'decode', ...pd]);
+  t.after(() => d.stop());
+  await eventually(async () => (await health(s)).json.models[0].pools?.decode?.healthy === 1 && (await health(s)).json.models[0].pools?.prefill?.healthy === 1, 'both roles joined');
+  const byUrl = Object.fromEntries(((await (await fetch(`${s.url}/admin/workers`)).json()) as any).models[0].workers.map((w: any) => [w.url, w.role]));
+  assert.deepEqual(byUrl, { [p.url]: 'prefill', [d.url]: 'decode' });
+  const r = await fetch(`${s.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'disaggregated through etcd' }], max_tokens: 3, nvext: { extra_fields: ['worker_id'] } }) });
+  const body = (await r.json()) as any;
+  assert.equal(r.status, 200, JSON.stringify(body));
+  assert.deepEqual(Object.keys(body.nvext.worker_id).sort(), ['decode_worker_id', 'prefill_worker_id']);
+});
+
 test('a bad record in etcd is skipped and counted; the frontend keeps serving', async (t) => {
   const s = await startPortico(serveArgs(['--namespace', 'bad']));
   t.after(() => s.stop());

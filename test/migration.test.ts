@@ -12,7 +12,7 @@ import { WorkerPool } from '../src/router/worker-pool.js';
 import { ModelRouter } from '../src/router/router.js';
 import { ServedModel } from '../src/pipeline/served-model.js';
 import { generationRequest } from '../src/pipeline/request.js';
-import { runGeneration } from '../src/pipeline/run.js';
+import { runGeneration, type RunningGeneration } from '../src/pipeline/run.js';
 import type { ParsedEvent } from '../src/pipeline/outputs.js';
 import { FrontendMetrics, modelStats } from '../src/metrics/frontend.js';
 import { EngineError } from '../src/engine/errors.js';
@@ -91,11 +91,12 @@ async function run(model: ServedModel, sampling: Partial<SamplingOptions> = {}, 
   const s: SamplingOptions = { n: 1, maxTokens: 16, ...sampling } as SamplingOptions;
   const req = generationRequest({ model, promptIds: PROMPT, sampling: s, maxTokens: s.maxTokens, requestId: 'r', signal: AbortSignal.timeout(20_000), route, arrived: performance.now(), skipSpecialTokens: true, collectTokenIds: true });
   const events: ParsedEvent[] = [];
-  await runGeneration(req, { event: (ev) => void events.push(ev) });
+  let running: RunningGeneration | undefined;
+  await runGeneration(req, { begin: (g) => void (running = g), event: (ev) => void events.push(ev) });
   const finishes = events.filter((e) => e.kind === 'finish') as Extract<ParsedEvent, { kind: 'finish' }>[];
   const end = events.find((e) => e.kind === 'end') as Extract<ParsedEvent, { kind: 'end' }>;
   const text = (i: number) => events.filter((e) => e.kind === 'text' && e.index === i).map((e) => (e as { text: string }).text).join('');
-  return { ids: finishes.sort((a, b) => a.index - b.index).map((f) => f.tokenIds), usage: end.usage, text, finishes };
+  return { ids: finishes.sort((a, b) => a.index - b.index).map((f) => f.tokenIds), usage: end.usage, text, finishes, worker: running!.worker.id };
 }
 
 test('a worker lost mid-stream: the request goes on elsewhere and equals its uninterrupted twin', async () => {
@@ -109,6 +110,7 @@ test('a worker lost mid-stream: the request goes on elsewhere and equals its uni
   const cont = workers[1]!.sent[0]!;
   assert.equal(cont.inputIds.length, PROMPT.length + 5, 'prompt + the 5 ids generated');
   assert.equal(cont.maxNewTokens, 11, 'the rest of the budget');
+  assert.equal(r.worker, 1, 'the generation reports the worker it finished on');
   assert.match(metrics.registry.render(), /model_migration_total\{model="m",migration_type="ongoing_request",reason="disconnected"\} 1/);
 });
 

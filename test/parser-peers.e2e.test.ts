@@ -16,7 +16,7 @@ interface Case {
   tool_parser: string | null;
   reasoning_parser: string | null;
   tools?: OpenAI.ChatCompletionTool[];
-  request?: { tool_choice?: string; prompt_injected_reasoning?: boolean; prompt_closed_reasoning?: boolean; reasoning_disabled?: boolean };
+  request?: { tool_choice?: string; reasoning_effort?: string; prompt_injected_reasoning?: boolean; prompt_closed_reasoning?: boolean; reasoning_disabled?: boolean };
   text: string;
   expect: { content?: string; reasoning?: string; calls?: { name: string; arguments?: unknown; arguments_text?: string }[] };
 }
@@ -60,6 +60,7 @@ function params(c: Case): Record<string, unknown> {
     messages: [{ role: 'user', content: c.text }],
     ...(tools ? { tools } : {}),
     ...(c.request?.tool_choice ? { tool_choice: c.request.tool_choice } : {}),
+    ...(c.request?.reasoning_effort ? { reasoning_effort: c.request.reasoning_effort } : {}),
     nvext: { use_raw_prompt: true },
     ignore_eos: true,
   };

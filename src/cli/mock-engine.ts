@@ -109,7 +109,7 @@ export async function runMockEngine(o: MockEngineOptions): Promise<void> {
   let registration: WorkerRegistration | null = null;
   if (o.register) {
     const r = o.register;
-    const record = newRecord(servedAs, url, { dpSize: o.engine?.dataParallelSize ?? 1, blockSize: engine.core.hub.blockSize });
+    const record = newRecord(servedAs, url, { dpSize: o.engine?.dataParallelSize ?? 1, blockSize: engine.core.hub.blockSize, role: o.engine?.role ?? 'aggregated' });
     registration = new WorkerRegistration({ endpoints, namespace, record, ttlSecs: r.ttlSecs });
     try {
       await registration.start();

@@ -38,10 +38,10 @@ import { workerFault, type MigrationReason } from './worker-fault.js';
  * and the request allow it; otherwise the dispatch's own stream. `turn` is the caller's turn
  * on the first worker: a migration ends it with the failure (the pool hears of it).
  */
-export function migratingStream(model: ServedModel, d: Dispatch, params: GenerateParams, signal: Cancellation, route: RouteHints, turn: WorkerTurn): AsyncIterable<EngineEvent> {
+export function migratingStream(model: ServedModel, d: Dispatch, params: GenerateParams, signal: Cancellation, route: RouteHints, turn: WorkerTurn, onMoved?: (d: Dispatch) => void): AsyncIterable<EngineEvent> {
   const s = model.migration;
   if (s.limit <= 0 || route.workerId !== undefined) return openEngineStream(model, d, params, signal);
-  return new MigratingEvents(model, d, params, signal, route, turn, s);
+  return new MigratingEvents(model, d, params, signal, route, turn, s, onMoved);
 }
 
 /** One engine request of the migrating stream: its worker, turn, stream, and the choice it carries. */
@@ -69,7 +69,8 @@ class MigratingEvents implements EngineEvents {
   private moving = false;
   private closed = false;
   private held = false;
-  private readonly failed = new Set<number>();
+  /** Workers this request failed on (made at its first migration). */
+  private failed: Set<number> | null = null;
   private readonly n: number;
 
   constructor(
@@ -80,6 +81,8 @@ class MigratingEvents implements EngineEvents {
     private readonly route: RouteHints,
     turn: WorkerTurn,
     private readonly s: MigrationSettings,
+    /** Told of the dispatch the request continues on (its first one, when several choices moved). */
+    private readonly onMoved?: (d: Dispatch) => void,
   ) {
     this.n = Math.max(1, params.n ?? 1);
     this.ids = Array.from({ length: this.n }, () => []);
@@ -219,8 +222,12 @@ class MigratingEvents implements EngineEvents {
     this.moving = true;
     this.migrations++;
     this.lastFailure = leg.turn.fail(err); // the pool hears what it says of the worker
-    this.failed.add(leg.d.worker.id);
-    this.lastWorker = leg.d.worker.id;
+    // A failed prefill leg or hand-off is the prefill side's (its own turn told the pool): the
+    // decode worker may serve the request again.
+    if (reason !== 'handoff') {
+      (this.failed ??= new Set()).add(leg.d.worker.id);
+      this.lastWorker = leg.d.worker.id;
+    }
     this.model.stats.migrations.labels(this.started() ? 'ongoing_request' : 'new_request', reason).inc();
     log.warn('request migrated to another worker', { model: this.model.name, request: this.params.requestId, from: leg.d.worker.id, reason, attempt: this.migrations });
     // Every leg still running is stopped: each unfinished choice goes on from its kept ids.
@@ -268,6 +275,7 @@ class MigratingEvents implements EngineEvents {
     }
     this.legs = legs;
     this.moving = false;
+    if (legs.length > 0) this.onMoved?.(legs[0]!.d);
     for (let k = 0; k < legs.length; k++) this.open(legs[k]!, plans[k]!.params);
   }
 
@@ -278,9 +286,9 @@ class MigratingEvents implements EngineEvents {
    */
   private async pick(tokens: Uint32Array): Promise<Dispatch> {
     try {
-      return await this.model.router.route({ tokens, hints: this.route, signal: this.signal, exclude: this.failed });
+      return await this.model.router.route({ tokens, hints: this.route, signal: this.signal, exclude: this.failed ?? undefined });
     } catch (err) {
-      if (!(err instanceof NoWorkerError) || this.lastWorker === null || this.failed.size <= 1) throw err;
+      if (!(err instanceof NoWorkerError) || this.lastWorker === null || this.failed === null || this.failed.size <= 1) throw err;
       return await this.model.router.route({ tokens, hints: this.route, signal: this.signal, exclude: new Set([this.lastWorker]) });
     }
   }
@@ -338,7 +346,7 @@ class MigratingEvents implements EngineEvents {
     this.untrack(w);
     this.moving = true;
     this.migrations++;
-    this.failed.add(w.id);
+    (this.failed ??= new Set()).add(w.id);
     this.lastWorker = w.id;
     this.model.stats.migrations.labels(this.started() ? 'ongoing_request' : 'new_request', 'worker_removed').inc();
     log.info('request moved off a worker leaving the pool', { model: this.model.name, request: this.params.requestId, from: w.id });

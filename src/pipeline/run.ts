@@ -61,7 +61,8 @@ class Running implements RunningGeneration {
   choices: ChoiceOutputs | null = null;
 
   constructor(
-    readonly dispatch: Dispatch,
+    /** The request's worker: the one it continues on after a migration. */
+    public dispatch: Dispatch,
     readonly dispatchedAt: number,
     logprobs: boolean,
   ) {
@@ -113,7 +114,7 @@ export async function runGeneration(req: GenerationRequest, sink: GenerationSink
   sink.begin?.(g);
   let events: EngineEvents;
   try {
-    events = pushed(migratingStream(model, d, req.engine, req.signal, req.route, turn));
+    events = pushed(migratingStream(model, d, req.engine, req.signal, req.route, turn, (moved) => (g.dispatch = moved)));
   } catch (err) {
     throw turn.fail(err);
   }

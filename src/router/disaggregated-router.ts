@@ -126,7 +126,6 @@ export class DisaggregatedRouter implements Router {
 
   private routePrefill(req: RouteRequest): Dispatch | Promise<Dispatch> {
     const h = req.hints;
-    if (h.workerId === undefined && this.prefill.slots.list.length === 0) throw new NoWorkerError(this.pool.model);
     try {
       const r = this.prefill.route(req);
       return r instanceof Promise ? r.catch((err) => Promise.reject(pinFailure(err, h.workerId, 'nvext.prefill_worker_id'))) : r;

@@ -64,8 +64,8 @@ export interface Worker {
   readonly configuredRole: WorkerRole;
   /** What its engine says of disaggregation; null until its first server info (or its failure). */
   engine: EngineDisaggregation | null;
-  /** Requests on it that can move elsewhere (migration): told when it leaves the pool. */
-  runs?: Set<{ evacuate(w: Worker): void }>;
+  /** Requests on it that can move elsewhere (migration): told when it leaves the pool. Null until the first. */
+  runs: Set<{ evacuate(w: Worker): void }> | null;
 }
 
 export interface WorkerInfo {
@@ -136,7 +136,8 @@ export class WorkerPool implements WorkerSet {
   }
 
   private newWorker(client: EngineClient, role: WorkerRole): Worker {
-    return { id: this.ids.next++, client, healthy: false, inflight: 0, role, configuredRole: role, engine: null };
+    // Every field set here, so that every worker has one shape (the router reads them per request).
+    return { id: this.ids.next++, client, healthy: false, inflight: 0, role, configuredRole: role, engine: null, runs: null };
   }
 
   async pollOnce(): Promise<void> {

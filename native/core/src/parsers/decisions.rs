@@ -93,7 +93,7 @@ static REASONING_ROWS: &[Row] = &[
     Row("step3", false, "NO (plain `<think>`)", NA, FORCED_PRE3, BYPASS_PRE4, NA, "[<think>]..</think>"),
     Row("kimi", true, "YES (unverified: `◁think▷` is a special token)", NA, OPT_PRE3, OPT_PRE4, NA, "◁think▷..◁/think▷"),
     Row("kimi_k25", true, "YES", "normalized `thinking=false` (or `enable_thinking=false`); omitted = enabled", "ON when thinking is enabled or omitted; OFF when disabled (a marker-free post-tool answer is classified as reasoning: known model deviation)", BYPASS_PRE4, NA, "[<think>]..</think>"),
-    Row("mistral", true, "YES (`[THINK]` / `[/THINK]` are control tokens)", "disabled unless `reasoning_effort` is present and not `none`", FORCED_PRE3, BYPASS_PRE4, NA, "[THINK]..[/THINK]"),
+    Row("mistral", true, "YES (`[THINK]` / `[/THINK]` are control tokens)", "disabled unless `reasoning_effort` is present and not `none`", OPT_PRE3, OPT_PRE4, NA, "[THINK]..[/THINK]"),
     Row("granite", false, "NO (plain-text headers)", NA, OPT_PRE3, OPT_PRE4, NA, "Here is my thought process: .. Here is my response:"),
     Row("gpt_oss", true, "YES (verified: harmony channel markers are special tokens)", NA, "N/A (channel-driven: analysis → reasoning)", "required/named ⇒ harmony engine not used; guided JSON parsed directly", NA, "<|channel|>analysis<|message|>..<|end|>"),
     Row("gemma4", true, "YES (`<|channel>` / `<channel|>` are special tokens)", "`enable_thinking=false`", OPT_PRE3, OPT_PRE4, NA, "<|channel>thought\\n..<channel|> (prompt trigger `<|think|>` in the system turn)"),

@@ -13,6 +13,9 @@ use super::json;
 #[derive(Debug, Clone, Default)]
 pub struct ToolSchemas {
     map: HashMap<String, HashMap<String, String>>,
+    /// The declared schema of each parameter (function → parameter → schema), for values that
+    /// nest (MiniMax M3's child elements).
+    props: HashMap<String, HashMap<String, serde_json::Value>>,
     /// (function, parameter) pairs whose schema allows `null` (`type: [.., "null"]`,
     /// `anyOf`/`oneOf` with a null alternative).
     nullable: HashSet<(String, String)>,
@@ -26,18 +29,21 @@ impl ToolSchemas {
         let v: serde_json::Value =
             serde_json::from_str(tools_json).map_err(|e| format!("tools is not JSON: {e}"))?;
         let mut map = HashMap::new();
+        let mut all_props = HashMap::new();
         let mut nullable = HashSet::new();
         let arr = v.as_array().ok_or("tools must be a JSON array")?;
         for t in arr {
             let f = t.get("function").unwrap_or(t);
             let Some(name) = f.get("name").and_then(|n| n.as_str()) else { continue };
             let mut params = HashMap::new();
+            let mut schemas = HashMap::new();
             if let Some(props) = f
                 .get("parameters")
                 .and_then(|p| p.get("properties"))
                 .and_then(|p| p.as_object())
             {
                 for (k, s) in props {
+                    schemas.insert(k.clone(), s.clone());
                     if allows_null(s) {
                         nullable.insert((name.to_string(), k.clone()));
                     }
@@ -67,8 +73,9 @@ impl ToolSchemas {
                 }
             }
             map.insert(name.to_string(), params);
+            all_props.insert(name.to_string(), schemas);
         }
-        Ok(ToolSchemas { map, nullable, restrict: false })
+        Ok(ToolSchemas { map, props: all_props, nullable, restrict: false })
     }
 
     /// From now on only the functions in `tools` are tool calls.
@@ -79,6 +86,11 @@ impl ToolSchemas {
     /// Is `func` a tool call (always, unless restricted to the offered functions)?
     pub fn offers(&self, func: &str) -> bool {
         !self.restrict || self.map.contains_key(func)
+    }
+
+    /// The declared schema of a parameter, as the request gave it.
+    pub fn param_schema(&self, func: &str, param: &str) -> Option<&serde_json::Value> {
+        self.props.get(func)?.get(param)
     }
 
     pub fn param_type(&self, func: &str, param: &str) -> Option<&str> {
@@ -134,6 +146,8 @@ pub fn typed(raw: &str, ty: Option<&str>) -> String {
         Some("object") | Some("array") => {
             if (t.starts_with('{') || t.starts_with('[')) && json::is_value(t) {
                 t.to_string()
+            } else if let Some(j) = unescaped_json(t) {
+                j
             } else {
                 json_string(raw)
             }
@@ -149,6 +163,16 @@ pub fn typed(raw: &str, ty: Option<&str>) -> String {
             }
         }
     }
+}
+
+/// An object/array value the model wrote escaped, as the inside of a JSON string
+/// (`[{\"id\": \"1\"}]`): the JSON it stands for (SGLang's GLM detector reads it so).
+fn unescaped_json(t: &str) -> Option<String> {
+    if !(t.starts_with('{') || t.starts_with('[')) || !t.contains("\\\"") {
+        return None;
+    }
+    let s = json::decode_str(&format!("\"{t}\""))?;
+    ((s.starts_with('{') || s.starts_with('[')) && json::is_value(&s)).then_some(s)
 }
 
 pub fn is_number(t: &str) -> bool {

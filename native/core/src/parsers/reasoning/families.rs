@@ -34,13 +34,21 @@ pub static KIMI_K25: MarkerSpec =
     MarkerSpec { tool_starts: &["<|tool_calls_section_begin|>", "<|tool_call_begin|>"], ..THINK_FORCED };
 /// Forced, and tells bare guided JSON from `reasoning</think>JSON` (PRE.4): deepseek_v3/_v3_1, minimax_m2.
 pub static THINK_FORCED_SHAPE: MarkerSpec = MarkerSpec { forced: true, shape_aware: true, ..BASE };
-/// Nemotron Nano / 3: forced, shape-aware, and PRE.6 leading `<think>` strip when disabled.
-pub static NEMOTRON: MarkerSpec =
-    MarkerSpec { forced: true, shape_aware: true, leading_strip_when_disabled: Some("<think>"), ..BASE };
+/// Nemotron Nano / 3: forced, shape-aware, and PRE.6 leading `<think>` strip when disabled; a
+/// `<tool_call>` (its Qwen3-Coder XML) met inside the reasoning ends it (SGLang's Nemotron 3
+/// reasoning detector).
+pub static NEMOTRON: MarkerSpec = MarkerSpec {
+    forced: true,
+    shape_aware: true,
+    leading_strip_when_disabled: Some("<think>"),
+    tool_starts: &["<tool_call>"],
+    ..BASE
+};
 /// Kimi (K1.5 / K2 thinking): `◁think▷..◁/think▷`.
 pub static KIMI: MarkerSpec = MarkerSpec { start: &["◁think▷"], end: &["◁/think▷"], ..BASE };
-/// Mistral Magistral: `[THINK]..[/THINK]` (special tokens); forced when enabled.
-pub static MISTRAL: MarkerSpec = MarkerSpec { start: &["[THINK]"], end: &["[/THINK]"], forced: true, ..BASE };
+/// Mistral (Magistral, Mistral Small 4): `[THINK]..[/THINK]` (special tokens), reasoning
+/// only when the model opens it; a `[/THINK]` nothing opened is dropped (vLLM, SGLang).
+pub static MISTRAL: MarkerSpec = MarkerSpec { start: &["[THINK]"], end: &["[/THINK]"], ..BASE };
 /// IBM Granite 3.2+: plain-text headers.
 pub static GRANITE: MarkerSpec = MarkerSpec {
     start: &["Here is my thought process:", "Here's my thought process:"],

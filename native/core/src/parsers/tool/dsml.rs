@@ -1,7 +1,8 @@
 //! DeepSeek V3.2 / V4 DSML: `<｜DSML｜function_calls>` (V3.2) or `<｜DSML｜tool_calls>` (V4)
 //! around `<｜DSML｜invoke name="f"><｜DSML｜parameter name="k" string="true">v</｜DSML｜parameter>
 //! </｜DSML｜invoke>`. `string="true"` values are JSON strings; `string="false"` values are
-//! JSON text kept verbatim (typed by schema when not valid JSON).
+//! JSON text kept verbatim (typed by schema when not valid JSON). An invoke whose body is one
+//! JSON object instead of parameter tags has that object as its arguments (SGLang).
 //!
 //! Each generation reads only its own block: the block is the region, so the other
 //! generation's block (and an invoke outside any block) is text, as vLLM and SGLang have it.
@@ -12,7 +13,7 @@
 //! End of stream: the invokes that closed are calls when only the block end is missing; a
 //! block cut inside an invoke is content.
 
-use super::stream::{CallStep, Head, ParamStep, ParamSyntax};
+use super::stream::{json_object_body, CallStep, Head, ParamStep, ParamSyntax};
 use super::xml_function::{attr_head, next_param, params};
 use super::{until_marker, Ctx, Format, RegionEnd};
 use crate::parsers::json;
@@ -57,11 +58,18 @@ impl Format for Dsml {
             if name.is_empty() {
                 return None;
             }
+            let body = &region[he + 1..be];
             let mut a = ArgsBuilder::default();
-            for (k, v, header) in params(&region[he + 1..be], P_OPEN, P_CLOSE, true) {
+            let ps = params(body, P_OPEN, P_CLOSE, true);
+            for (k, v, header) in &ps {
                 a.push(k, &value(name, k, v, header, cx.schemas));
             }
-            calls.push(Call { name: name.to_string(), args: a.finish(), id: None });
+            // an invoke whose body is one JSON object (no parameter tags): those are its arguments
+            let args = match json_object_body(&SYNTAX, &[], body).filter(|_| ps.is_empty()) {
+                Some(obj) => obj.to_string(),
+                None => a.finish(),
+            };
+            calls.push(Call { name: name.to_string(), args, id: None });
             cur = be + INVOKE_END.len();
         }
         if calls.is_empty() {
@@ -96,4 +104,4 @@ fn head(region: &str, from: usize) -> CallStep {
 fn param(body: &str, from: usize, closed: bool) -> ParamStep<'_> {
     next_param(body, from, closed, P_OPEN, P_CLOSE, true)
 }
-static SYNTAX: ParamSyntax = ParamSyntax { call: head, call_end: INVOKE_END, param, value, multi: true };
+static SYNTAX: ParamSyntax = ParamSyntax { call: head, call_end: INVOKE_END, param, value, multi: true, json_body: true };

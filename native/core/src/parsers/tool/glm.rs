@@ -102,4 +102,4 @@ fn value(func: &str, key: &str, v: &str, header: &str, schemas: &ToolSchemas) ->
     typed_value(func, key, v, header, schemas)
 }
 
-static SYNTAX: ParamSyntax = ParamSyntax { call: head, call_end: END, param, value, multi: false };
+static SYNTAX: ParamSyntax = ParamSyntax { call: head, call_end: END, param, value, multi: false, json_body: false };

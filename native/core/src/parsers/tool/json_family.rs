@@ -36,6 +36,9 @@ pub struct JsonFamily {
     pub args: &'static [&'static str],
     /// See `Format::reopens`.
     pub reopens: &'static [&'static str],
+    /// Only a JSON array of calls is a call region (phi4, granite: a bare object after the
+    /// marker is text, as vLLM reads it).
+    pub list_only: bool,
 }
 
 pub const HERMES: JsonFamily = JsonFamily {
@@ -46,6 +49,7 @@ pub const HERMES: JsonFamily = JsonFamily {
     names: NAME,
     args: ARGS,
     reopens: &[],
+    list_only: false,
 };
 pub const NEMOTRON_DECI: JsonFamily = JsonFamily {
     starts: &["<TOOLCALL>"],
@@ -57,7 +61,7 @@ pub const JAMBA: JsonFamily = JsonFamily {
     ends: &[End::Marker("</tool_calls>")],
     ..HERMES
 };
-pub const PHI4: JsonFamily = JsonFamily { starts: &["functools"], ends: &[End::Balanced], ..HERMES };
+pub const PHI4: JsonFamily = JsonFamily { starts: &["functools"], ends: &[End::Balanced], list_only: true, ..HERMES };
 pub const LLAMA3_JSON: JsonFamily = JsonFamily {
     starts: &["<|python_tag|>"],
     ends: &[End::Balanced],
@@ -76,6 +80,10 @@ pub const DEFAULT: JsonFamily = JsonFamily {
 pub const GRANITE: JsonFamily = JsonFamily {
     starts: &["<|tool_call|>", "<tool_call>"],
     ends: &[End::Balanced, End::Balanced],
+    // vLLM's granite parser also reads a call list at the start without a marker (the
+    // `<|tool_call|>` token removed by skip_special_tokens)
+    bare: b"[",
+    list_only: true,
     ..HERMES
 };
 pub const INTERNLM: JsonFamily = JsonFamily {
@@ -144,13 +152,20 @@ impl Format for JsonFamily {
         }
     }
     fn parse(&self, region: &str, marker: Option<usize>, _eof: bool, _cx: &Ctx) -> Option<Vec<Call>> {
-        calls_from_json(unfence(self.body(region, marker)), self.names, self.args)
+        let body = unfence(self.body(region, marker));
+        if self.list_only && !body.starts_with('[') {
+            return None;
+        }
+        calls_from_json(body, self.names, self.args)
     }
     fn streams(&self) -> bool {
         true
     }
     fn stream_head(&self, region: &str, marker: Option<usize>) -> Head {
-        list_head(region, marker.map_or(0, |i| self.starts[i].len()), self.names, self.args)
+        match list_head(region, marker.map_or(0, |i| self.starts[i].len()), self.names, self.args) {
+            Head::List { at, .. } if self.list_only && region.as_bytes()[at] != b'[' => Head::No,
+            h => h,
+        }
     }
 }
 

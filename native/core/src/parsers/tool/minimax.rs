@@ -1,8 +1,8 @@
 //! MiniMax: M2 `<minimax:tool_call><invoke name="f"><parameter name="k">v</parameter></invoke></minimax:tool_call>`;
 //! M3 the same shape with every tag prefixed by the namespace token `]<]minimax[>[` and
-//! parameters written as `<key>value</key>` (nested values inside a parameter are kept as
-//! a string: not typed further). Regions are per invoke, the wrapper is dropped, so calls
-//! stream one by one and a missing wrapper end loses nothing.
+//! parameters written as `<key>value</key>`; child elements inside a parameter build objects
+//! and arrays typed by the schema (`minimax_nested`). Regions are per invoke, the wrapper is
+//! dropped, so calls stream one by one and a missing wrapper end loses nothing.
 //!
 //! Arguments stream parameter by parameter (see `stream::Head::Params`): the call starts at
 //! its name, each parameter goes out when it closes, `}` with `</invoke>`.
@@ -13,7 +13,7 @@
 use super::stream::{all_params, typed_value, CallStep, Head, ParamStep, ParamSyntax};
 use super::xml_function::{attr_head, build_args, next_param, params};
 use super::{until_marker, Ctx, Format, RegionEnd};
-use crate::parsers::values::attr;
+use crate::parsers::values::{attr, ToolSchemas};
 use crate::parsers::Call;
 
 fn m2_head(region: &str, from: usize) -> CallStep {
@@ -23,7 +23,7 @@ fn m2_param(body: &str, from: usize, closed: bool) -> ParamStep<'_> {
     next_param(body, from, closed, "<parameter", "</parameter>", true)
 }
 static M2_SYNTAX: ParamSyntax =
-    ParamSyntax { call: m2_head, call_end: "</invoke>", param: m2_param, value: typed_value, multi: false };
+    ParamSyntax { call: m2_head, call_end: "</invoke>", param: m2_param, value: typed_value, multi: false, json_body: false };
 
 pub struct MiniMaxM2;
 
@@ -86,7 +86,7 @@ impl Format for MiniMaxM3 {
         }
         let body = &region[he + 1..region.len() - M3_INVOKE_END.len()];
         let ps = all_params(body, m3_param);
-        Some(vec![Call { name: name.to_string(), args: build_args(name, &ps, cx, typed_value), id: None }])
+        Some(vec![Call { name: name.to_string(), args: build_args(name, &ps, cx, m3_value), id: None }])
     }
     fn streams(&self) -> bool {
         true
@@ -121,5 +121,10 @@ fn m3_param(body: &str, from: usize, closed: bool) -> ParamStep<'_> {
     }
 }
 
+/// A parameter's value: child elements nest (objects/arrays by schema), else the usual typing.
+fn m3_value(func: &str, key: &str, v: &str, header: &str, schemas: &ToolSchemas) -> String {
+    super::minimax_nested::nested(v, schemas.param_schema(func, key)).unwrap_or_else(|| typed_value(func, key, v, header, schemas))
+}
+
 static M3_SYNTAX: ParamSyntax =
-    ParamSyntax { call: m3_head, call_end: M3_INVOKE_END, param: m3_param, value: typed_value, multi: false };
+    ParamSyntax { call: m3_head, call_end: M3_INVOKE_END, param: m3_param, value: m3_value, multi: false, json_body: false };

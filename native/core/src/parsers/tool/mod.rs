@@ -21,6 +21,7 @@ pub mod guided;
 pub mod json_family;
 pub mod kimi;
 pub mod minimax;
+pub mod minimax_nested;
 pub mod pythonic;
 pub mod step3;
 pub mod stream;
@@ -304,11 +305,16 @@ impl ToolEngine {
     fn close_region(&mut self, n: usize, marker: Option<usize>, eof: bool, sink: &mut Sink) {
         self.end_floor = 0;
         let pending = std::mem::take(&mut self.pending.out);
-        if self.stream.take().is_some_and(|s| s.committed) {
+        if let Some(st) = self.stream.take().filter(|s| s.committed) {
             // at the end of the output, a region its end never closed is a call region only
             // when the format reads it whole (e.g. hermes: `{"name":..,"arguments":{..}` cut
-            // before its own `}` is content, as vLLM and SGLang return it)
-            if calls_complete(&pending) && self.all_offered(&pending) && (!eof || self.parse_region(n, marker, eof).is_some()) {
+            // before its own `}` is content, as vLLM and SGLang return it); a JSON region whose
+            // value never closed before its end marker is not one either
+            if !st.json_unclosed()
+                && calls_complete(&pending)
+                && self.all_offered(&pending)
+                && (!eof || self.parse_region(n, marker, eof).is_some())
+            {
                 // the rest of the region is call markup
                 sink.out.extend(pending);
                 self.after_call = true;

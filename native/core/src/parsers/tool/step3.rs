@@ -57,4 +57,4 @@ fn head(region: &str, from: usize) -> CallStep {
 fn param(body: &str, from: usize, closed: bool) -> ParamStep<'_> {
     next_param(body, from, closed, "<steptml:parameter", "</steptml:parameter>", true)
 }
-static SYNTAX: ParamSyntax = ParamSyntax { call: head, call_end: INVOKE_END, param, value: exact_value, multi: false };
+static SYNTAX: ParamSyntax = ParamSyntax { call: head, call_end: INVOKE_END, param, value: exact_value, multi: false, json_body: false };

@@ -51,6 +51,8 @@ pub struct ParamSyntax {
     pub value: ValueFn,
     /// More than one call per region (otherwise the region is done after its first call).
     pub multi: bool,
+    /// A call body without parameter tags may be one JSON arguments object (DSML).
+    pub json_body: bool,
 }
 
 impl std::fmt::Debug for ParamSyntax {
@@ -133,8 +135,8 @@ enum St {
     Tail { jv: JsonStream, single: bool },
     /// Looking for the next call (`Head::Params`).
     Seek,
-    /// Inside call `name` (`index`): parameters of its body read up to `pos`.
-    Params { name: String, index: u32, keys: Vec<String> },
+    /// Inside call `name` (`index`), whose body starts at `body`: parameters read up to `pos`.
+    Params { name: String, index: u32, keys: Vec<String>, body: usize },
     Done,
     /// Not streamable, or stopped being JSON.
     Stop,
@@ -167,6 +169,8 @@ pub struct RegionStream {
     syntax: Option<&'static ParamSyntax>,
     /// At least one call went out: the region is a call region whatever follows.
     pub committed: bool,
+    /// The region is one JSON value (a call object, an array of them, or one arguments object).
+    json: bool,
 }
 
 enum Header {
@@ -188,13 +192,20 @@ impl Default for RegionStream {
 
 impl RegionStream {
     pub fn new() -> RegionStream {
-        RegionStream { st: St::Head, pos: 0, names: &[], args: &[], syntax: None, committed: false }
+        RegionStream { st: St::Head, pos: 0, names: &[], args: &[], syntax: None, committed: false, json: false }
     }
 
     /// Inside a call's arguments: the region cannot have ended (an end marker or the closing
     /// bracket of the region comes after the arguments close), so its end need not be searched.
     pub fn in_args(&self) -> bool {
         matches!(self.st, St::Args { .. })
+    }
+
+    /// A JSON region whose value has not closed (or stopped being JSON) where the reader stands:
+    /// its calls are not complete, whatever arguments went out (`[{"name":..,"arguments":{}` then
+    /// the end marker is not a call).
+    pub fn json_unclosed(&self) -> bool {
+        self.json && !matches!(self.st, St::Done)
     }
 
     /// Reads `region` (the region's bytes so far, from its start) past what was read before.
@@ -209,12 +220,14 @@ impl RegionStream {
                         self.names = names;
                         self.args = args;
                         self.pos = at;
+                        self.json = true;
                         self.st = St::Top;
                     }
                     Head::Args { at, name, id } => {
                         let index = out.start(name, id);
                         self.committed = true;
                         self.pos = at;
+                        self.json = true;
                         self.st = St::Args { jv: JsonStream::new(), index, list: false, single: true };
                     }
                     Head::Params { at, syntax } => {
@@ -233,11 +246,11 @@ impl RegionStream {
                             out.sink.args(index, "{");
                             self.committed = true;
                             self.pos = body;
-                            self.st = St::Params { name, index, keys: Vec::new() };
+                            self.st = St::Params { name, index, keys: Vec::new(), body };
                         }
                     }
                 }
-                St::Params { name, index, keys } => {
+                St::Params { name, index, keys, body: body_at } => {
                     let Some(syn) = self.syntax else { return };
                     // the body ends at the first end marker; a parameter goes out once its end
                     // is known (its type and trailing layout depend on it)
@@ -257,7 +270,12 @@ impl RegionStream {
                         ParamStep::End => match fe {
                             None => return,
                             Some(e) => {
-                                out.sink.args(*index, "}");
+                                // `{` went out with the name: the rest of a JSON body object, or `}`
+                                let tail = match json_object_body(syn, keys, &region[*body_at..e]) {
+                                    Some(obj) => &obj[1..],
+                                    None => "}",
+                                };
+                                out.sink.args(*index, tail);
                                 self.pos = e + syn.call_end.len();
                                 self.st = if syn.multi { St::Seek } else { St::Done };
                             }
@@ -386,6 +404,12 @@ impl RegionStream {
             }
         }
     }
+}
+
+/// A call body that is one JSON object and nothing else (no parameter was read), trimmed.
+pub fn json_object_body<'a>(syn: &ParamSyntax, keys: &[String], body: &'a str) -> Option<&'a str> {
+    let t = body.trim();
+    (syn.json_body && keys.is_empty() && t.starts_with('{') && json::is_value(t)).then_some(t)
 }
 
 fn ws(b: &[u8], mut i: usize) -> usize {

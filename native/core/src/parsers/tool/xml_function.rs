@@ -117,7 +117,7 @@ fn function_param(body: &str, from: usize, closed: bool) -> ParamStep<'_> {
 }
 
 static SYNTAX: ParamSyntax =
-    ParamSyntax { call: function_head, call_end: FUNC_END, param: function_param, value: typed_value, multi: true };
+    ParamSyntax { call: function_head, call_end: FUNC_END, param: function_param, value: typed_value, multi: true, json_body: false };
 static QWEN_SYNTAX: ParamSyntax = ParamSyntax { value: qwen_value, ..SYNTAX };
 
 /// qwen3_coder's value typing (vLLM's and SGLang's `_convert_param_value`): undeclared
