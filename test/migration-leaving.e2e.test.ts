@@ -184,9 +184,10 @@ test('KServe ModelStreamInfer: a worker SIGKILLed mid-stream costs the stream no
 });
 
 test('a custom chat processor\'s routed engine: a worker SIGKILLed mid-generation costs the stream nothing', async () => {
-  // The processor passes max_tokens only (no ignore_eos): slow steps keep its one script under way.
-  const a = await engine('sglang', ['--step-ms', '60']);
-  const b = await engine('sglang', ['--step-ms', '60']);
+  // The processor passes max_tokens only (no ignore_eos): slow steps keep its one script (40
+  // events) under way for seconds after the first UNDER_WAY.
+  const a = await engine('sglang', ['--step-ms', '100']);
+  const b = await engine('sglang', ['--step-ms', '100']);
   const s = await frontend([a.url], ['--chat-processor', `${ROOT}test/fixtures/processors/rules.mjs:provider`]);
   await healthyWorkers(s, 1);
   const req: Req = { path: '/v1/chat/completions', body: { model: 'm', messages: [{ role: 'user', content: 'through the processor' }], stream: true, max_tokens: 300 } };
