@@ -1,6 +1,6 @@
 // Request migration when a worker leaves, end to end (deterministic mock engines as child
 // processes, test/helpers/migration.ts): a worker shutting down gracefully (SIGTERM: its grace,
-// then UNAVAILABLE), a worker removed with DELETE /admin/workers/:id, a worker whose etcd lease
+// then UNAVAILABLE, which Portico's clients of both protocols read as a strike), a worker removed with DELETE /admin/workers/:id, a worker whose etcd lease
 // ends, and a SIGKILL under the KServe gRPC face and under a custom chat processor's routed
 // engine. In each, streams run on one worker A; once every stream is under way a second worker
 // B joins and A leaves; every stream must then equal its uninterrupted twin, with no client error.
@@ -65,9 +65,9 @@ const frontend = async (...a: Parameters<typeof startFrontend>): Promise<Proc> =
   return s;
 };
 
-test('SIGTERM: a draining worker refuses new requests and ends the rest after its grace; all of them move, no client error', async () => {
-  const a = await engine('sglang', ['--shutdown-grace-secs', '0.5']);
-  const b = await engine('sglang');
+for (const protocol of ['sglang', 'vllm'] as const) test(`${protocol}: SIGTERM: a draining worker refuses new requests and ends the rest after its grace; all of them move, no client error`, async () => {
+  const a = await engine(protocol, ['--shutdown-grace-secs', '0.5']);
+  const b = await engine(protocol);
   const s = await frontend([a.url]);
   await healthyWorkers(s, 1);
   const reqs = Array.from({ length: STREAMS }, (_, i) => long(i));
