@@ -55,7 +55,8 @@ class FakeWorker {
             if (fault && t === fault.after) throw fault.err();
             if (self.gate) await self.gate;
             for (let i = 0; i < n; i++) {
-              const id = next(hist[i]!);
+              // The choices of one request part at their first token (then each follows its history).
+              const id = next(hist[i]!) + (t === 0 ? i : 0);
               hist[i]!.push(id);
               yield { kind: 'chunk', chunk: { tokenIds: [id], promptTokens: p.inputIds.length, completionTokens: t + 1, cachedTokens: 3, index: i } } as EngineEvent;
             }
@@ -184,4 +185,34 @@ test('a worker removed from the pool mid-stream hands its request over', async (
   const r = await done;
   assert.deepEqual(r.ids, twin.ids);
   assert.equal(workers[1]!.sent.length + workers[2]!.sent.length, 1);
+});
+
+test('a request that already failed on every worker goes back to one that failed earlier (a restarted worker), not to an error', async () => {
+  const twin = await run(setup(2).model);
+  const { workers, model, metrics } = setup(2);
+  // w0 fails, w1 takes over and fails too: w0 (in rotation again) is the one left.
+  workers[0]!.faults.push({ after: 3, err: reset });
+  workers[1]!.faults.push({ after: 4, err: reset });
+  const r = await run(model);
+  assert.deepEqual(r.ids, twin.ids);
+  assert.equal(workers[0]!.sent.length, 2, 'the first try and the second continuation');
+  assert.equal(workers[0]!.sent[1]!.inputIds.length, PROMPT.length + 7);
+  assert.match(metrics.registry.render(), /migration_type="ongoing_request",reason="strike"\} 2/);
+  assert.match(metrics.registry.render(), /model_migration_exhausted_total\{model="m"\} 0/);
+});
+
+test('n = 2: a choice Portico already ended (a stop token the engine went past) is not continued after a failure', async () => {
+  const whole = await run(setup().model, { n: 2 });
+  // A token of choice 0's that choice 1 never makes: choice 0 stops there, choice 1 goes on.
+  const stop = whole.ids[0]!.slice(1, 4).find((id) => !whole.ids[1]!.includes(id))!;
+  assert.ok(stop !== undefined);
+  const twin = await run(setup().model, { n: 2, stopTokenIds: [stop] });
+  assert.ok(twin.ids[0]!.length < 5 && twin.ids[1]!.length === 16);
+  const { workers, model } = setup();
+  workers[0]!.faults.push({ after: 6, err: reset });
+  const r = await run(model, { n: 2, stopTokenIds: [stop] });
+  assert.deepEqual(r.ids, twin.ids);
+  const conts = [...workers[1]!.sent, ...workers[2]!.sent];
+  assert.equal(conts.length, 1, 'only the unfinished choice goes on');
+  assert.equal(conts[0]!.inputIds.length, PROMPT.length + 6);
 });

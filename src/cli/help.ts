@@ -77,10 +77,23 @@ Output (sim):
   --embedding-dim N         Length of the L2-normalised vectors the Embed rpc answers (a
                             seeded hash of the input ids: same ids, same vector). 0: no Embed
                             rpc (a generation-only engine: Embed answers UNIMPLEMENTED). Default: 256.
+  --deterministic           sim: the token at each position depends only on the token ids before
+                            it (prompt and generated so far), EOS included; nothing is seeded per
+                            request or worker, so a request continued elsewhere as prompt +
+                            generated ids produces what one run would. The output is a script the
+                            context picks: <think>words</think>, an answer and, when the prompt
+                            declares tools, often a hermes <tool_call>{json}</tool_call> naming one
+                            of them, then EOS. --seed and --reasoning-tokens are not used.
   --reasoning-tokens N      Open every answer with <think>, N tokens, </think> (the tokenizer
                             must have those tokens).
   --reasoning-parser NAME   Parser name the engine reports in GetServerInfo (not applied).
   --tool-call-parser NAME   Parser name the engine reports in GetServerInfo (not applied).
+
+Shutdown:
+  --shutdown-grace-secs S   On SIGTERM / SIGINT: leave etcd (--register), answer new Generates
+                            UNAVAILABLE ("the engine is shutting down") and HealthCheck not
+                            serving, give requests in flight S seconds to finish, end the rest
+                            with UNAVAILABLE, exit. Default: 5.
 
 Faults (for tests of error mapping and fault handling):
   --faults                  Fail a request whose prompt text holds [[fault:KIND]] (at once) or

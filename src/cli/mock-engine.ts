@@ -25,6 +25,10 @@ export interface MockEngineOptions {
   engine?: Partial<EngineOptions>;
   /** Fail requests whose prompt holds a `[[fault:KIND]]` trigger (src/mock/faults.ts). */
   faults?: boolean;
+  /** sim: each token a pure function of the ids before it, a script of reasoning, text and tool calls (src/mock/script.ts). */
+  deterministic?: boolean;
+  /** SIGTERM / SIGINT: how long in-flight requests may finish before they end with UNAVAILABLE (s). Default 5. */
+  shutdownGraceSecs?: number;
   /** sim: open every answer with a reasoning block of this many tokens. */
   reasoningTokens?: number;
   thinkStart?: string;
@@ -68,9 +72,14 @@ export async function runMockEngine(o: MockEngineOptions): Promise<void> {
     reasoning,
     advertiseHost: o.advertiseHost,
     faults: o.faults ? { decode: (ids) => model.decode(Uint32Array.from(ids), false) } : undefined,
+    deterministic: o.deterministic,
+    tokenizer: o.deterministic
+      ? { encode: (text) => model.encode(text, false), decode: (ids) => model.decode(Uint32Array.from(ids), false), tokenToId: (t) => model.tokenToId(t) }
+      : undefined,
+    shutdownGraceMs: o.shutdownGraceSecs === undefined ? undefined : o.shutdownGraceSecs * 1000,
   });
   const scheme = engine.url.split('://')[0];
-  console.log(`portico mock-engine (${o.mode}, ${o.engine?.protocol ?? 'sglang'}) listening on ${scheme}://${o.host}:${engine.port}`);
+  console.log(`portico mock-engine (${o.mode}${o.deterministic && o.mode === 'sim' ? ', deterministic' : ''}, ${o.engine?.protocol ?? 'sglang'}) listening on ${scheme}://${o.host}:${engine.port}`);
   if (engine.rendezvous) console.log(`${o.engine?.protocol === 'vllm' ? 'KV side channel' : 'bootstrap server'} (prefill role) on ${o.host}:${engine.rendezvous.port}`);
   else if (o.engine?.role === 'decode') console.log('decode role: takes each request\'s KV from the prefill worker it names');
   if (engine.zmq) console.log(`KV events (ZMQ) on ${engine.zmq.endpoint}${engine.zmq.replayEndpoint ? `, replay on ${engine.zmq.replayEndpoint}` : ''}`);
@@ -110,14 +119,24 @@ export async function runMockEngine(o: MockEngineOptions): Promise<void> {
     }
     console.log(`registered in etcd as ${registration.key} (model ${record.model})`);
   }
+  // Graceful shutdown: leave discovery, refuse new requests (UNAVAILABLE, HealthCheck not
+  // serving), give the ones in flight the grace, end the rest with UNAVAILABLE, exit.
   const stop = () => {
     if (traceFile) writeFileSync(traceFile, JSON.stringify(Object.fromEntries(engine.core.emitTrace!)));
+    const grace = o.shutdownGraceSecs ?? 5;
     void (registration?.close() ?? Promise.resolve())
       .then(async () => {
         publisher?.close();
         await plane?.close();
       })
-      .then(() => engine.close())
+      .then(() => {
+        console.log(`draining: ${engine.stats.active} requests in flight, ${grace} s grace`);
+        return engine.drain(grace * 1000);
+      })
+      .then((ended) => {
+        console.log(`drained: ${ended} requests ended with UNAVAILABLE`);
+        return engine.close();
+      })
       .then(() => process.exit(0));
   };
   process.once('SIGINT', stop);

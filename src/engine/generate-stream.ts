@@ -81,6 +81,12 @@ export interface EngineEvents extends AsyncIterableIterator<EngineEvent> {
    * does, stops acting).
    */
   settle?(): void;
+  /**
+   * The reader has choice `index` whole before the engine ended it (Portico applied a stop
+   * string, a stop token or the token limit): a stream that would go on with it after a
+   * failure (a migrating one) leaves it out.
+   */
+  settleChoice?(index: number): void;
 }
 
 /** Whether `s` (what EngineClient.generate returned) can push its events. */

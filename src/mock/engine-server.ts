@@ -6,10 +6,14 @@
 //  sim   a vLLM-style scheduler over a paged KV cache with prefix caching,
 //        chunked prefill and preemption; pseudo-random tokens (EOS, stop ids,
 //        min/max tokens, optional reasoning block) timed by a prefill/decode
-//        cost model; KV events over gRPC and optionally ZMQ.
+//        cost model; KV events over gRPC and optionally ZMQ. `deterministic`:
+//        each token a pure function of the ids before it (script.ts).
+//
+// drain() is a graceful shutdown: new requests refused UNAVAILABLE, a grace
+// for the ones in flight, then UNAVAILABLE for the rest.
 //
 // Module map: sim-core (ranks, step loop) → scheduler → kv-pool; timing;
-// token-policy; kv-event-hub (sequencing) → kv-events-rpc / zmq-publisher;
+// token-policy (script); kv-event-hub (sequencing) → kv-events-rpc / zmq-publisher;
 // sglang-service / vllm-service (wire mapping) → output-stream (bridge).
 // Disaggregated roles: sglang-pd / vllm-pd (which leg a request is) → pd-leg (the
 // hand-over) → kv-rendezvous (prefill: held KV, side-channel server) / kv-fetch (decode).
@@ -29,6 +33,7 @@ import { vllmRoutes } from './vllm-service.js';
 import { ZmqKvPublisher, type ZmqLayout } from './zmq-publisher.js';
 import type { EngineRole } from './faults.js';
 import { KvRendezvousServer, KvRendezvousStore } from './kv-rendezvous.js';
+import type { ScriptTokenizer } from './script.js';
 
 export interface MockEngineOptions {
   /** 0 = pick a free port. */
@@ -80,6 +85,17 @@ export interface MockEngineOptions {
   seed?: number;
   /** sim: open every choice with a reasoning block of this many tokens between these ids. */
   reasoning?: { startId: number; endId: number; thinkTokens: number };
+  /**
+   * sim: the token at each position depends only on the token ids before it (prompt and
+   * generated so far), EOS included, with nothing seeded per request or worker: a request
+   * continued elsewhere as prompt + generated ids produces what one run would
+   * (src/mock/script.ts). `seed` and `reasoning` are not used. Default false.
+   */
+  deterministic?: boolean;
+  /** Deterministic mode: the model's tokenizer, to write a script of reasoning, text and tool calls (without it: hashed ids). */
+  tokenizer?: ScriptTokenizer;
+  /** On drain(): how long in-flight requests may go on before they end with UNAVAILABLE (ms). Default 5000. */
+  shutdownGraceMs?: number;
   /** sim: tokens per streamed message, like vLLM's --stream-interval. Default 1. */
   streamInterval?: number;
   /** Length of the vectors the Embed rpc answers; 0: no Embed rpc (UNIMPLEMENTED). Default 256. */
@@ -128,6 +144,14 @@ export interface MockEngine {
   zmq?: { endpoint: string; replayEndpoint: string; publisher: ZmqKvPublisher };
   /** Prefill role: its bootstrap / side-channel server (SGLang's bootstrap port, vLLM's remote_port) and what it holds. */
   rendezvous?: { port: number; store: KvRendezvousStore };
+  /**
+   * Shut down gracefully: new Generates are answered UNAVAILABLE ("the engine is shutting
+   * down") and HealthCheck reports not serving; the requests in flight get `graceMs`
+   * (default: shutdownGraceMs) to finish; those still running then end with UNAVAILABLE.
+   * Resolves, with how many were ended so, once their statuses are sent and the connections
+   * closed. close() afterwards frees the rest.
+   */
+  drain(graceMs?: number): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -158,6 +182,7 @@ export function createSimCore(opts: MockEngineOptions): SimCore {
     },
     seed: opts.seed ?? 0,
     reasoning: opts.reasoning,
+    deterministic: opts.deterministic ? { tokenizer: opts.tokenizer } : undefined,
   });
 }
 
@@ -233,8 +258,27 @@ export async function startMockEngine(opts: MockEngineOptions): Promise<MockEngi
   const urlHost = host.includes(':') ? `[${host}]` : host;
   context.address = `${urlHost}:${port}`;
 
+  const drain = async (graceMs = opts.shutdownGraceMs ?? 5000): Promise<number> => {
+    context.draining = true;
+    const end = Date.now() + graceMs;
+    while (context.stats.active > 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
+    const ended = context.stats.active;
+    context.shutdown.abort();
+    // GOAWAY: each connection closes once its open streams sent their status.
+    await new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      for (const s of sessions) s.close();
+      // A peer that never lets its streams end does not hold the shutdown.
+      setTimeout(() => {
+        for (const s of sessions) s.destroy();
+      }, 2000).unref();
+    });
+    return ended;
+  };
+
   return {
     port,
+    drain,
     url: `${protocol === 'vllm' ? 'vllm+grpc' : 'grpc'}://${urlHost}:${port}`,
     stats: context.stats,
     core,

@@ -24,6 +24,8 @@ const SNAPSHOT_BLOCKS_PER_BATCH = 256;
 
 export async function* subscribeKvEvents(
   hub: KvEventHub, req: SubscribeKvEventsRequest, ctx: HandlerContext, loadOf?: (dpRank: number) => EngineLoad,
+  /** The engine shutting down: the stream ends (OK), so a graceful close need not wait for it. */
+  ending?: AbortSignal,
 ): AsyncGenerator<KvEventBatch> {
   let sample = 0n;
   // Live batches carry the rank's load at send time (EngineLoad), so a
@@ -47,6 +49,7 @@ export async function* subscribeKvEvents(
     w?.();
   };
   ctx.signal.addEventListener('abort', onClose, { once: true });
+  ending?.addEventListener('abort', onClose, { once: true });
   try {
     const start = Number(req.startSequenceNumber);
     const replay = start > 0 ? hub.replayFrom(start) : undefined;
@@ -59,7 +62,7 @@ export async function* subscribeKvEvents(
       yield* snapshotBatches(hub.snapshot(), base, hub.blockSize);
       queue = queue.filter((b) => b.seq > base);
     }
-    while (!ctx.signal.aborted) {
+    while (!ctx.signal.aborted && !ending?.aborted) {
       if (queue.length === 0) {
         await new Promise<void>((r) => (wake = r));
         continue;
@@ -71,6 +74,7 @@ export async function* subscribeKvEvents(
   } finally {
     unsubscribe();
     ctx.signal.removeEventListener('abort', onClose);
+    ending?.removeEventListener('abort', onClose);
   }
 }
 

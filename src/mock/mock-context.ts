@@ -31,6 +31,10 @@ export class MockContext {
   readonly startedAt = new Date();
   readonly stats: StreamStats = { generates: 0, aborts: 0, abortRpcs: 0, active: 0 };
   paused = false;
+  /** Shutting down (engine-server.ts drain): new Generates are refused UNAVAILABLE, HealthCheck fails. */
+  draining = false;
+  /** Fires when the drain's grace is over: the requests still running end with UNAVAILABLE. */
+  readonly shutdown = new AbortController();
   /** GetModelInfo reports max_context_length (false: 0, as an engine that does not say). */
   reportsContextLength = true;
   /** Serve FlushCache / StartProfile / StopProfile (off: the rpcs are unimplemented, as on an engine without them). */
@@ -89,7 +93,7 @@ export class MockContext {
   }
 
   healthy(): boolean {
-    return !this.paused;
+    return !this.paused && !this.draining;
   }
 
   /** KV capacity of one rank, in tokens. */

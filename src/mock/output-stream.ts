@@ -45,6 +45,8 @@ export async function* runRequest(
   signal.addEventListener('abort', onCancel, { once: true });
   try {
     for (;;) {
+      // Cancelled: what the abort queued (choices ending "abort") reaches no one.
+      if (cancelled) return;
       if (queue.length === 0) {
         if (open === 0 || cancelled) return;
         await new Promise<void>((r) => (wake = r));

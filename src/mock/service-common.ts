@@ -17,6 +17,13 @@ import { faultError, untilAborted, type Fault } from './faults.js';
 import { finishes, handOverTimeout, orAborted, payloadOf, receiveFailure, receiveKv, type PdPlan } from './pd-leg.js';
 import type { MockContext } from './mock-context.js';
 
+/** What a draining engine answers new requests with, and ends the ones its grace did not finish with (UNAVAILABLE). */
+export const SHUTTING_DOWN = 'the engine is shutting down';
+
+function shuttingDown(): ConnectError {
+  return new ConnectError(SHUTTING_DOWN, Code.Unavailable);
+}
+
 /** A simulator error as the rpc status the engines answer with. */
 export function toConnect(err: unknown): unknown {
   if (err instanceof SimRequestError) {
@@ -34,6 +41,12 @@ export function toConnect(err: unknown): unknown {
  * leg holds its outputs until its KV is handed over.
  */
 export async function* serveGenerate<R>(m: MockContext, req: CoreRequest, ctx: HandlerContext, emit: (batch: CoreOutput[]) => Iterable<R>, pd?: PdPlan): AsyncGenerator<R> {
+  if (m.draining) throw shuttingDown();
+  // The drain's end stops the request (as a cancel would) and fails the rpc UNAVAILABLE.
+  const shutdown = m.shutdown.signal;
+  const run = new AbortController();
+  const stop = () => run.abort();
+  const cut = () => shutdown.aborted && !ctx.signal.aborted;
   const found = m.faultFor(req.prompt);
   const noRendezvous = found?.kind === 'no_rendezvous';
   const fault = noRendezvous ? null : found;
@@ -44,6 +57,8 @@ export async function* serveGenerate<R>(m: MockContext, req: CoreRequest, ctx: H
   const own = pd ? m.pending.begin(req.id, ctx.signal) : undefined;
   const signal = own?.signal ?? ctx.signal;
   try {
+    ctx.signal.addEventListener('abort', stop, { once: true });
+    shutdown.addEventListener('abort', stop, { once: true });
     if (fault && fault.after === 0) await fail(m, fault, req, ctx);
     if (pd?.role === 'decode') {
       m.stats.active++;
@@ -70,8 +85,9 @@ export async function* serveGenerate<R>(m: MockContext, req: CoreRequest, ctx: H
     let stream: AsyncGenerator<CoreOutput[]>;
     let produced = 0;
     try {
-      stream = runRequest(m.core, req, ctx.signal, m.stats, m.coalesce, m.streamInterval);
+      stream = runRequest(m.core, req, run.signal, m.stats, m.coalesce, m.streamInterval);
       const first = await stream.next();
+      if (cut()) throw shuttingDown();
       if (first.done) return;
       if (held) held.push(first.value);
       else yield* emit(first.value);
@@ -84,6 +100,7 @@ export async function* serveGenerate<R>(m: MockContext, req: CoreRequest, ctx: H
       await fail(m, fault, req, ctx);
     }
     for await (const batch of stream) {
+      if (cut()) break;
       if (held) held.push(batch);
       else yield* emit(batch);
       produced += tokensIn(batch);
@@ -92,6 +109,7 @@ export async function* serveGenerate<R>(m: MockContext, req: CoreRequest, ctx: H
         await fail(m, fault, req, ctx);
       }
     }
+    if (cut()) throw shuttingDown();
     if (!prefill || !held) return;
     if (signal.aborted) {
       if (!ctx.signal.aborted) for (const b of held) yield* emit(b);
@@ -112,6 +130,8 @@ export async function* serveGenerate<R>(m: MockContext, req: CoreRequest, ctx: H
     } else handedOver = true;
     for (const b of held) yield* emit(b);
   } finally {
+    ctx.signal.removeEventListener('abort', stop);
+    shutdown.removeEventListener('abort', stop);
     if (own) m.pending.end(req.id, own);
     if (prefill && !handedOver) m.rendezvous?.store.fail(prefill.key, 'prefill request failed or aborted');
   }
@@ -167,10 +187,10 @@ export function sharedHandlers(m: MockContext) {
   return {
     ...(m.embeddingDim > 0 ? { embed } : {}),
     healthCheck() {
-      return { healthy: m.healthy(), message: m.healthy() ? 'mock engine ok' : 'mock engine paused' };
+      return { healthy: m.healthy(), message: m.draining ? SHUTTING_DOWN : m.healthy() ? 'mock engine ok' : 'mock engine paused' };
     },
     ...(m.adminRpcs ? admin : {}),
-    subscribeKvEvents: (req: SubscribeKvEventsRequest, ctx: HandlerContext) => subscribeKvEvents(core.hub, req, ctx, (r) => m.engineLoad(r)),
+    subscribeKvEvents: (req: SubscribeKvEventsRequest, ctx: HandlerContext) => subscribeKvEvents(core.hub, req, ctx, (r) => m.engineLoad(r), m.shutdown.signal),
   };
 }
 
@@ -231,7 +251,7 @@ export function fastRoutes<I extends DescMessage, O extends DescMessage>(
       path: `/${service.typeName}/SubscribeKvEvents`,
       input: SubscribeKvEventsRequestSchema,
       output: KvEventBatchSchema,
-      handler: (req, ctx) => subscribeKvEvents(m.core.hub, req, ctx, (r) => m.engineLoad(r)),
+      handler: (req, ctx) => subscribeKvEvents(m.core.hub, req, ctx, (r) => m.engineLoad(r), m.shutdown.signal),
     }),
   ];
 }

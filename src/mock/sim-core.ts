@@ -7,6 +7,7 @@ import { KvPool } from './kv-pool.js';
 import { Scheduler, type PlannedStep, type Seq } from './scheduler.js';
 import { TimingModel, type TimingOptions } from './timing.js';
 import { ChoiceGenerator, hashString } from './token-policy.js';
+import { DeterministicTokens, type ScriptTokenizer } from './script.js';
 
 export interface SimCoreOptions {
   mode: 'echo' | 'sim';
@@ -28,6 +29,11 @@ export interface SimCoreOptions {
   /** Mixed into every request's sampling seed. */
   seed: number;
   reasoning?: { startId: number; endId: number; thinkTokens: number };
+  /**
+   * sim: each token is a pure function of the ids before it (src/mock/script.ts); with a
+   * tokenizer, a script that exercises reasoning and tool-call parsers.
+   */
+  deterministic?: { tokenizer?: ScriptTokenizer };
 }
 
 export interface CoreRequest {
@@ -94,6 +100,7 @@ export class SimCore {
   readonly ranks: Rank[];
   private readonly live = new Map<string, Live>();
   private readonly drawBound: number;
+  private readonly deterministic: DeterministicTokens | undefined;
   private closed = false;
   /** Generated tokens, for throughput figures. */
   tokensOut = 0;
@@ -115,6 +122,9 @@ export class SimCore {
     const lowestEos = o.eosTokenIds.length ? Math.min(...o.eosTokenIds) : o.vocabSize;
     this.drawBound = Math.max(1, Math.min(o.regularVocabSize ?? (lowestEos > 0 ? lowestEos : o.vocabSize), o.vocabSize));
     this.hub = new KvEventHub(o.blockSize, () => this.snapshot());
+    if (o.mode === 'sim' && o.deterministic) {
+      this.deterministic = new DeterministicTokens({ eosTokenIds: o.eosTokenIds, drawBound: this.drawBound, eosProbability: o.eosProbability, tokenizer: o.deterministic.tokenizer });
+    }
     this.ranks = Array.from({ length: Math.max(1, o.dataParallelSize) }, (_, id) => {
       const pool = new KvPool({
         numBlocks: o.numBlocks,
@@ -171,6 +181,7 @@ export class SimCore {
         eosProbability: this.o.eosProbability,
         seed: (baseSeed + this.o.seed + index * 0x9e3779b9) >>> 0,
         reasoning: this.o.mode === 'sim' ? this.o.reasoning : undefined,
+        deterministic: this.deterministic,
       });
       const choice: Choice = {
         key: `${req.id}\u0000${index}`,

@@ -1,5 +1,7 @@
 // How the mock engine picks tokens. Pure and deterministic: no timers, no I/O.
 
+import type { DeterministicTokens } from './script.js';
+
 export type Finish = { reason: 'stop' | 'length'; matchedTokenId?: number };
 
 export interface ChoiceConfig {
@@ -21,6 +23,11 @@ export interface ChoiceConfig {
    * `endId`, then the answer. EOS and stop ids are held back inside it.
    */
   reasoning?: { startId: number; endId: number; thinkTokens: number };
+  /**
+   * sim: every token is a pure function of the ids before it (src/mock/script.ts) instead of
+   * a seeded draw; `seed` and `reasoning` are not used.
+   */
+  deterministic?: DeterministicTokens;
 }
 
 /** One choice (n > 1 runs several) of one request. */
@@ -55,6 +62,7 @@ export class ChoiceGenerator {
 
   private simToken(): number {
     const { cfg } = this;
+    if (cfg.deterministic) return this.scriptToken(cfg.deterministic);
     const r = cfg.reasoning;
     if (r) {
       const k = this.output.length;
@@ -72,6 +80,21 @@ export class ChoiceGenerator {
     for (let tries = 0; this.forbidden(tok, mayStop) && tries < 16; tries++) tok = this.draw();
     if (this.forbidden(tok, mayStop)) tok = this.firstAllowed(mayStop);
     if (mayStop && cfg.stopTokenIds.has(tok)) this.finish = { reason: 'stop', matchedTokenId: tok };
+    return tok;
+  }
+
+  /** Deterministic mode: the history's next token, unless the limits say it may not be emitted here. */
+  private scriptToken(d: DeterministicTokens): number {
+    const { cfg } = this;
+    const h = { prompt: cfg.prompt, output: this.output };
+    const mayStop = this.output.length >= cfg.minNewTokens;
+    let tok = d.next(h);
+    const isEos = this.eos.has(tok);
+    if ((isEos && (cfg.ignoreEos || !mayStop)) || (!mayStop && cfg.stopTokenIds.has(tok))) {
+      tok = d.filler(h, (t) => this.forbidden(t, mayStop));
+    } else if (mayStop && (isEos || cfg.stopTokenIds.has(tok))) {
+      this.finish = { reason: 'stop', matchedTokenId: tok };
+    }
     return tok;
   }
 

@@ -5,11 +5,12 @@
 // that is the worker's (EngineError.health says so: a lost connection, a reset stream, the
 // engine's internal error, a silent worker; or a prefill leg or KV hand-off that failed) and
 // not the request's, each unfinished choice is sent again, to a worker the router picks with
-// the failed ones excluded, as prompt + its ids so far with the rest of its token budget, one
-// engine request per choice (n 1). Its events come back under the choice's index with the
-// counts the client would have seen from one worker (prompt tokens of the original prompt,
-// completion tokens counted from the start). The native per-choice outputs above
-// (detokenizer, stop jail, parsers, logprobs) never know.
+// the failed ones excluded (once every worker has failed it, only the last one), as prompt +
+// its ids so far with the rest of its token budget, one engine request per choice (n 1).
+// Its events come back under the choice's index with the counts the client would have seen
+// from one worker (prompt tokens of the original prompt, completion tokens counted from the
+// start). The native per-choice outputs above (detokenizer, stop jail, parsers, logprobs)
+// never know.
 //
 // Not migrated: a request cancelled by its client; a failure that is the request's (invalid
 // argument, context exceeded, capacity); a request pinned to a worker; a request past
@@ -23,7 +24,7 @@ import { EngineError } from '../engine/errors.js';
 import type { EngineEventHandler, EngineEvents } from '../engine/generate-stream.js';
 import type { Cancellation, EngineEvent, GenerateParams } from '../engine/types.js';
 import type { Dispatch, RouteHints } from '../router/types.js';
-import type { Worker } from '../router/worker-pool.js';
+import { NoWorkerError, type Worker } from '../router/worker-pool.js';
 import { log } from '../log.js';
 import { openEngineStream } from './disaggregated-stream.js';
 import { pushed, PullQueue } from './pushed.js';
@@ -239,7 +240,10 @@ class MigratingEvents implements EngineEvents {
     this.lastFailure = leg.turn.fail(err); // the pool hears what it says of the worker
     // A failed prefill leg or hand-off is the prefill side's (its own turn told the pool): the
     // decode worker may serve the request again.
-    if (reason !== 'handoff') (this.failed ??= new Set()).add(leg.d.worker.id);
+    if (reason !== 'handoff') {
+      (this.failed ??= new Set()).add(leg.d.worker.id);
+      this.lastWorker = leg.d.worker.id;
+    }
     this.model.stats.migrations.labels(this.started() ? 'ongoing_request' : 'new_request', reason).inc();
     log.warn('request migrated to another worker', { model: this.model.name, request: this.params.requestId, from: leg.d.worker.id, reason, attempt: this.migrations });
     // Every leg still running is stopped: each unfinished choice goes on from its kept ids.
@@ -275,8 +279,7 @@ class MigratingEvents implements EngineEvents {
     }
     const legs: Leg[] = [];
     for (const p of plans) {
-      const routed = this.model.router.route({ tokens: p.params.inputIds, hints: this.route, signal: this.signal, exclude: this.failed ?? undefined });
-      const d = routed instanceof Promise ? await routed : routed;
+      const d = await this.pick(p.params.inputIds);
       if (this.closed) {
         d.done();
         return;
@@ -291,6 +294,23 @@ class MigratingEvents implements EngineEvents {
     if (legs.length > 0) this.onMoved?.(legs[0]!.d);
     for (let k = 0; k < legs.length; k++) this.open(legs[k]!, plans[k]!.params);
   }
+
+  /**
+   * The worker a continuation goes to: one this request has not failed on; when it has failed
+   * on every worker (each failed once, and came back: a restart, a rolling update), any but
+   * the one that failed last.
+   */
+  private async pick(tokens: Uint32Array): Promise<Dispatch> {
+    try {
+      return await this.model.router.route({ tokens, hints: this.route, signal: this.signal, exclude: this.failed ?? undefined });
+    } catch (err) {
+      if (!(err instanceof NoWorkerError) || this.lastWorker === null || this.failed === null || this.failed.size <= 1) throw err;
+      return await this.model.router.route({ tokens, hints: this.route, signal: this.signal, exclude: new Set([this.lastWorker]) });
+    }
+  }
+
+  /** The worker the request failed on (or left) last. */
+  private lastWorker: number | null = null;
 
   /** Choice i's continuation: the prompt with its ids so far, the rest of its budget, n 1. */
   private continuation(i: number): GenerateParams {
@@ -343,6 +363,7 @@ class MigratingEvents implements EngineEvents {
     this.moving = true;
     this.migrations++;
     (this.failed ??= new Set()).add(w.id);
+    this.lastWorker = w.id;
     this.model.stats.migrations.labels(this.started() ? 'ongoing_request' : 'new_request', 'worker_removed').inc();
     log.info('request moved off a worker leaving the pool', { model: this.model.name, request: this.params.requestId, from: w.id });
     this.lastFailure = leg.turn.fail(gone);
@@ -363,6 +384,13 @@ class MigratingEvents implements EngineEvents {
 
   settle(): void {
     this.settled = true;
+  }
+
+  /** Choice i needs nothing more (the reader ended it): a migration does not continue it. */
+  settleChoice(i: number): void {
+    if (i < 0 || i >= this.n || this.finished[i]) return;
+    this.finished[i] = true;
+    this.unfinished--;
   }
 
   hold(): void {

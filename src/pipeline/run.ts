@@ -167,9 +167,13 @@ class PushedRun implements EngineEventHandler {
     }
     if (this.state !== 'open') return;
     try {
+      const choices = this.choices!;
+      const left = choices.remaining;
       this.turn.observe(ev);
       this.g.logprobs?.record(ev);
-      const one = this.choices!.push(ev, this.out);
+      const one = choices.push(ev, this.out);
+      // A choice Portico ended before the engine did, others still going: nothing more of it is needed.
+      if (ev.kind === 'chunk' && choices.remaining < left && choices.remaining > 0) this.events.settleChoice?.(ev.chunk.index);
       if (one) this.out.push(one);
       this.deliver();
     } catch (err) {
