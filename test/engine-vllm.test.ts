@@ -11,22 +11,10 @@ import type { EngineClient, EngineEvent, GenerateDone, GenerateParams, TokenChun
 import { buildVllmGenerateRequest, VllmEngineClient } from '../src/engine/vllm-client.js';
 import { startMockEngine, type MockEngine } from '../src/mock/engine-server.js';
 import { HANG_GUARD_MS, eventually } from './helpers/eventually.js';
+import { collect } from './helpers/engine-events.js';
 
 const EOS = 99;
 
-async function collect(it: AsyncIterable<EngineEvent>, slowMs = 0) {
-  const tokens: number[] = [];
-  const chunks: TokenChunk[] = [];
-  const done: GenerateDone[] = [];
-  for await (const ev of it) {
-    if (ev.kind === 'chunk') {
-      tokens.push(...ev.chunk.tokenIds);
-      chunks.push(ev.chunk);
-    } else done.push(ev.done);
-    if (slowMs) await new Promise((r) => setTimeout(r, slowMs));
-  }
-  return { tokens, chunks, done };
-}
 
 const params = (over: Partial<GenerateParams> & { inputIds: Uint32Array }): GenerateParams => ({
   requestId: `v-${Math.random().toString(36).slice(2)}`,

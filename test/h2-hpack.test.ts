@@ -9,7 +9,7 @@ import { describe, test } from 'node:test';
 
 import { HpackDecoder, HpackEncoder, HpackError } from '../src/engine/h2/hpack.js';
 import { HUFFMAN_CODES, HUFFMAN_LENGTHS, huffmanDecode } from '../src/engine/h2/huffman.js';
-import { mulberry32 as rng } from '../src/mock/token-policy.js';
+import { mulberry32 as rng } from '../src/mock/seeded.js';
 
 const hex = (s: string): Buffer => Buffer.from(s.replace(/\s+/g, ''), 'hex');
 const decode = (d: HpackDecoder, block: Uint8Array): string[] => d.decode(block, 0, block.length);

@@ -10,7 +10,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { mulberry32 } from '../src/mock/token-policy.js';
+import { mulberry32 } from '../src/mock/seeded.js';
 import { eventually } from './helpers/eventually.js';
 import {
   chatReq, completionReq, healthyWorkers, killEngine, migrationCounts, send, startEngine, startFrontend, workers,

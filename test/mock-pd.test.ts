@@ -16,6 +16,7 @@ import { faultIn } from '../src/mock/faults.js';
 import type { PoolEvent } from '../src/mock/kv-pool.js';
 import type { KvRendezvousStore } from '../src/mock/kv-rendezvous.js';
 import { eventually, HANG_GUARD_MS } from './helpers/eventually.js';
+import { collect } from './helpers/engine-events.js';
 
 const EOS = 999;
 const T = { timeout: HANG_GUARD_MS };
@@ -35,18 +36,6 @@ function engineOptions(over: Partial<MockEngineOptions>): MockEngineOptions {
   };
 }
 
-async function collect(it: AsyncIterable<EngineEvent>) {
-  const tokens: number[] = [];
-  const chunks: TokenChunk[] = [];
-  const done: GenerateDone[] = [];
-  for await (const ev of it) {
-    if (ev.kind === 'chunk') {
-      tokens.push(...ev.chunk.tokenIds);
-      chunks.push(ev.chunk);
-    } else done.push(ev.done);
-  }
-  return { tokens, chunks, done };
-}
 
 /** The rejection of `p` (an EngineError), failing when it resolves. */
 async function failure(p: Promise<unknown>): Promise<EngineError> {

@@ -16,7 +16,7 @@ import { measure } from '../../src/bench/measures.js';
 import { buildWorkload } from '../../src/bench/workload.js';
 import { createEngineClient } from '../../src/engine/factory.js';
 import type { EngineClient } from '../../src/engine/types.js';
-import { mulberry32 } from '../../src/mock/token-policy.js';
+import { mulberry32 } from '../../src/mock/seeded.js';
 
 /** Ordinary-text token ids of the Qwen3 vocabulary (below its special tokens). */
 const ID_LO = 1000;

@@ -8,7 +8,7 @@
 import type { Endpoint, Load, Target } from './config.js';
 import type { Client, Timing } from './client.js';
 import { requestBody, type Exchange, type Workload } from './workload.js';
-import { mulberry32 } from '../mock/token-policy.js';
+import { mulberry32 } from '../mock/seeded.js';
 
 export interface RequestRecord extends Timing {
   /** Order in which the request was issued in its phase. */

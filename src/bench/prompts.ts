@@ -4,7 +4,7 @@
 
 import { resolve } from 'node:path';
 import { Model } from '../native/core.js';
-import { mulberry32 } from '../mock/token-policy.js';
+import { mulberry32 } from '../mock/seeded.js';
 
 const WORDS = (
   'time person year way day thing man world life hand part child eye woman place work week case point government ' +

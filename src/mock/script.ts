@@ -21,7 +21,7 @@
 // Without a tokenizer the tokens are a hash of the tail of the history and its length,
 // EOS with the engine's EOS probability.
 
-import { hashString, mulberry32 } from './token-policy.js';
+import { hashString, mulberry32 } from './seeded.js';
 
 /** What the script needs of the model's tokenizer. */
 export interface ScriptTokenizer {

@@ -6,7 +6,8 @@ import { KvEventHub, type SnapshotBlock } from './kv-event-hub.js';
 import { KvPool } from './kv-pool.js';
 import { Scheduler, type PlannedStep, type Seq } from './scheduler.js';
 import { TimingModel, type TimingOptions } from './timing.js';
-import { ChoiceGenerator, hashString } from './token-policy.js';
+import { ChoiceGenerator } from './token-policy.js';
+import { hashString } from './seeded.js';
 import { DeterministicTokens, type ScriptTokenizer } from './script.js';
 
 export interface SimCoreOptions {
