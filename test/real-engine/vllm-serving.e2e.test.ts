@@ -313,16 +313,14 @@ async function streamChat(body: Record<string, unknown>, at?: { events: number; 
 
 // Last: it leaves one worker.
 test('an engine killed mid-stream: the request moves to the other worker and completes, no error', { skip }, async () => {
-  const ask = { model: MODEL, messages: user('Keep going, please.'), max_tokens: 200, temperature: 0, ignore_eos: true };
-  // The uninterrupted twin, on worker 0 (it will be the survivor).
-  const twin = await streamChat({ ...ask, ...on(0) });
-  assert.equal(twin.completion, 200);
+  // Long enough that the kill lands mid-generation on this machine (hundreds of tokens a second).
+  const ask = { model: MODEL, messages: user('Keep going, please.'), max_tokens: 1500, temperature: 0, ignore_eos: true };
   const from = workers.map((w) => w.log().length);
   // The same request, unpinned: find the worker serving it from the engines' own logs, and
   // kill that one mid-stream.
   let victim = -1;
   const moved = await streamChat(ask, {
-    events: 20,
+    events: 6,
     then: async () => {
       victim = workers.findIndex((w, k) => /Generate request/.test(w.log().slice(from[k])));
       await workers[victim]!.kill('SIGKILL');
@@ -331,10 +329,10 @@ test('an engine killed mid-stream: the request moves to the other worker and com
   assert.ok(victim >= 0);
   assert.equal(moved.error, false, 'no error reaches the client');
   assert.equal(moved.finish, 'length');
-  assert.equal(moved.completion, 200, 'usage counts the generation once');
-  // Greedy on random weights: the output up to the failure is the twin's; after it, the
-  // other worker computed the prefix as a prompt (another numeric path than decode), so the
-  // continuation may part from the twin's (docs/engines.md).
+  assert.equal(moved.completion, 1500, 'usage counts the generation once');
+  // Greedy on random weights: the other worker computes the generated prefix as a prompt
+  // (another numeric path than decoding it), so the continuation is not compared token for
+  // token with an uninterrupted run here (docs/engines.md); the mock's deterministic mode is.
   assert.ok(moved.text.length > 0);
   const m = await fetch(`${fe.url}/metrics`).then((x) => x.text());
   assert.match(m, /model_migration_total\{model="qwen3",migration_type="ongoing_request",reason="[a-z]+"\} 1/);
