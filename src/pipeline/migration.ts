@@ -245,7 +245,9 @@ class MigratingEvents implements EngineEvents {
       this.lastWorker = leg.d.worker.id;
     }
     this.model.stats.migrations.labels(this.started() ? 'ongoing_request' : 'new_request', reason).inc();
-    log.warn('request migrated to another worker', { model: this.model.name, request: this.params.requestId, from: leg.d.worker.id, reason, attempt: this.migrations });
+    const fields = { model: this.model.name, request: this.params.requestId, from: leg.d.worker.id, reason, attempt: this.migrations };
+    if (reason === 'worker_removed') log.info('request moved off a worker leaving the pool', fields);
+    else log.warn('request migrated to another worker', fields);
     // Every leg still running is stopped: each unfinished choice goes on from its kept ids.
     this.abortLegs();
     this.resume();
@@ -355,21 +357,13 @@ class MigratingEvents implements EngineEvents {
   evacuate(w: Worker): void {
     if (this.closed || this.moving || this.settled) return;
     const leg = this.legs.find((l) => !l.over && l.d.worker === w);
-    if (!leg) return;
-    const gone = new EngineError('unavailable', `worker ${w.id} left the pool`, w.client.url, { health: 'none' });
-    if (!this.canMove()) return; // it finishes there, as before migration existed
+    // One that cannot move finishes there, as before migration existed.
+    if (!leg || !this.canMove()) return;
     leg.over = true;
     this.untrack(w);
-    this.moving = true;
-    this.migrations++;
-    (this.failed ??= new Set()).add(w.id);
-    this.lastWorker = w.id;
-    this.model.stats.migrations.labels(this.started() ? 'ongoing_request' : 'new_request', 'worker_removed').inc();
-    log.info('request moved off a worker leaving the pool', { model: this.model.name, request: this.params.requestId, from: w.id });
-    this.lastFailure = leg.turn.fail(gone);
-    this.abortLegs();
-    this.resume();
+    this.move(leg, new EngineError('unavailable', `worker ${w.id} left the pool`, w.client.url, { health: 'none' }), 'worker_removed');
   }
+
 
   private track(w: Worker): void {
     (w.runs ??= new Set()).add(this);
