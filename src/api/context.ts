@@ -8,6 +8,7 @@ import type { ControlPlane } from './control-change.js';
 import type { DiscoveryStatus } from '../discovery/status.js';
 import type { ProcessorSlot } from '../processors/lifecycle.js';
 import type { ResponseStore } from '../store/types.js';
+import type { RateLimits } from '../limits/key-limits.js';
 
 export interface Lifecycle {
   /** Set on SIGTERM/SIGINT: health answers 503 shutting_down while in-flight work drains. */
@@ -34,6 +35,8 @@ export interface AppContext {
   readonly responseStore?: ResponseStore | null;
   /** --api-key is set: each key is a tenant of the store (else one tenant, ''). */
   readonly tenantPerKey?: boolean;
+  /** Per-key rate limits (every shard's view of the same budgets); inactive when none are configured. */
+  readonly rateLimits?: RateLimits;
 }
 
 /** The processor serving `model`'s chat, Responses and Anthropic requests, if one does. */

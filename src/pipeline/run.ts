@@ -16,6 +16,7 @@ import { WorkerTurn } from './worker-turn.js';
 import { LogprobBook } from './logprobs.js';
 import { ChoiceOutputs, type ParsedEvent } from './outputs.js';
 import type { GenerationRequest } from './request.js';
+import type { LimitTicket } from './rate-limit.js';
 
 /** Returned (or resolved) by GenerationSink.event to end the generation early (the engine is aborted). */
 export const STOP = Symbol('stop generation');
@@ -102,9 +103,22 @@ class Running implements RunningGeneration {
 /**
  * Run one generation into `sink`. Resolves once the end event was handed over (or the sink
  * or a stop() ended it); rejects with the ApiError of a routing or engine failure, having
- * handed over no end event.
+ * handed over no end event. A request whose API key is rate-limited is admitted first
+ * (a refusal rejects with the 429 before anything is routed) and holds its place among
+ * the key's concurrent requests until the generation is over.
  */
 export async function runGeneration(req: GenerationRequest, sink: GenerationSink): Promise<void> {
+  const limit = req.limit;
+  if (limit === null) return generate(req, sink);
+  limit.admit(req.promptIds.length);
+  try {
+    await generate(req, sink);
+  } finally {
+    limit.release();
+  }
+}
+
+async function generate(req: GenerationRequest, sink: GenerationSink): Promise<void> {
   const { model } = req;
   model.stats.inputTokens.observe(req.promptIds.length);
   const routed = model.router.route({ tokens: req.promptIds, hints: req.route, signal: req.signal });
@@ -146,6 +160,10 @@ class PushedRun implements EngineEventHandler {
   /** 'open' while the sink gets events; then the stream is read out ('drain', DRAIN_EVENTS at most) or gone. */
   private state: RunState = 'open';
   private drained = 0;
+  /** The key's budget, charged with each engine message's tokens (null: not limited). */
+  private readonly limit: LimitTicket | null;
+  /** Per choice, the output tokens charged so far (with a limit). */
+  private charged: number[] | null = null;
 
   constructor(
     req: GenerationRequest,
@@ -157,9 +175,12 @@ class PushedRun implements EngineEventHandler {
     private readonly reject: (err: unknown) => void,
   ) {
     this.choices = g.choices = new ChoiceOutputs(req.model, req.output);
+    this.limit = req.limit;
   }
 
   event(ev: EngineEvent): void {
+    // Every token the engine generated counts, the ones read out after the answer too.
+    if (this.limit !== null) this.charge(this.limit, ev);
     if (this.state === 'drain') {
       // Read out in the background; an engine that does not stop where Portico did is aborted.
       if (++this.drained >= DRAIN_EVENTS) this.leave(false);
@@ -206,6 +227,27 @@ class PushedRun implements EngineEventHandler {
       return;
     }
     this.reject(this.turn.fail(err));
+  }
+
+  /**
+   * Charge a message's new tokens as they arrive; at a choice's end, settle with the
+   * engine's count of what it generated (tokens no chunk carried: a non-streamed answer,
+   * the part of a stream before a migration).
+   */
+  private charge(limit: LimitTicket, ev: EngineEvent): void {
+    const charged = (this.charged ??= []);
+    if (ev.kind === 'chunk') {
+      const c = ev.chunk;
+      charged[c.index] = (charged[c.index] ?? 0) + c.tokenIds.length;
+      limit.charge(c.tokenIds.length);
+      return;
+    }
+    const d = ev.done;
+    const more = d.completionTokens - (charged[d.index] ?? 0);
+    if (more > 0) {
+      charged[d.index] = d.completionTokens;
+      limit.charge(more);
+    }
   }
 
   /** Hand the queued events to the sink, in order, until one makes it wait. */

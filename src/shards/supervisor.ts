@@ -19,6 +19,7 @@ import { SharedSessionAffinity } from '../router/shared-session-affinity.js';
 import { DEFAULT_ROUTER_OPTIONS } from '../router/options.js';
 import type { ShardData, ToMain, ToShard } from './messages.js';
 import { assertSoleListener, freePort } from '../http/port-guard.js';
+import type { SlotTable } from '../limits/key-limits.js';
 
 /** How long /metrics waits for a shard's values before leaving that shard out. */
 const SNAPSHOT_TIMEOUT_MS = 2000;
@@ -84,6 +85,8 @@ class Shard {
 /** A sharded server, and how the main thread applies a control change in every shard. */
 export interface ShardedServer extends Running {
   apply(change: ControlChange): Promise<ControlReply>;
+  /** Every shard applies this rate-limit table (the budgets are shared already). */
+  applyRateLimits(table: SlotTable): void;
 }
 
 export async function serveSharded(o: ServeOptions): Promise<ShardedServer> {
@@ -200,7 +203,10 @@ export async function serveSharded(o: ServeOptions): Promise<ShardedServer> {
     // port between the probe (serve.ts) and their listen (src/http/port-guard.ts).
     assertSoleListener(o.host, port);
     log.info(`serving on ${count} shards`, { shards: count });
-    return { port, grpcPort, close, apply: (change) => broadcast(change, null) };
+    const applyRateLimits = (table: SlotTable) => {
+      for (const s of shards) s.post({ t: 'rate-limits', table });
+    };
+    return { port, grpcPort, close, apply: (change) => broadcast(change, null), applyRateLimits };
   } catch (err) {
     await close();
     throw err;
