@@ -226,6 +226,12 @@ export class BudgetTable {
   private level(field: number, capacity: number, t: number): number {
     const at = this.f64[field + 1]!;
     let level = this.f64[field]!;
+    if (at === 0) {
+      // Never used: full.
+      this.f64[field] = capacity;
+      this.f64[field + 1] = t;
+      return capacity;
+    }
     // A clock that stepped back refills nothing.
     if (t > at) {
       level = Math.min(capacity, level + ((t - at) * capacity) / this.windowMs);
