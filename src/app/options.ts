@@ -127,7 +127,7 @@ export interface Running {
   /** The KServe gRPC server's port, when one runs. */
   grpcPort?: number;
   /** Apply new per-key rate limits (SIGHUP re-reads them); throws, keeping the old ones, when they cannot be applied. */
-  reloadRateLimits?(config: LimitsConfig): void;
+  reloadRateLimits?(config: LimitsConfig): Promise<void>;
   /** Graceful stop: health turns 503, in-flight work drains (bounded), then everything closes. */
   close(): Promise<void>;
 }

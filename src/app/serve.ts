@@ -75,7 +75,7 @@ export async function serve(opts: ServeOptions): Promise<Running> {
   const running: Running = {
     port: front.port,
     grpcPort: front.grpcPort,
-    reloadRateLimits: (config) => front.ctx.rateLimits?.apply(limitsOwner.load(config).table),
+    reloadRateLimits: async (config) => front.ctx.rateLimits?.apply(limitsOwner.load(config).table),
     async close() {
       await front.close();
       await mocks.close();

@@ -123,13 +123,15 @@ async function serveCommand(args: string[]): Promise<void> {
   // SIGHUP: read the rate limits again (flags, environment, --config file, as at start); a
   // bad file keeps the limits in force. Other options need a restart.
   process.on('SIGHUP', () => {
-    try {
-      const config = rateLimitsOf(resolveOptions(SERVE_OPTIONS, args).values);
-      running.reloadRateLimits?.(config);
-      log.info('rate limits reloaded', { keys: config.entries.filter((e) => e.key !== '*').length, default: config.entries.some((e) => e.key === '*'), window_secs: config.windowMs / 1000 });
-    } catch (err) {
-      log.error('rate limits not reloaded; the ones in force stay', { error: (err as Error).message });
-    }
+    void (async () => {
+      try {
+        const config = rateLimitsOf(resolveOptions(SERVE_OPTIONS, args).values);
+        await running.reloadRateLimits?.(config);
+        log.info('rate limits reloaded', { keys: config.entries.filter((e) => e.key !== '*').length, default: config.entries.some((e) => e.key === '*'), window_secs: config.windowMs / 1000 });
+      } catch (err) {
+        log.error('rate limits not reloaded; the ones in force stay', { error: (err as Error).message });
+      }
+    })();
   });
 }
 

@@ -73,6 +73,7 @@ port.on('message', (m: ToShard) => {
       break;
     case 'rate-limits':
       fe.ctx.rateLimits?.apply(m.table);
+      post({ t: 'limits-applied', id: m.id });
       break;
     case 'snapshot':
       refresh();
