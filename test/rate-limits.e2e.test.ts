@@ -119,6 +119,29 @@ test('tokens per minute: prompt and output tokens are charged; a prompt past wha
   assert.equal(err.headers.get('x-ratelimit-limit-requests'), null);
 });
 
+test('output tokens are charged as they stream: a request admitted mid-stream sees them spent', async (t) => {
+  const L = 100_000;
+  const file = configFile({ 'rate-limits': [{ key: '*', 'tokens-per-minute': L }], 'rate-limit-window-secs': LONG });
+  const s = await startPortico(['serve', '--http-port', '0', '--host', '127.0.0.1', '--model-path', QWEN3, '--model-name', MODEL, '--mock', 'sim', '--mock-workers', '1', '--config', file]);
+  t.after(() => s.stop());
+  const c = openai(s.url, 'k');
+  const ac = new AbortController();
+  const { data: stream, response } = await c.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'hi' }], max_tokens: 600, stream: true, ignore_eos: true } as never, { signal: ac.signal }).withResponse();
+  const p1 = L - Number(response.headers.get('x-ratelimit-remaining-tokens'));
+  // Read some chunks: each carries at least one token the engine generated.
+  const it = (stream as unknown as AsyncIterable<{ choices: { delta: { content?: string } }[] }>)[Symbol.asyncIterator]();
+  let chunks = 0;
+  while (chunks < 20) {
+    const { value } = await it.next();
+    if (value?.choices[0]?.delta.content) chunks++;
+  }
+  const second = await ask(c, 1);
+  const p2 = second.data.usage!.prompt_tokens;
+  const spentByStream = L - p1 - p2 - Number(second.response.headers.get('x-ratelimit-remaining-tokens'));
+  assert.ok(spentByStream >= chunks, `the stream's ${chunks}+ tokens so far are charged (charged: ${spentByStream})`);
+  ac.abort();
+});
+
 test('a prompt larger than the whole tokens limit is refused for good: x-should-retry false, and the SDK does not retry', async (t) => {
   const s = await serve({ 'rate-limits': [{ key: '*', 'tokens-per-minute': 5 }], 'rate-limit-window-secs': LONG });
   t.after(() => s.stop());
