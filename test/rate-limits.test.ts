@@ -321,3 +321,26 @@ test('a ticket refuses with a 429 rate_limit_exceeded whose headers went out fir
   );
   assert.equal(h['x-should-retry'], 'false');
 });
+
+test('rate-limit sync messages: a malformed one is rejected whole', async () => {
+  const { decodeUsage, encodeUsage } = await import('../src/events/limit-messages.js');
+  const enc = (v: unknown) => Buffer.from(typeof v === 'string' ? v : JSON.stringify(v));
+  const good = { replica: 'r1', seq: 3, keys: [['*', 1, 20, 0], ['abc', 0, 5, 2]] };
+  assert.deepEqual(decodeUsage(Buffer.from(encodeUsage(good as never))), good);
+  const bad: unknown[] = [
+    'not json',
+    '[]',
+    null,
+    { replica: 'r1', seq: 0, keys: [] },
+    { replica: 'r1', seq: 1.5, keys: [] },
+    { replica: 7, seq: 1, keys: [] },
+    { replica: 'r1', seq: 1, keys: {} },
+    { replica: 'r1', seq: 1, keys: [['*', 1, 2]] },
+    { replica: 'r1', seq: 1, keys: [['*', -1, 2, 0]] },
+    { replica: 'r1', seq: 1, keys: [['*', 1, 2 ** 30, 0]] },
+    { replica: 'r1', seq: 1, keys: [['*', 1, 2, 0.5]] },
+    { replica: 'r1', seq: 1, keys: [[5, 1, 2, 0]] },
+    { replica: 'r1', seq: 1, keys: [['*', 1, 2, 0], ['*', 1, 2, 0]] },
+  ];
+  for (const b of bad) assert.equal(decodeUsage(enc(b)), null, JSON.stringify(b));
+});

@@ -28,7 +28,13 @@ export interface AppContext {
   /** With --discovery: the etcd watcher's state (shared by every shard). */
   readonly discovery?: DiscoveryStatus;
   /** With --event-plane: the NATS connection's state. */
-  readonly eventPlane?: { readonly connected: boolean; readonly reconnects: number; readonly replicaSync: boolean };
+  readonly eventPlane?: {
+    readonly connected: boolean;
+    readonly reconnects: number;
+    readonly replicaSync: boolean;
+    /** Per-key rate-limit sync (on the thread that runs it: shard 0), once limits are attached. */
+    readonly rateLimitSync?: { readonly peers: number; readonly requests_applied: number; readonly tokens_applied: number };
+  };
   /** Models served by a custom chat processor (--chat-processor), by name. */
   readonly chatProcessors?: ReadonlyMap<string, ProcessorSlot>;
   /** The Responses store (--responses-store); absent or null: nothing is stored. */

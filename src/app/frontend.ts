@@ -121,6 +121,7 @@ export async function startFrontend(o: ServeOptions, natives: ReadonlyMap<string
   const processors = await startProcessors({ name: o.chatProcessor, frontendConfig: o.frontendConfig, options: o.chatProcessorConfig }, models, paths);
   // This thread's view of the process's per-key budgets (inactive without limits).
   const rateLimits = threadLimits(o.rateLimitShare);
+  plane?.attachLimits(rateLimits);
   const ctx: AppContext = { models, ignoreUnsupportedFields: ignoreUnsupportedFields(), lifecycle, metrics, control: shard?.control, shards: shard?.link, chatProcessors: processors?.slots, responseStore, tenantPerKey, discovery, eventPlane: plane?.status, rateLimits };
   const http = await startHttpServer({
     host: o.host,
