@@ -232,6 +232,32 @@ test('KServe ModelInfer: the budget is the same per key; past it RESOURCE_EXHAUS
   });
 });
 
+test('KServe ModelStreamInfer: a request past the limit gets its error_message on the stream, which goes on', async (t) => {
+  const s = await serve({ 'rate-limits': [{ key: '*', 'requests-per-minute': 1 }], 'rate-limit-window-secs': LONG }, ['--grpc-port', '0']);
+  t.after(() => s.stop());
+  const client = kserveClient(await grpcPortOf(s));
+  async function* two() {
+    yield inferRequest(MODEL, [text('text_input', 'Hello there'), int32('max_tokens', 2)], { id: 'first' });
+    yield inferRequest(MODEL, [text('text_input', 'Hello there'), int32('max_tokens', 2)], { id: 'second' });
+  }
+  const errors = new Map<string, string>();
+  for await (const r of client.modelStreamInfer(two())) errors.set(r.inferResponse!.id, (errors.get(r.inferResponse!.id) ?? '') + r.errorMessage);
+  // The two run concurrently: one is admitted, the other refused, whichever came first.
+  assert.deepEqual([...errors.values()].filter((e) => e === '').length, 1, JSON.stringify([...errors]));
+  assert.deepEqual([...errors.values()].filter((e) => /Rate limit reached for requests/.test(e)).length, 1, JSON.stringify([...errors]));
+});
+
+test('embeddings: one request and every input token from the same budget; past it a 429', async (t) => {
+  const s = await serve({ 'rate-limits': [{ key: '*', 'requests-per-minute': 1, 'tokens-per-minute': 1000 }], 'rate-limit-window-secs': LONG });
+  t.after(() => s.stop());
+  const c = openai(s.url, 'k');
+  const { data, response } = await c.embeddings.create({ model: MODEL, input: ['The quick brown fox', 'jumps'] }).withResponse();
+  assert.equal(response.headers.get('x-ratelimit-remaining-requests'), '0');
+  assert.equal(response.headers.get('x-ratelimit-remaining-tokens'), String(1000 - data.usage.prompt_tokens));
+  const err = await refused(c.embeddings.create({ model: MODEL, input: 'again' }));
+  assert.match(err.message, /Rate limit reached for requests/);
+});
+
 test('no limits configured: no rate-limit headers', async (t) => {
   const s = await startPortico(['serve', '--http-port', '0', '--host', '127.0.0.1', '--model-path', QWEN3, '--model-name', MODEL, '--mock', 'echo', '--mock-workers', '1']);
   t.after(() => s.stop());
