@@ -11,9 +11,10 @@ import { writeRateLimitHeaders, type HeaderTarget, type RateLimitStyle } from '.
 import { newAdmission, type Admission, type BudgetTable } from '../limits/budget-table.js';
 import type { RateLimits } from '../limits/key-limits.js';
 
-export class LimitTicket {
-  readonly admission: Admission = newAdmission();
+/** The decision being made: admission is synchronous, so one scratch object serves every request. */
+const SCRATCH: Admission = newAdmission();
 
+export class LimitTicket {
   constructor(
     readonly budgets: BudgetTable,
     readonly slot: number,
@@ -23,7 +24,7 @@ export class LimitTicket {
 
   /** Take what one generation of `promptTokens` needs, or throw the 429 (its headers written first). */
   admit(promptTokens: number): void {
-    const a = this.budgets.admit(this.slot, promptTokens, this.admission);
+    const a = this.budgets.admit(this.slot, promptTokens, SCRATCH);
     if (this.headers) writeRateLimitHeaders(this.style, a, this.headers, Date.now());
     if (a.refused !== null) throw refusal(a, promptTokens);
   }
