@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import { Code, ConnectError } from '@connectrpc/connect';
-import { QWEN3, startPortico, type Proc } from './helpers/portico.js';
+import { QWEN3, ROOT, startPortico, type Proc } from './helpers/portico.js';
 import { eventually } from './helpers/eventually.js';
 import { grpcPortOf, inferRequest, int32, kserveClient, text } from './helpers/kserve.js';
 
@@ -255,6 +255,18 @@ test('embeddings: one request and every input token from the same budget; past i
   assert.equal(response.headers.get('x-ratelimit-remaining-requests'), '0');
   assert.equal(response.headers.get('x-ratelimit-remaining-tokens'), String(1000 - data.usage.prompt_tokens));
   const err = await refused(c.embeddings.create({ model: MODEL, input: 'again' }));
+  assert.match(err.message, /Rate limit reached for requests/);
+});
+
+test("a custom chat processor's routed generations draw on the request's key: headers, then a 429 it passes on", async (t) => {
+  const s = await serve({ 'rate-limits': [{ key: '*', 'requests-per-minute': 1, 'tokens-per-minute': 100000 }], 'rate-limit-window-secs': LONG }, ['--chat-processor', `${ROOT}test/fixtures/processors/rules.mjs:provider`]);
+  t.after(() => s.stop());
+  const c = openai(s.url, 'k');
+  // The rules processor passes an ordinary message through the routed engine.
+  const { response } = await ask(c);
+  assert.equal(response.headers.get('x-ratelimit-remaining-requests'), '0');
+  assert.ok(Number(response.headers.get('x-ratelimit-remaining-tokens')) < 100000);
+  const err = await refused(ask(c));
   assert.match(err.message, /Rate limit reached for requests/);
 });
 

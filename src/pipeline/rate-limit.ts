@@ -10,6 +10,7 @@ import { ApiError } from '../protocol/errors.js';
 import { writeRateLimitHeaders, type HeaderTarget, type RateLimitStyle } from '../protocol/rate-limit-headers.js';
 import { newAdmission, type Admission, type BudgetTable } from '../limits/budget-table.js';
 import type { RateLimits } from '../limits/key-limits.js';
+import type { EngineEvent } from '../engine/types.js';
 
 /** The decision being made: admission is synchronous, so one scratch object serves every request. */
 const SCRATCH: Admission = newAdmission();
@@ -35,6 +36,35 @@ export class LimitTicket {
 
   release(): void {
     this.budgets.release(this.slot);
+  }
+}
+
+/**
+ * One generation's output tokens, charged to its ticket as the engine streams them: each
+ * message's new tokens as it arrives; at a choice's end, the engine's own count of what it
+ * generated settles the rest (tokens no chunk carried: a non-streamed answer, the part of a
+ * stream before a migration).
+ */
+export class TokenCharge {
+  /** Per choice, the output tokens charged so far. */
+  private readonly charged: number[] = [];
+
+  constructor(private readonly ticket: LimitTicket) {}
+
+  event(ev: EngineEvent): void {
+    const charged = this.charged;
+    if (ev.kind === 'chunk') {
+      const c = ev.chunk;
+      charged[c.index] = (charged[c.index] ?? 0) + c.tokenIds.length;
+      this.ticket.charge(c.tokenIds.length);
+      return;
+    }
+    const d = ev.done;
+    const more = d.completionTokens - (charged[d.index] ?? 0);
+    if (more > 0) {
+      charged[d.index] = d.completionTokens;
+      this.ticket.charge(more);
+    }
   }
 }
 

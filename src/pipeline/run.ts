@@ -16,7 +16,7 @@ import { WorkerTurn } from './worker-turn.js';
 import { LogprobBook } from './logprobs.js';
 import { ChoiceOutputs, type ParsedEvent } from './outputs.js';
 import type { GenerationRequest } from './request.js';
-import type { LimitTicket } from './rate-limit.js';
+import { TokenCharge } from './rate-limit.js';
 
 /** Returned (or resolved) by GenerationSink.event to end the generation early (the engine is aborted). */
 export const STOP = Symbol('stop generation');
@@ -161,9 +161,7 @@ class PushedRun implements EngineEventHandler {
   private state: RunState = 'open';
   private drained = 0;
   /** The key's budget, charged with each engine message's tokens (null: not limited). */
-  private readonly limit: LimitTicket | null;
-  /** Per choice, the output tokens charged so far (with a limit). */
-  private charged: number[] | null = null;
+  private readonly charge: TokenCharge | null;
 
   constructor(
     req: GenerationRequest,
@@ -175,12 +173,12 @@ class PushedRun implements EngineEventHandler {
     private readonly reject: (err: unknown) => void,
   ) {
     this.choices = g.choices = new ChoiceOutputs(req.model, req.output);
-    this.limit = req.limit;
+    this.charge = req.limit === null ? null : new TokenCharge(req.limit);
   }
 
   event(ev: EngineEvent): void {
     // Every token the engine generated counts, the ones read out after the answer too.
-    if (this.limit !== null) this.charge(this.limit, ev);
+    if (this.charge !== null) this.charge.event(ev);
     if (this.state === 'drain') {
       // Read out in the background; an engine that does not stop where Portico did is aborted.
       if (++this.drained >= DRAIN_EVENTS) this.leave(false);
@@ -227,27 +225,6 @@ class PushedRun implements EngineEventHandler {
       return;
     }
     this.reject(this.turn.fail(err));
-  }
-
-  /**
-   * Charge a message's new tokens as they arrive; at a choice's end, settle with the
-   * engine's count of what it generated (tokens no chunk carried: a non-streamed answer,
-   * the part of a stream before a migration).
-   */
-  private charge(limit: LimitTicket, ev: EngineEvent): void {
-    const charged = (this.charged ??= []);
-    if (ev.kind === 'chunk') {
-      const c = ev.chunk;
-      charged[c.index] = (charged[c.index] ?? 0) + c.tokenIds.length;
-      limit.charge(c.tokenIds.length);
-      return;
-    }
-    const d = ev.done;
-    const more = d.completionTokens - (charged[d.index] ?? 0);
-    if (more > 0) {
-      charged[d.index] = d.completionTokens;
-      limit.charge(more);
-    }
   }
 
   /** Hand the queued events to the sink, in order, until one makes it wait. */
