@@ -119,6 +119,26 @@ test('a reload keeps what a key spent: used 2 of 2, raised to 5, leaves 3; lower
   assert.equal(b.admit(0, 0, a).refused, 'requests');
 });
 
+test('requests in flight are counted whatever the limit: a reload that sets or lifts one finds the true count', () => {
+  const clock = { t: 1 };
+  const none = { requests: 0, tokens: 0, concurrent: 0 };
+  const two = { requests: 0, tokens: 0, concurrent: 2 };
+  const b = table([none], clock);
+  const a = newAdmission();
+  b.admit(0, 1, a);
+  b.admit(0, 1, a);
+  b.setLimits([two], WINDOW);
+  assert.equal(b.admit(0, 1, a).refused, 'concurrent', 'the two admitted before the limit hold its places');
+  b.release(0);
+  b.setLimits([none], WINDOW);
+  b.release(0);
+  b.setLimits([two], WINDOW);
+  assert.equal(b.inflight(0), 0);
+  assert.equal(b.admit(0, 1, a).refused, null);
+  assert.equal(b.admit(0, 1, a).refused, null);
+  assert.equal(b.admit(0, 1, a).refused, 'concurrent');
+});
+
 test('what other replicas spent is taken from the budget; what this process spent is handed over once', () => {
   const clock = { t: 1 };
   const b = table([{ requests: 10, tokens: 100, concurrent: 0 }], clock);

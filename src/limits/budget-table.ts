@@ -124,14 +124,13 @@ export class BudgetTable {
       this.state(slot, out);
       return out;
     }
-    if (lim.concurrent > 0) {
-      const held = Atomics.add(this.i32, i + INFLIGHT, 1) + Atomics.load(this.i32, i + REMOTE_INFLIGHT);
-      if (held >= lim.concurrent) {
-        Atomics.sub(this.i32, i + INFLIGHT, 1);
-        out.refused = 'concurrent';
-        this.state(slot, out);
-        return out;
-      }
+    // Counted whatever the limit, so that a reload that sets or lifts one finds the true count.
+    const held = Atomics.add(this.i32, i + INFLIGHT, 1);
+    if (lim.concurrent > 0 && held + Atomics.load(this.i32, i + REMOTE_INFLIGHT) >= lim.concurrent) {
+      Atomics.sub(this.i32, i + INFLIGHT, 1);
+      out.refused = 'concurrent';
+      this.state(slot, out);
+      return out;
     }
     const f = slot * F64_PER_SLOT;
     const rate = 1 / this.windowMs;
@@ -153,7 +152,7 @@ export class BudgetTable {
     const tokAfter = this.f64[f + TOK_LEVEL]!;
     this.unlock(slot);
     if (out.refused !== null) {
-      if (lim.concurrent > 0) Atomics.sub(this.i32, i + INFLIGHT, 1);
+      Atomics.sub(this.i32, i + INFLIGHT, 1);
     } else {
       Atomics.add(this.i32, i + UNSENT_REQUESTS, 1);
       if (promptTokens > 0) Atomics.add(this.i32, i + UNSENT_TOKENS, promptTokens);
@@ -172,10 +171,9 @@ export class BudgetTable {
     this.spend(slot, 0, tokens);
   }
 
-  /** A generation admitted by admit() is over. */
+  /** A generation admitted by admit() is over (whatever the slot's limits are by now). */
   release(slot: number): void {
-    const lim = this.limits[slot];
-    if (lim && lim.concurrent > 0) Atomics.sub(this.i32, slot * I32_PER_SLOT + INFLIGHT, 1);
+    Atomics.sub(this.i32, slot * I32_PER_SLOT + INFLIGHT, 1);
   }
 
   /** What other replicas spent from `slot` (their deltas, ./limit-sync.ts in src/events). */
