@@ -67,6 +67,11 @@ test('requests per minute, per key: the SDK sees x-ratelimit-* on each answer an
   assert.equal(err.headers.get('x-ratelimit-remaining-requests'), '0');
   assert.match(err.headers.get('retry-after') ?? '', /^\d+$/);
   assert.ok(Number(err.headers.get('retry-after-ms')) > 0);
+  // A streamed request is refused the same way, before any event is written.
+  const streamed = await fetch(`${s.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer sk-a' }, body: JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'hi' }], max_tokens: 1, stream: true }) });
+  assert.equal(streamed.status, 429);
+  assert.equal(streamed.headers.get('x-ratelimit-remaining-requests'), '0');
+  assert.equal(((await streamed.json()) as { error: { code: string } }).error.code, 'rate_limit_exceeded');
   // sk-b has no entry of its own: the default's 3, in a budget of its own.
   const b = openai(s.url, 'sk-b');
   for (const left of ['2', '1', '0']) assert.equal((await ask(b)).response.headers.get('x-ratelimit-remaining-requests'), left);
