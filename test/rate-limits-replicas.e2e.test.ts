@@ -12,6 +12,8 @@ import { tmpdir } from 'node:os';
 import { QWEN3, startPortico, type Proc } from './helpers/portico.js';
 import { startNats } from './helpers/nats.js';
 import { eventually } from './helpers/eventually.js';
+import { connect } from '@nats-io/transport-node';
+import { keyId } from '../src/limits/key-limits.js';
 
 const MODEL = 'm';
 /** A window no test outlives: nothing refills while it runs. */
@@ -113,4 +115,32 @@ test('NATS away: each replica enforces the limits alone (at most replicas x the 
   assert.deepEqual([await status(b, 'k'), await status(b, 'k'), await status(b, 'k')], [200, 200, 429]);
   // The server goes on answering everything else.
   assert.equal((await fetch(`${a.url}/health`)).status, 200);
+});
+
+test('garbage on the rate-limit subject is ignored; a well-formed message from a replica is applied', async (t) => {
+  const nats = await startNats();
+  t.after(() => nats.stop());
+  const config = configFile({ 'api-key': ['sk-a'], 'rate-limits': [{ key: '*', 'requests-per-minute': 5 }], 'rate-limit-window-secs': LONG });
+  const a = await replica(nats.url, config);
+  t.after(() => a.stop());
+  const nc = await connect({ servers: nats.url.replace('nats://', '') });
+  t.after(() => nc.close());
+  const subject = 'portico.ratelimit.usage';
+  nc.publish(subject, 'not json');
+  nc.publish(subject, JSON.stringify({ replica: 'x', seq: 1, keys: [[keyId('sk-a'), -5, 1, 0]] }));
+  nc.publish(subject, JSON.stringify({ replica: 'x', seq: 1, keys: [[keyId('sk-a'), 1, 1, 0], [keyId('sk-a'), 1, 1, 0]] }));
+  nc.publish(subject, JSON.stringify({ replica: 'x', seq: 1, keys: [['someone-unknown', 4, 0, 0]] }));
+  // A replica 'y' spent 3 of sk-a's 5 (and the same message again, which is ignored).
+  const good = JSON.stringify({ replica: 'y', seq: 1, keys: [[keyId('sk-a'), 3, 0, 0]] });
+  nc.publish(subject, good);
+  nc.publish(subject, good);
+  // A last message, behind the others on the one connection: once it is applied, so is everything before it.
+  nc.publish(subject, JSON.stringify({ replica: 'z', seq: 1, keys: [[keyId('sk-a'), 0, 1, 0]] }));
+  await nc.flush();
+  await eventually(async () => (await sync(a))?.tokens_applied === 1, 'the last message is applied');
+  assert.equal((await sync(a))?.requests_applied, 3, 'the well-formed message is applied once, the malformed ones not at all');
+  const r = await chat(a, 'sk-a');
+  assert.equal(r.status, 200);
+  assert.equal(r.headers.get('x-ratelimit-remaining-requests'), '1');
+  await r.text();
 });
