@@ -1,6 +1,7 @@
 // The uWebSockets.js HTTP server: routes, body reading with a size limit, request ids,
-// API-key checks, the concurrency limit, graceful drain, and the one place where a
-// thrown error becomes an HTTP response.
+// API-key checks, the concurrency limit, the rate-limit ticket of the request's key
+// (admitted by the request loop), graceful drain, and the one place where a thrown error
+// becomes an HTTP response.
 
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { uws, type HttpRequest, type HttpResponse, type us_listen_socket } from './uws.js';
