@@ -6,6 +6,9 @@
 //
 // Usage: npm run build:ts && node dist/bench/chat-cpu-ab.bench.js <dirA> <dirB> [more dirs...] [rounds=3] [seconds=5] [connections=64]
 // BENCH_PIN=1: the frontend under test on CPU 0, engines and wrk on CPU 1 (wrk-harness.ts).
+// BENCH_ARGS_A / BENCH_ARGS_B ...: extra `serve` flags for that side (space-separated), e.g.
+// the same build twice with BENCH_ARGS_B='--rate-limits [{"key":"*","requests-per-minute":2000000000}]'
+// (no spaces inside a value).
 // (a directory of '.' means this repo; more than two directories, e.g. the merges of a bisect,
 // are loaded in turn the same way and each is reported against A). Needs `wrk`.
 
@@ -27,11 +30,12 @@ const worker = `grpc://127.0.0.1:${engine.port}`;
 const servers = [];
 for (const [i, dir] of dirs.entries()) {
   const name = names[i];
-  const s = await startPortico(['serve', '--host', '127.0.0.1', '--http-port', '0', '--model-path', QWEN3, '--model-name', 'models', '--worker', worker, '--shards', '1'], dir);
+  const extra = (process.env[`BENCH_ARGS_${name}`] ?? '').split(' ').filter((a) => a !== '');
+  const s = await startPortico(['serve', '--host', '127.0.0.1', '--http-port', '0', '--model-path', QWEN3, '--model-name', 'models', '--worker', worker, '--shards', '1', ...extra], dir);
   servers.push({ name, dir, ...s });
 }
 const script = postScript({ model: 'models', messages: [{ role: 'user', content: 'Hello there, how are you today?' }], max_tokens: 1 });
-console.log(`${dirs.map((d, i) => `${names[i]} = ${d}`).join('\n')}\n${rounds} rounds, wrk -t1 -c${connections} -d${seconds}s after a 2 s warm-up; load: ${uptime()}`);
+console.log(`${dirs.map((d, i) => `${names[i]} = ${d} ${process.env[`BENCH_ARGS_${names[i]}`] ?? ''}`).join('\n')}\n${rounds} rounds, wrk -t1 -c${connections} -d${seconds}s after a 2 s warm-up; load: ${uptime()}`);
 console.log('| round | build | req/s | p50 | p99 | frontend CPU / req |\n|---|---|---:|---:|---:|---:|');
 const perReq: Record<string, number[]> = Object.fromEntries(names.map((n) => [n, []]));
 try {

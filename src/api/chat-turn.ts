@@ -70,6 +70,7 @@ export async function startChatTurn(model: ServedModel, ex: Exchange, arrived: n
     arrived,
     skipSpecialTokens: skipSpecialTokensFor(model, undefined),
     parsing: plan,
+    limit: ex.rateLimit,
   });
   return { promptIds, route, request, plan };
 }

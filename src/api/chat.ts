@@ -60,6 +60,7 @@ export function chatCompletions(ctx: AppContext) {
       skipSpecialTokens: skipSpecialTokensFor(model, req.skipSpecialTokens),
       parsing: plan,
       collectTokenIds: req.nvext.extraFields.has('completion_token_ids'),
+      limit: ex.rateLimit,
     });
     const timing: Timing = { arrived, dispatched: performance.now(), firstToken: null, lastToken: null };
     const id = `chatcmpl-${randomUUID().replaceAll('-', '')}`;

@@ -53,6 +53,7 @@ export function completions(ctx: AppContext) {
         arrived,
         skipSpecialTokens: req.skipSpecialTokens,
         collectTokenIds: req.nvext.extraFields.has('completion_token_ids'),
+        limit: ex.rateLimit,
       }),
     );
     const extras = new CompletionExtras(req, arrived, prompts.length);

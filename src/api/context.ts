@@ -8,6 +8,7 @@ import type { ControlPlane } from './control-change.js';
 import type { DiscoveryStatus } from '../discovery/status.js';
 import type { ProcessorSlot } from '../processors/lifecycle.js';
 import type { ResponseStore } from '../store/types.js';
+import type { RateLimits } from '../limits/key-limits.js';
 
 export interface Lifecycle {
   /** Set on SIGTERM/SIGINT: health answers 503 shutting_down while in-flight work drains. */
@@ -27,13 +28,21 @@ export interface AppContext {
   /** With --discovery: the etcd watcher's state (shared by every shard). */
   readonly discovery?: DiscoveryStatus;
   /** With --event-plane: the NATS connection's state. */
-  readonly eventPlane?: { readonly connected: boolean; readonly reconnects: number; readonly replicaSync: boolean };
+  readonly eventPlane?: {
+    readonly connected: boolean;
+    readonly reconnects: number;
+    readonly replicaSync: boolean;
+    /** Per-key rate-limit sync (on the thread that runs it: shard 0), once limits are attached. */
+    readonly rateLimitSync?: { readonly peers: number; readonly requests_applied: number; readonly tokens_applied: number };
+  };
   /** Models served by a custom chat processor (--chat-processor), by name. */
   readonly chatProcessors?: ReadonlyMap<string, ProcessorSlot>;
   /** The Responses store (--responses-store); absent or null: nothing is stored. */
   readonly responseStore?: ResponseStore | null;
   /** --api-key is set: each key is a tenant of the store (else one tenant, ''). */
   readonly tenantPerKey?: boolean;
+  /** Per-key rate limits (every shard's view of the same budgets); inactive when none are configured. */
+  readonly rateLimits?: RateLimits;
 }
 
 /** The processor serving `model`'s chat, Responses and Anthropic requests, if one does. */

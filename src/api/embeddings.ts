@@ -30,6 +30,9 @@ export function embeddings(ctx: AppContext) {
     validateForModel(model, null, route);
     req.inputs.forEach((input, i) => checkIds(model, input, req.inputs.length > 1 ? `input[${i}]` : 'input'));
     const ids = await Promise.all(req.inputs.map((input, i) => inputIds(model, input, req.inputs.length > 1 ? `input[${i}]` : 'input')));
+    // The key's rate limits: one request, every input's tokens, a place while the workers embed.
+    const limit = ex.rateLimit ?? null;
+    limit?.admit(ids.reduce((n, x) => n + x.length, 0));
     // One failed input ends the others: their answers would be thrown away.
     const stop = new AbortController();
     const signal = AbortSignal.any([ex.signal, stop.signal]);
@@ -39,6 +42,8 @@ export function embeddings(ctx: AppContext) {
     } catch (err) {
       stop.abort();
       throw err;
+    } finally {
+      limit?.release();
     }
     const dim = results[0]!.embedding.length;
     knownDims.set(model, dim);

@@ -5,6 +5,7 @@
 import type { ErrorFormat } from '../protocol/error-wire.js';
 import type { ModelStats } from '../metrics/frontend.js';
 import type { Cancellation } from '../engine/types.js';
+import type { LimitTicket } from '../pipeline/rate-limit.js';
 
 /** A served model's name and metric children. */
 export interface ModelStatsRef {
@@ -37,6 +38,11 @@ export interface Exchange {
    * real AbortSignal is needed (AbortSignal.any, fetch, Connect calls).
    */
   readonly cancellation: Cancellation;
+  /**
+   * The rate-limit budget of the request's API key (set by the transport on generation
+   * routes when limits are configured): what its generations are admitted against.
+   */
+  readonly rateLimit?: LimitTicket | null;
   /** The model named by describe(), if any (its metric children). */
   readonly model?: ModelStatsRef | null;
   /** Name the model and request type once known, for per-model metrics and counts. */

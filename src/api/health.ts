@@ -33,7 +33,8 @@ export function health(ctx: AppContext) {
     // etcd lost: the last known workers keep serving; say so (not a reason to stop serving).
     const discovery = ctx.discovery ? { discovery: ctx.discovery.view() } : {};
     const p = ctx.eventPlane;
-    const plane = p ? { event_plane: { connected: p.connected, reconnects: p.reconnects, replica_sync: p.replicaSync } } : {};
+    const limits = p?.rateLimitSync;
+    const plane = p ? { event_plane: { connected: p.connected, reconnects: p.reconnects, replica_sync: p.replicaSync, ...(limits ? { rate_limit_sync: limits } : {}) } } : {};
     ex.sendJson(ready ? 200 : 503, JSON.stringify({ status: ready ? 'healthy' : 'unhealthy', ...shard, models, ...discovery, ...plane }));
   };
 }

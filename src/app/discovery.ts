@@ -39,6 +39,7 @@ export function prepareDiscovery(o: ServeOptions): PreparedDiscovery | null {
       return {
         port: running.port,
         grpcPort: running.grpcPort,
+        reloadRateLimits: running.reloadRateLimits,
         async close() {
           await watcher.close();
           await running.close();

@@ -6,6 +6,8 @@ import { comparableWorkerUrl } from '../api/worker-url.js';
 import { connectEventPlane, type EventPlane } from '../events/connection.js';
 import { NatsKvEventSource } from '../events/nats-kv-source.js';
 import { ReplicaSync } from '../events/replica-sync.js';
+import { LimitSync } from '../events/limit-sync.js';
+import type { RateLimits } from '../limits/key-limits.js';
 import { natsServers } from '../events/servers.js';
 import { log } from '../log.js';
 import type { ModelRouter } from '../router/router.js';
@@ -15,11 +17,15 @@ import type { ServeOptions } from './options.js';
 export interface FrontendEventPlane {
   /** The KV event source of model `model`'s workers (its router's kvSource). */
   kvSource(model: string): KvSourceFactory;
-  status: { readonly connected: boolean; readonly reconnects: number; readonly replicaSync: boolean };
+  status: { readonly connected: boolean; readonly reconnects: number; readonly replicaSync: boolean; readonly rateLimitSync?: { peers: number; requests_applied: number; tokens_applied: number } };
   /** Replica sync of model `model`, once attached. */
   sync(model: string): ReplicaSync | undefined;
   /** Share model `model`'s load and routing decisions with the other replicas (kv mode). */
   attach(model: string, router: ModelRouter): void;
+  /** Share the process's per-key rate-limit spending with the other replicas (shard 0 only). */
+  attachLimits(limits: RateLimits): void;
+  /** Rate-limit sync, once attached. */
+  readonly limitSync: LimitSync | null;
   detach(): void;
   close(): Promise<void>;
 }
@@ -46,6 +52,7 @@ export async function startEventPlane(o: ServeOptions, shard: number): Promise<F
   const canon = canonCache();
   const withSync = o.replicaSync !== false;
   const syncs = new Map<string, ReplicaSync>();
+  let limitSync: LimitSync | null = null;
   return {
     kvSource: (model) => (s) => new NatsKvEventSource({ nc: plane.nc, namespace, model, url: canon(s.url), sink: s.sink, onError: s.onError }),
     status: {
@@ -56,6 +63,9 @@ export async function startEventPlane(o: ServeOptions, shard: number): Promise<F
         return plane.reconnects;
       },
       replicaSync: withSync,
+      get rateLimitSync() {
+        return limitSync?.view();
+      },
     },
     sync: (model) => syncs.get(model),
     attach(model, router) {
@@ -65,9 +75,20 @@ export async function startEventPlane(o: ServeOptions, shard: number): Promise<F
       sync.start();
       log.info('replica sync on', { replica, model });
     },
+    attachLimits(limits) {
+      // One thread per process: the budgets are the process's (its shards share them).
+      if (!withSync || shard !== 0 || limitSync) return;
+      limitSync = new LimitSync({ nc: plane.nc, namespace, replica, limits, expiryMs: (o.replicaSyncExpirySecs ?? 3) * 1000 });
+      limitSync.start();
+    },
+    get limitSync() {
+      return limitSync;
+    },
     detach() {
       for (const s of syncs.values()) s.close();
       syncs.clear();
+      limitSync?.close();
+      limitSync = null;
     },
     close: () => plane.close(),
   };

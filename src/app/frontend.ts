@@ -22,6 +22,7 @@ import { startEventPlane, type FrontendEventPlane } from './event-plane.js';
 import { openStore, DEFAULT_STORE_URL } from '../store/open.js';
 import { startKserveServer, type KserveServer } from '../kserve/server.js';
 import { startProcessors } from '../processors/start.js';
+import { threadLimits } from './rate-limits.js';
 
 /** The engine client options of --engine-first-response-timeout-secs (undefined: the client's default). */
 export function engineClientOptions(o: ServeOptions): { firstResponseTimeoutMs: number } | undefined {
@@ -118,7 +119,10 @@ export async function startFrontend(o: ServeOptions, natives: ReadonlyMap<string
   const admitted = shard?.admitted ?? new SharedArrayBuffer(4);
   const paths = new Map(o.models.map((m) => [m.name, m.path]));
   const processors = await startProcessors({ name: o.chatProcessor, frontendConfig: o.frontendConfig, options: o.chatProcessorConfig }, models, paths);
-  const ctx: AppContext = { models, ignoreUnsupportedFields: ignoreUnsupportedFields(), lifecycle, metrics, control: shard?.control, shards: shard?.link, chatProcessors: processors?.slots, responseStore, tenantPerKey, discovery, eventPlane: plane?.status };
+  // This thread's view of the process's per-key budgets (inactive without limits).
+  const rateLimits = threadLimits(o.rateLimitShare);
+  plane?.attachLimits(rateLimits);
+  const ctx: AppContext = { models, ignoreUnsupportedFields: ignoreUnsupportedFields(), lifecycle, metrics, control: shard?.control, shards: shard?.link, chatProcessors: processors?.slots, responseStore, tenantPerKey, discovery, eventPlane: plane?.status, rateLimits };
   const http = await startHttpServer({
     host: o.host,
     port: o.httpPort,
@@ -133,6 +137,7 @@ export async function startFrontend(o: ServeOptions, natives: ReadonlyMap<string
     logRequests: o.logRequests,
     corsOrigins: o.corsOrigins,
     requestTimeoutMs: (o.requestTimeoutSecs ?? 0) * 1000,
+    rateLimits,
     routes: routes(ctx),
   });
   // The KServe gRPC face: one server per process, on this thread or on shard 0's.

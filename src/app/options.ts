@@ -1,6 +1,8 @@
 // What `portico serve` is asked to run (src/cli/main.ts reads it off the command line),
 // and what a running server hands back.
 
+import type { LimitsConfig } from '../limits/limits-config.js';
+import type { RateLimitShare } from './rate-limits.js';
 import { basename, resolve } from 'node:path';
 import type { RouterOptions } from '../router/options.js';
 import type { Level } from '../log.js';
@@ -100,6 +102,10 @@ export interface ServeOptions {
   chatTemplate?: string;
   /** The Responses store (default: sqlite:portico-responses.db, 30-day TTL). */
   responsesStore?: { url: string; ttlSecs: number; maxRows: number };
+  /** Per-key rate limits as loaded from `rate-limits` (none: no limits until a reload adds some). */
+  rateLimits?: LimitsConfig;
+  /** Set by serve(): the process's budget buffer and slot table, applied by every frontend thread. */
+  rateLimitShare?: RateLimitShare;
   /** Log settings, handed to shard threads (the main thread is configured by the CLI). */
   log?: { level: Level; format: 'json' | 'text' };
 }
@@ -120,6 +126,8 @@ export interface Running {
   port: number;
   /** The KServe gRPC server's port, when one runs. */
   grpcPort?: number;
+  /** Apply new per-key rate limits (SIGHUP re-reads them); throws, keeping the old ones, when they cannot be applied. */
+  reloadRateLimits?(config: LimitsConfig): Promise<void>;
   /** Graceful stop: health turns 503, in-flight work drains (bounded), then everything closes. */
   close(): Promise<void>;
 }

@@ -19,6 +19,8 @@ import { probePort } from '../http/port-guard.js';
 import { localControl } from '../api/control.js';
 import { prepareDiscovery } from './discovery.js';
 import { natsServers } from '../events/servers.js';
+import { describeTable, RateLimitOwner } from './rate-limits.js';
+import { log } from '../log.js';
 
 /** A bad --responses-store is a startup error; a memory store would be one per shard thread. */
 function checkStoreUrl(o: ServeOptions): void {
@@ -48,9 +50,14 @@ export async function serve(opts: ServeOptions): Promise<Running> {
   await assignWorkers(models, o.workers);
   await assignWorkers(models, o.prefillWorkers ?? [], 'prefillWorkers');
   await assignWorkers(models, o.decodeWorkers ?? [], 'decodeWorkers');
-  const assigned: ServeOptions = { ...o, models, workers: [], prefillWorkers: [], decodeWorkers: [] };
+  // The per-key budgets of the process (every shard's view shares them), reloadable.
+  const limitsOwner = new RateLimitOwner(typeof o.apiKey === 'string' ? [o.apiKey] : [...(o.apiKey ?? [])]);
+  const rateLimitShare = limitsOwner.load(o.rateLimits ?? { windowMs: 60_000, entries: [] });
+  if (rateLimitShare.table.shared >= 0 || rateLimitShare.table.keys.length > 0) log.info('rate limits on', describeTable(rateLimitShare.table));
+  const assigned: ServeOptions = { ...o, models, workers: [], prefillWorkers: [], decodeWorkers: [], rateLimitShare };
   if ((o.shards ?? 1) > 1) {
     const sharded = await serveSharded(assigned);
+    sharded.reloadRateLimits = (config) => sharded.applyRateLimits(limitsOwner.load(config).table);
     return discovery ? discovery.start(sharded, sharded.apply) : sharded;
   }
   const natives = loadModels(assigned);
@@ -68,6 +75,7 @@ export async function serve(opts: ServeOptions): Promise<Running> {
   const running: Running = {
     port: front.port,
     grpcPort: front.grpcPort,
+    reloadRateLimits: async (config) => front.ctx.rateLimits?.apply(limitsOwner.load(config).table),
     async close() {
       await front.close();
       await mocks.close();

@@ -14,6 +14,7 @@ import { registerCommand } from './register.js';
 import { precommitPeekMs, readProcessorOptions } from './processor-options.js';
 import { modelFlags } from './model-flags.js';
 import { frontendConfig } from './frontend-config.js';
+import { parseLimits, type LimitsConfig } from '../limits/limits-config.js';
 import type { RouterMode, RouterOptions } from '../router/options.js';
 import type { QueuePolicy } from '../router/queue.js';
 
@@ -21,6 +22,15 @@ import type { QueuePolicy } from '../router/queue.js';
 function metricsPrefix(v: string): string {
   if (!/^[a-zA-Z_:][a-zA-Z0-9_:]*$/.test(v)) throw new UsageError(`--metrics-prefix must match [a-zA-Z_:][a-zA-Z0-9_:]* (the start of a Prometheus metric name), got '${v}'`);
   return v;
+}
+
+/** The `rate-limits` of resolved serve options; a bad value is a usage error. */
+export function rateLimitsOf(v: Record<string, unknown>): LimitsConfig {
+  try {
+    return parseLimits(v['rate-limits'] as Record<string, unknown>[], v['rate-limit-window-secs'] as number);
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
 }
 
 function int(flag: string, v: string | undefined, dflt: number, min = 0): number {
@@ -70,6 +80,7 @@ async function serveCommand(args: string[]): Promise<void> {
     maxBodyBytes: v['max-body-bytes'] as number,
     maxPromptTokens: v['max-prompt-tokens'] as number,
     maxConcurrentRequests: v['max-concurrent-requests'] as number,
+    rateLimits: rateLimitsOf(v),
     apiKey: (v['api-key'] as string[]).length > 0 ? (v['api-key'] as string[]) : undefined,
     adminApiKey: v['admin-api-key'] as string | undefined,
     metricsApiKey: v['metrics-api-key'] as string | undefined,
@@ -109,6 +120,19 @@ async function serveCommand(args: string[]): Promise<void> {
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
+  // SIGHUP: read the rate limits again (flags, environment, --config file, as at start); a
+  // bad file keeps the limits in force. Other options need a restart.
+  process.on('SIGHUP', () => {
+    void (async () => {
+      try {
+        const config = rateLimitsOf(resolveOptions(SERVE_OPTIONS, args).values);
+        await running.reloadRateLimits?.(config);
+        log.info('rate limits reloaded', { keys: config.entries.filter((e) => e.key !== '*').length, default: config.entries.some((e) => e.key === '*'), window_secs: config.windowMs / 1000 });
+      } catch (err) {
+        log.error('rate limits not reloaded; the ones in force stay', { error: (err as Error).message });
+      }
+    })();
+  });
 }
 
 function routerOptions(v: Record<string, unknown>): Partial<RouterOptions> {

@@ -4,6 +4,7 @@
 //   <ns>.kv.<model>.<worker>      a worker's KV event batches (JetStream stream <NS>_KV)
 //   <ns>.router.<model>.load      frontend replicas' load snapshots (core NATS)
 //   <ns>.router.<model>.route     frontend replicas' routing decisions (core NATS)
+//   <ns>.ratelimit.usage          frontend replicas' per-key rate-limit spending (core NATS)
 
 export function token(s: string): string {
   return Buffer.from(s).toString('base64url') || '_';
@@ -28,4 +29,8 @@ export function loadSubject(ns: string, model: string): string {
 
 export function routeSubject(ns: string, model: string): string {
   return `${nsToken(ns)}.router.${token(model)}.route`;
+}
+
+export function limitSubject(ns: string): string {
+  return `${nsToken(ns)}.ratelimit.usage`;
 }

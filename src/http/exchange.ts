@@ -7,6 +7,7 @@ import type { HttpResponse } from './uws.js';
 import type { Exchange, ModelStatsRef, Route } from '../api/exchange.js';
 import { statusLine } from '../protocol/errors.js';
 import { RequestCancellation } from './request-cancellation.js';
+import type { LimitTicket } from '../pipeline/rate-limit.js';
 
 export class UwsExchange implements Exchange {
   private finished = false;
@@ -43,6 +44,8 @@ export class UwsExchange implements Exchange {
   private added: [string, string][] | null = null;
   /** A HEAD request: answered with the status and headers its GET would get, and no body. */
   head = false;
+  /** The API key's rate-limit budget (generation routes, limits configured), else null. */
+  rateLimit: LimitTicket | null = null;
 
   constructor(
     private readonly res: HttpResponse,

@@ -1,6 +1,7 @@
 // The uWebSockets.js HTTP server: routes, body reading with a size limit, request ids,
-// API-key checks, the concurrency limit, graceful drain, and the one place where a
-// thrown error becomes an HTTP response.
+// API-key checks, the concurrency limit, the rate-limit ticket of the request's key
+// (admitted by the request loop), graceful drain, and the one place where a thrown error
+// becomes an HTTP response.
 
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { uws, type HttpRequest, type HttpResponse, type us_listen_socket } from './uws.js';
@@ -14,6 +15,8 @@ import type { Handler, Route } from '../api/exchange.js';
 import { countRequest, type FrontendMetrics } from '../metrics/frontend.js';
 import { log } from '../log.js';
 import { accessCheck, GRANTED, REFUSED, type AccessOptions } from './access.js';
+import { requestKey, ticketFor } from '../pipeline/rate-limit.js';
+import type { RateLimits } from '../limits/key-limits.js';
 
 export interface HttpServerOptions extends AccessOptions {
   host?: string;
@@ -40,6 +43,8 @@ export interface HttpServerOptions extends AccessOptions {
   requestTimeoutMs?: number;
   /** Origins allowed to call the API from a browser ('*' for any); empty: no CORS headers. */
   corsOrigins?: readonly string[];
+  /** Per-key rate limits (the budgets every shard shares); absent or inactive: none. */
+  rateLimits?: RateLimits;
 }
 
 export interface HttpServer {
@@ -69,6 +74,7 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServer> {
   const limit = opts.maxConcurrentRequests ?? 0;
   const admitted = new Int32Array(opts.admitted ?? new SharedArrayBuffer(4));
   const timeoutMs = opts.requestTimeoutMs ?? 0;
+  const rateLimits = opts.rateLimits;
 
   const cors = opts.corsOrigins ?? [];
   const allowOrigin = (origin: string): string | null => {
@@ -136,6 +142,8 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServer> {
         sendError(ex, new ApiError(503, `the server is at its limit of ${limit} concurrent requests; retry shortly`, { type: 'service_unavailable', code: 'too_many_requests', retryAfter: 1 }), format);
         return false;
       }
+      // The key's budget, which runGeneration admits each generation against (429s there).
+      if (rateLimits !== undefined && rateLimits.active) ex.rateLimit = ticketFor(rateLimits, requestKey((h) => ex.header(h)), format === 'anthropic' ? 'anthropic' : 'openai', ex);
       generating++;
       ex.countsAsGenerating = true;
       if (timeoutMs > 0) ex.timer = setTimeout(expire, timeoutMs, ex, timeoutMs, format);

@@ -12,6 +12,7 @@ import type { Cancellation } from '../engine/types.js';
 import type { ModelInferResponse } from '../gen/kserve/grpc_service_pb.js';
 import type { InferRequest } from './request.js';
 import { InferResponseSink } from './response.js';
+import type { LimitTicket } from '../pipeline/rate-limit.js';
 
 export interface InferCall {
   model: ServedModel;
@@ -23,6 +24,8 @@ export interface InferCall {
   decoupled: boolean;
   /** When the request arrived (performance.now()), for time-to-first-token. */
   arrived: number;
+  /** The rate-limit budget of the call's API key, or null: not limited. */
+  limit?: LimitTicket | null;
 }
 
 /** Runs the generation; `emit` gets each response as it is made. Failures throw ApiError. */
@@ -52,6 +55,7 @@ export async function runInfer(call: InferCall, emit: (r: ModelInferResponse) =>
     arrived: call.arrived,
     skipSpecialTokens: true,
     collectTokenIds: true,
+    limit: call.limit,
   });
   const sink = new InferResponseSink({ modelName: model.name, id: req.id, outputs: req.outputs, stream: req.stream, decoupled: call.decoupled }, emit);
   await runGeneration(request, sink);

@@ -22,6 +22,7 @@ import { readInferRequest } from './request.js';
 import { runInfer } from './infer.js';
 import { modelConfig, modelMetadata, MODEL_VERSION } from './metadata.js';
 import { ResponseQueue } from './response-queue.js';
+import { requestKey, ticketFor, type LimitTicket } from '../pipeline/rate-limit.js';
 
 const SERVICE = GRPCInferenceService.typeName;
 const INFER_PATH = `/${SERVICE}/ModelInfer`;
@@ -86,7 +87,7 @@ async function modelInfer(ctx: AppContext, limits: Limits, req: ModelInferReques
   let out: ModelInferResponse | null = null;
   await observed(ctx, limits, INFER_PATH, req, hctx.signal, async (model, r, signal) => {
     if (r.stream) throw ApiError.badRequest('input `stream` is true: streamed responses need ModelStreamInfer', 'stream');
-    await runInfer({ model, req: r, engineRequestId: engineId(), cancellation: signal, decoupled: false, arrived: performance.now() }, (res) => (out = res));
+    await runInfer({ model, req: r, engineRequestId: engineId(), cancellation: signal, decoupled: false, arrived: performance.now(), limit: callTicket(ctx, hctx, true) }, (res) => (out = res));
   }).catch((err: unknown) => {
     throw grpcError(err);
   });
@@ -109,7 +110,7 @@ async function* modelStreamInfer(ctx: AppContext, limits: Limits, reqs: AsyncIte
   const one = async (req: ModelInferRequest) => {
     try {
       await observed(ctx, limits, STREAM_PATH, req, hctx.signal, (model, r, signal) =>
-        runInfer({ model, req: r, engineRequestId: engineId(), cancellation: signal, decoupled: true, arrived: performance.now() }, (res) => queue.push(streamResponse(res))),
+        runInfer({ model, req: r, engineRequestId: engineId(), cancellation: signal, decoupled: true, arrived: performance.now(), limit: callTicket(ctx, hctx, false) }, (res) => queue.push(streamResponse(res))),
       );
     } catch (err) {
       if (hctx.signal.aborted) return; // nobody is reading the stream any more
@@ -139,6 +140,19 @@ async function* modelStreamInfer(ctx: AppContext, limits: Limits, reqs: AsyncIte
     }
   })();
   yield* queue;
+}
+
+/**
+ * The rate-limit budget of the call's key (metadata `authorization: Bearer KEY`). A unary
+ * call's response metadata carries the x-ratelimit-* headers (a refusal: with
+ * RESOURCE_EXHAUSTED); a stream's requests share one head, sent before they are admitted,
+ * so theirs carry none (a refusal is the request's error_message).
+ */
+function callTicket(ctx: AppContext, hctx: HandlerContext, headers: boolean): LimitTicket | null {
+  const limits = ctx.rateLimits;
+  if (limits === undefined || !limits.active) return null;
+  const key = requestKey((name) => hctx.requestHeader.get(name) ?? '');
+  return ticketFor(limits, key, 'openai', headers ? { addResponseHeader: (n, v) => hctx.responseHeader.set(n, v) } : null);
 }
 
 function streamResponse(res: ModelInferResponse): ModelStreamInferResponse {

@@ -13,6 +13,7 @@ import type { ServedModel } from './served-model.js';
 import { engineParams, routeFor, type GenerationRequest } from './request.js';
 import { migratingStream } from './migration.js';
 import { WorkerTurn } from './worker-turn.js';
+import { TokenCharge, type LimitTicket } from './rate-limit.js';
 
 
 export type { RouteHints } from '../router/types.js';
@@ -34,8 +35,8 @@ class RoutedGeneration implements Generation {
   dispatchedAt = NaN;
   events: AsyncIterable<EngineEvent>;
 
-  constructor(model: ServedModel, promptIds: Uint32Array, params: GenerateParams, signal: Cancellation, route: RouteHints) {
-    this.events = new RoutedEvents(this, model, promptIds, params, signal, route);
+  constructor(model: ServedModel, promptIds: Uint32Array, params: GenerateParams, signal: Cancellation, route: RouteHints, limit: LimitTicket | null = null) {
+    this.events = new RoutedEvents(this, model, promptIds, params, signal, route, limit);
   }
 
   get worker(): Worker {
@@ -68,11 +69,13 @@ export function generate(
 /**
  * A GenerationRequest's raw engine events, routed and counted as generate()'s are: for a
  * caller that wants the engine's ids rather than decoded output (the custom processors'
- * routed engine). Its output rules are not applied here.
+ * routed engine). Its output rules are not applied here; its rate limit is, as
+ * runGeneration applies it (admitted on the first read, charged per event, released at
+ * the end).
  */
 export function routedGeneration(req: GenerationRequest): Generation {
   req.model.stats.inputTokens.observe(req.promptIds.length);
-  return new RoutedGeneration(req.model, req.promptIds, req.engine, req.signal, req.route);
+  return new RoutedGeneration(req.model, req.promptIds, req.engine, req.signal, req.route, req.limit);
 }
 
 /**
@@ -86,6 +89,9 @@ class RoutedEvents implements AsyncIterableIterator<EngineEvent> {
   private inner: AsyncIterator<EngineEvent> | null = null;
   /** Over: ended, failed or returned (later reads answer done). */
   private closed = false;
+  /** The rate-limit place is held (admitted, not yet released). */
+  private holding = false;
+  private readonly charge: TokenCharge | null;
 
   constructor(
     private readonly gen: RoutedGeneration,
@@ -94,8 +100,19 @@ class RoutedEvents implements AsyncIterableIterator<EngineEvent> {
     private readonly params: GenerateParams,
     private readonly signal: Cancellation,
     private readonly route: RouteHints,
+    private readonly limit: LimitTicket | null,
   ) {
     this.turn = new WorkerTurn(model);
+    this.charge = limit === null ? null : new TokenCharge(limit);
+  }
+
+  /** Over: give the rate-limit place back (once). */
+  private close(): void {
+    this.closed = true;
+    if (this.holding) {
+      this.holding = false;
+      this.limit!.release();
+    }
   }
 
   [Symbol.asyncIterator](): this {
@@ -109,10 +126,14 @@ class RoutedEvents implements AsyncIterableIterator<EngineEvent> {
       // Routing failures reach the caller as they are (no worker was taken yet).
       let d: Dispatch;
       try {
+        if (this.limit !== null) {
+          this.limit.admit(this.promptIds.length);
+          this.holding = true;
+        }
         const routed = this.model.router.route({ tokens: this.promptIds, hints: this.route, signal: this.signal });
         d = routed instanceof Promise ? await routed : routed;
       } catch (err) {
-        this.closed = true;
+        this.close();
         throw err;
       }
       this.gen.dispatch = d;
@@ -120,7 +141,7 @@ class RoutedEvents implements AsyncIterableIterator<EngineEvent> {
       try {
         inner = this.inner = migratingStream(this.model, d, this.params, this.signal, this.route, this.turn)[Symbol.asyncIterator]();
       } catch (err) {
-        this.closed = true;
+        this.close();
         throw this.turn.fail(err);
       }
     }
@@ -128,21 +149,22 @@ class RoutedEvents implements AsyncIterableIterator<EngineEvent> {
     try {
       step = await inner.next();
     } catch (err) {
-      this.closed = true;
+      this.close();
       throw this.turn.fail(err);
     }
     if (step.done) {
-      this.closed = true;
+      this.close();
       this.turn.end();
       return DONE;
     }
     this.turn.observe(step.value);
+    if (this.charge !== null) this.charge.event(step.value);
     return step;
   }
 
   async return(): Promise<IteratorResult<EngineEvent>> {
     if (this.closed) return DONE;
-    this.closed = true;
+    this.close();
     const inner = this.inner;
     if (!inner) return DONE;
     try {

@@ -9,6 +9,7 @@ import type { Cancellation, GenerateParams } from '../engine/types.js';
 import type { RouteHints } from '../router/types.js';
 import type { OutputRules, ParsingPlan } from './postprocess.js';
 import type { ServedModel } from './served-model.js';
+import type { LimitTicket } from './rate-limit.js';
 
 /** How the choices' output is produced from the engine's tokens. */
 export interface OutputOptions extends OutputRules {
@@ -34,6 +35,8 @@ export interface GenerationRequest {
   readonly signal: Cancellation;
   /** Record per-token logprobs for the writers (the engine was asked for them). */
   readonly logprobs: boolean;
+  /** The API key's rate-limit budget (./rate-limit.ts), or null: not limited. */
+  readonly limit: LimitTicket | null;
 }
 
 /**
@@ -89,6 +92,8 @@ export interface GenerationInput {
   skipSpecialTokens: boolean;
   parsing?: ParsingPlan | null;
   collectTokenIds?: boolean;
+  /** The request's rate-limit ticket (the face resolved its key), if its key is limited. */
+  limit?: LimitTicket | null;
 }
 
 /** The one GenerationRequest of a prompt: engine parameters and output rules from the same options. */
@@ -102,6 +107,7 @@ export function generationRequest(i: GenerationInput): GenerationRequest {
     route: routeFor(i.model, i.route),
     signal: i.signal,
     logprobs: s.logprobs === true,
+    limit: i.limit ?? null,
   };
 }
 

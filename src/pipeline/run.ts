@@ -16,6 +16,7 @@ import { WorkerTurn } from './worker-turn.js';
 import { LogprobBook } from './logprobs.js';
 import { ChoiceOutputs, type ParsedEvent } from './outputs.js';
 import type { GenerationRequest } from './request.js';
+import { TokenCharge } from './rate-limit.js';
 
 /** Returned (or resolved) by GenerationSink.event to end the generation early (the engine is aborted). */
 export const STOP = Symbol('stop generation');
@@ -102,9 +103,22 @@ class Running implements RunningGeneration {
 /**
  * Run one generation into `sink`. Resolves once the end event was handed over (or the sink
  * or a stop() ended it); rejects with the ApiError of a routing or engine failure, having
- * handed over no end event.
+ * handed over no end event. A request whose API key is rate-limited is admitted first
+ * (a refusal rejects with the 429 before anything is routed) and holds its place among
+ * the key's concurrent requests until the generation is over.
  */
 export async function runGeneration(req: GenerationRequest, sink: GenerationSink): Promise<void> {
+  const limit = req.limit;
+  if (limit === null) return generate(req, sink);
+  limit.admit(req.promptIds.length);
+  try {
+    await generate(req, sink);
+  } finally {
+    limit.release();
+  }
+}
+
+async function generate(req: GenerationRequest, sink: GenerationSink): Promise<void> {
   const { model } = req;
   model.stats.inputTokens.observe(req.promptIds.length);
   const routed = model.router.route({ tokens: req.promptIds, hints: req.route, signal: req.signal });
@@ -146,6 +160,8 @@ class PushedRun implements EngineEventHandler {
   /** 'open' while the sink gets events; then the stream is read out ('drain', DRAIN_EVENTS at most) or gone. */
   private state: RunState = 'open';
   private drained = 0;
+  /** The key's budget, charged with each engine message's tokens (null: not limited). */
+  private readonly charge: TokenCharge | null;
 
   constructor(
     req: GenerationRequest,
@@ -157,9 +173,12 @@ class PushedRun implements EngineEventHandler {
     private readonly reject: (err: unknown) => void,
   ) {
     this.choices = g.choices = new ChoiceOutputs(req.model, req.output);
+    this.charge = req.limit === null ? null : new TokenCharge(req.limit);
   }
 
   event(ev: EngineEvent): void {
+    // Every token the engine generated counts, the ones read out after the answer too.
+    if (this.charge !== null) this.charge.event(ev);
     if (this.state === 'drain') {
       // Read out in the background; an engine that does not stop where Portico did is aborted.
       if (++this.drained >= DRAIN_EVENTS) this.leave(false);

@@ -40,6 +40,8 @@ async function* routedOutputs(model: ServedModel, req: PreprocessedRequest, cont
       route: {},
       arrived: performance.now(),
       skipSpecialTokens: true,
+      // The request's API key draws on its rate-limit budget (admitted on the first read).
+      limit: own ? own.ex.rateLimit : null,
     });
     gen = routedGeneration(request);
   } catch (err) {

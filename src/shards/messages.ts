@@ -3,7 +3,8 @@
 //
 // Requests carry an id chosen by the asker; the answer repeats it.
 //   shard → main: 'control' (relay a change to every shard), 'collect' (every shard's metrics)
-//   main → shard: 'apply' (apply a change here), 'snapshot' (this shard's metrics)
+//   main → shard: 'apply' (apply a change here), 'snapshot' (this shard's metrics),
+//                 'rate-limits' (apply reloaded per-key limits; answered 'limits-applied')
 //
 // Shutdown: main → shard 'drain'; the shard stops listening, lets in-flight requests
 // finish (--shutdown-timeout-secs), aborts the rest and answers 'drained'; its thread
@@ -13,6 +14,7 @@ import type { ControlChange, ControlReply } from '../api/control-change.js';
 import type { FamilySnapshot } from '../metrics/snapshot.js';
 import type { ServeOptions } from '../app/options.js';
 import type { SharedRouterState } from '../app/frontend.js';
+import type { SlotTable } from '../limits/key-limits.js';
 
 /** A shard thread's workerData. */
 export interface ShardData {
@@ -33,10 +35,13 @@ export type ToMain =
   | { t: 'control'; id: number; change: ControlChange }
   | { t: 'collect'; id: number }
   | { t: 'applied'; id: number; reply: ControlReply }
-  | { t: 'snapshot'; id: number; families: FamilySnapshot[] };
+  | { t: 'snapshot'; id: number; families: FamilySnapshot[] }
+  | { t: 'limits-applied'; id: number };
 
 export type ToShard =
   | { t: 'drain' }
+  /** Apply reloaded per-key rate limits (the main thread rebased the shared budgets first); answered 'limits-applied'. */
+  | { t: 'rate-limits'; id: number; table: SlotTable }
   | { t: 'apply'; id: number; change: ControlChange }
   | { t: 'snapshot'; id: number }
   | { t: 'controlled'; id: number; reply: ControlReply }

@@ -71,6 +71,10 @@ port.on('message', (m: ToShard) => {
     case 'apply':
       void applyChange(fe.ctx, m.change).then((reply) => post({ t: 'applied', id: m.id, reply }));
       break;
+    case 'rate-limits':
+      fe.ctx.rateLimits?.apply(m.table);
+      post({ t: 'limits-applied', id: m.id });
+      break;
     case 'snapshot':
       refresh();
       post({ t: 'snapshot', id: m.id, families: fe.ctx.metrics.registry.snapshot() });

@@ -19,6 +19,7 @@ import { SharedSessionAffinity } from '../router/shared-session-affinity.js';
 import { DEFAULT_ROUTER_OPTIONS } from '../router/options.js';
 import type { ShardData, ToMain, ToShard } from './messages.js';
 import { assertSoleListener, freePort } from '../http/port-guard.js';
+import type { SlotTable } from '../limits/key-limits.js';
 
 /** How long /metrics waits for a shard's values before leaving that shard out. */
 const SNAPSHOT_TIMEOUT_MS = 2000;
@@ -38,7 +39,7 @@ class Shard {
     this.worker = new Worker(new URL('./shard-thread.js', import.meta.url), { workerData: data, name: `portico-shard-${id}` });
     this.worker.on('error', (err) => log.error('shard thread error', { shard: id, error: String(err) }));
     this.worker.on('message', (m: ToMain) => {
-      if ((m.t === 'applied' || m.t === 'snapshot') && this.waiting.has(m.id)) {
+      if ((m.t === 'applied' || m.t === 'snapshot' || m.t === 'limits-applied') && this.waiting.has(m.id)) {
         const done = this.waiting.get(m.id)!;
         this.waiting.delete(m.id);
         done(m);
@@ -61,7 +62,7 @@ class Shard {
   }
 
   /** Ask and wait for the answer (null if the shard is gone or too slow). */
-  ask(m: { t: 'apply'; change: ControlChange } | { t: 'snapshot' }, timeoutMs = 0): Promise<ToMain | null> {
+  ask(m: { t: 'apply'; change: ControlChange } | { t: 'snapshot' } | { t: 'rate-limits'; table: SlotTable }, timeoutMs = 0): Promise<ToMain | null> {
     if (this.exited) return Promise.resolve(null);
     const id = ++this.seq;
     return new Promise((done) => {
@@ -84,6 +85,8 @@ class Shard {
 /** A sharded server, and how the main thread applies a control change in every shard. */
 export interface ShardedServer extends Running {
   apply(change: ControlChange): Promise<ControlReply>;
+  /** Every shard applies this rate-limit table (the budgets are shared already); resolves once all have. */
+  applyRateLimits(table: SlotTable): Promise<void>;
 }
 
 export async function serveSharded(o: ServeOptions): Promise<ShardedServer> {
@@ -200,7 +203,10 @@ export async function serveSharded(o: ServeOptions): Promise<ShardedServer> {
     // port between the probe (serve.ts) and their listen (src/http/port-guard.ts).
     assertSoleListener(o.host, port);
     log.info(`serving on ${count} shards`, { shards: count });
-    return { port, grpcPort, close, apply: (change) => broadcast(change, null) };
+    const applyRateLimits = async (table: SlotTable) => {
+      await Promise.all(shards.map((s) => s.ask({ t: 'rate-limits', table })));
+    };
+    return { port, grpcPort, close, apply: (change) => broadcast(change, null), applyRateLimits };
   } catch (err) {
     await close();
     throw err;
