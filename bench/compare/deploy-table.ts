@@ -12,13 +12,13 @@ const median = (xs: number[]): number => {
   return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
 };
 
-export function renderDeployTable(cells: DeployCells, names: string[], rates: number[], o: { header: string }): string {
+export function renderDeployTable(cells: DeployCells, names: string[], rates: number[], o: { header: string; failures?: Map<string, string> }): string {
   const rows: [string, string, number][] = [['idle.cpuMsPerS', 'idle CPU (ms/s)', 1]];
   for (const r of rates) {
     rows.push([`r${r}.cpuUs`, `${r} req/s: CPU per 1-token request (µs)`, 0], [`r${r}.p50`, `${r} req/s: e2e p50 (ms)`, 2], [`r${r}.p99`, `${r} req/s: e2e p99 (ms)`, 2], [`r${r}.rps`, `${r} req/s: served req/s`, 0]);
   }
   rows.push(['stream.cpuUsPerToken', 'streams: CPU per streamed token (µs)', 1], ['stream.ttftP50', 'streams: TTFT p50 (ms)', 2], ['stream.ttftP99', 'streams: TTFT p99 (ms)', 2]);
-  const ratios = [['Portico', 'SMG'], ['Portico', 'floor']].filter(([a, b]) => names.includes(a!) && names.includes(b!));
+  const ratios = [['Portico', 'SMG'], ['Portico', 'floor'], ...names.filter((n) => n.startsWith('Portico@')).map((n) => [n, 'Portico'])].filter(([a, b]) => names.includes(a!) && names.includes(b!));
   const lines = [o.header, '', `Median over rounds (range when rounds differ).`, '', `| measure | ${names.join(' | ')} | ${ratios.map(([a, b]) => `${a}/${b}`).join(' | ')} |`, `|---|${names.map(() => '---:').join('|')}|${ratios.map(() => '---:').join('|')}|`];
   for (const [key, title, digits] of rows) {
     const byName = cells[key];
@@ -35,6 +35,7 @@ export function renderDeployTable(cells: DeployCells, names: string[], rates: nu
   }
   const failed = names.map((n) => [n, Object.entries(cells).filter(([k]) => k.endsWith('.failed')).reduce((a, [, v]) => a + (v[n] ?? []).reduce((x, y) => x + y, 0), 0)] as const);
   lines.push('', `Failed requests: ${failed.map(([n, f]) => `${n} ${f}`).join(', ')}.`);
+  for (const [n, why] of o.failures ?? []) lines.push('', `${n} did not complete: ${why}`);
   return `${DEPLOY_BEGIN}\n${lines.join('\n')}\n${DEPLOY_END}\n`;
 }
 
@@ -42,6 +43,6 @@ export function renderDeployTable(cells: DeployCells, names: string[], rates: nu
 export function replaceDeploySection(text: string, table: string): string {
   const a = text.indexOf(DEPLOY_BEGIN);
   const b = text.indexOf(DEPLOY_END);
-  if (a < 0 || b < a) return `${text.trimEnd()}\n\n## The deployment shape: \`npm run bench:compare -- deploy\`\n\n${table}`;
+  if (a < 0 || b < a) return `${text.trimEnd()}\n\n## The deployment shape: \`PARTS=deploy npm run bench:compare\`\n\n${table}`;
   return text.slice(0, a) + table + text.slice(b + DEPLOY_END.length + 1);
 }
