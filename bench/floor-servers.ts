@@ -11,7 +11,8 @@
 //                     A uWS app whose POST handler copies the body out, makes ONE Generate
 //                     call (a fixed request frame as Portico's encoder writes it) over one
 //                     kept-alive node:http2 session, and once the call's stream closes
-//                     answers a small JSON body (grpc-status 0) or a 502.
+//                     answers a small JSON body (grpc-status 0) or a 502. GET /v1/models
+//                     lists one model, "floor".
 //
 // Usage: node dist/bench/floor-servers.js engine PORT | uws-h2 PORT ENGINE_PORT
 // Each prints "listening on 127.0.0.1:PORT" once ready.
@@ -87,9 +88,13 @@ if (kind === 'engine') {
     'grpc-accept-encoding': 'identity',
     'user-agent': 'portico-engine-client',
   };
-  const requestFrame = Buffer.from(encodeSglangGenerate({
-    requestId: 'chatcmpl-floor-0000000000000000',
-    inputIds: Uint32Array.from([151644, 872, 198, 9707, 1052, 11, 1246, 525, 498, 3351, 30, 151645, 198, 151644, 77091, 198]),
+  // Each call its own request id (an engine with a scheduler refuses a second request under an
+  // id still in flight): the frame is encoded per request, as any frontend must.
+  let calls = 0;
+  const inputIds = Uint32Array.from([151644, 872, 198, 9707, 1052, 11, 1246, 525, 498, 3351, 30, 151645, 198, 151644, 77091, 198]);
+  const requestFrame = () => Buffer.from(encodeSglangGenerate({
+    requestId: `chatcmpl-floor-${(calls++).toString(16).padStart(16, '0')}`,
+    inputIds,
     maxNewTokens: 1,
     temperature: 1,
     stopTokenIds: [151645],
@@ -98,6 +103,10 @@ if (kind === 'engine') {
   const ok = '{"object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":""},"finish_reason":"length"}]}';
   uws
     .App()
+    // A model list, so a client that asks first (`portico bench` without --model) can drive it.
+    .get('/v1/models', (res) => {
+      res.cork(() => res.writeHeader('content-type', 'application/json').end('{"object":"list","data":[{"id":"floor","object":"model"}]}'));
+    })
     .post('/*', (res) => {
       readBody(res, (_body, aborted) => {
         const s = session.request(requestHeaders);
@@ -114,7 +123,7 @@ if (kind === 'engine') {
             else res.writeStatus('502 Bad Gateway').end();
           });
         });
-        s.end(requestFrame);
+        s.end(requestFrame());
       });
     })
     .listen('127.0.0.1', port, (ls) => {

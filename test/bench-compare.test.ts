@@ -12,6 +12,7 @@ import { DEFAULT_SEARCH, judge, searchRate } from '../bench/compare/rate-search.
 import { toolBodies } from '../bench/compare/tools-body.js';
 import { BEGIN, END, renderTable, replaceSection, type Cell } from '../bench/compare/table.js';
 import { WORKLOADS, rateArgs } from '../bench/compare/workloads.js';
+import { DEPLOY_BEGIN, DEPLOY_END, renderDeployTable, replaceDeploySection } from '../bench/compare/deploy-table.js';
 
 const fixture = (name: string) => readFileSync(fileURLToPath(new URL(`../../test/fixtures/compare/${name}`, import.meta.url)), 'utf8');
 
@@ -127,4 +128,24 @@ test('the table: rate search and tool-calling rows; a search where nothing passe
   assert.match(table, /\| 1-token req\/s at e2e p99 < 10 ms \(rate search, delivered\) \| 480; < 20 in 1 round\(s\) \| < 20 \|/);
   assert.match(table, /\| tool-calling chat, parser on: CPU per request \(µs\) \| 900 \| — \|/);
   assert.match(table, /SMG with its tool-call parser did not run: exited with 2/);
+});
+
+test('the deployment-shape table: medians with ranges, Portico against SMG, the floor and other builds, failures named; it replaces only its own section', () => {
+  const cells = {
+    'idle.cpuMsPerS': { Portico: [1, 1], SMG: [7, 6] },
+    'r100.cpuUs': { Portico: [700, 720], SMG: [700, 700], floor: [400, 420], 'Portico@/b': [350, 370] },
+    'r100.failed': { Portico: [0, 2], SMG: [0, 0], floor: [0, 0], 'Portico@/b': [0, 0] },
+    'stream.cpuUsPerToken': { Portico: [20, 20], SMG: [25, 25] },
+  };
+  const t = renderDeployTable(cells, ['Portico', 'SMG', 'floor', 'Portico@/b'], [100], { header: 'H', failures: new Map([['Dynamo', 'not ready']]) });
+  assert.match(t, /\| measure \| Portico \| SMG \| floor \| Portico@\/b \| Portico\/SMG \| Portico\/floor \| Portico@\/b\/Portico \|/);
+  assert.match(t, /\| 100 req\/s: CPU per 1-token request \(µs\) \| 710 \(700–720\) \| 700 \| 410 \(400–420\) \| 360 \(350–370\) \| 1\.01 \| 1\.73 \| 0\.51 \|/);
+  assert.match(t, /\| streams: CPU per streamed token \(µs\) \| 20\.0 \| 25\.0 \| — \| — \| 0\.80 \| — \| — \|/);
+  assert.match(t, /Failed requests: Portico 2, SMG 0, floor 0, Portico@\/b 0\./);
+  assert.match(t, /Dynamo did not complete: not ready/);
+  const doc = `# R\n\nbefore\n\n${DEPLOY_BEGIN}\nold\n${DEPLOY_END}\nafter\n`;
+  const once = replaceDeploySection(doc, t);
+  assert.ok(once.startsWith('# R\n\nbefore\n\n') && once.endsWith('after\n') && !once.includes('old'));
+  assert.equal(replaceDeploySection(once, t), once);
+  assert.match(replaceDeploySection('# R\n', t), /## The deployment shape[^\n]*\n\n<!-- bench:deploy-shape begin -->/);
 });

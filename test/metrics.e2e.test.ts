@@ -46,7 +46,11 @@ test('metrics count what was served', async () => {
   assert.equal(m.get(`${P}worker_healthy{model="m",worker="0"}`), 1);
   assert.ok((m.get('process_resident_memory_bytes') ?? 0) > 10_000_000, 'process memory is reported');
   assert.ok((m.get('nodejs_heap_used_bytes') ?? 0) > 0);
-  assert.ok(m.has('nodejs_eventloop_lag_p99_seconds'));
+  const busy = m.get('nodejs_eventloop_utilization') ?? -1;
+  assert.ok(busy > 0 && busy <= 1, `event-loop utilization is a share of the time since start: ${busy}`);
+  // The lag is the delay of a callback queued at one scrape, read at the next.
+  const again = await scrape();
+  assert.ok((again.get('nodejs_eventloop_lag_seconds') ?? 0) > 0, 'the second scrape reports the lag the first one queued');
   assert.equal(m.get(`${P}stream_backpressure_pauses_total{model="m"}`), 0, 'fast readers never pause a stream');
   assert.equal(m.get(`${P}worker_active_requests{model="m",worker="1"}`), 0);
 });

@@ -39,7 +39,7 @@ function metric(text: string, line: RegExp): number {
 test('--shards appears in serve --help with its environment variable', async () => {
   const r = await runPortico(['serve', '--help']);
   assert.equal(r.code, 0);
-  assert.match(r.stdout, /--shards N\s+uWS apps serving the port[^\n]*Default: the number of cores[^\n]*\[env PORTICO_SHARDS\]/);
+  assert.match(r.stdout, /--shards N\s+uWS apps serving the port[^\n]*Default: 1 on up to 2 CPUs, else half the CPUs[^\n]*\[env PORTICO_SHARDS\]/);
 });
 
 test('--shards 0 is a usage error', async () => {

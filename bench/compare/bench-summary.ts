@@ -42,9 +42,10 @@ export function parseBenchSummary(text: string): BenchFigures {
   };
 }
 
-/** `portico bench --url URL --tokenizer DIR --json ARGS` (bin/portico.js under `root`), in a child process; its figures. */
-export async function runPorticoBench(root: string, url: string, tokenizerDir: string, args: string[]): Promise<BenchFigures> {
-  const child = spawn(process.execPath, [`${root}bin/portico.js`, 'bench', '--url', url, '--tokenizer', tokenizerDir, '--json', ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+/** `portico bench --url URL --tokenizer DIR --json ARGS` (bin/portico.js under `root`), in a child process (on `cpus`, taskset's list, when given); its figures. */
+export async function runPorticoBench(root: string, url: string, tokenizerDir: string, args: string[], cpus?: string): Promise<BenchFigures> {
+  const cmd = [process.execPath, `${root}bin/portico.js`, 'bench', '--url', url, '--tokenizer', tokenizerDir, '--json', ...args];
+  const child = cpus ? spawn('taskset', ['-c', cpus, ...cmd], { stdio: ['ignore', 'pipe', 'inherit'] }) : spawn(cmd[0]!, cmd.slice(1), { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   const [code] = (await once(child, 'exit')) as [number];

@@ -23,6 +23,8 @@ export interface Env {
   logDir: string;
   /** CPUs the frontend is pinned to (taskset -c LIST); unset, not pinned. */
   cpus?: string;
+  /** CPUs an engine a frontend brings along (Dynamo's mocker) is pinned to; unset, not pinned. */
+  engineCpus?: string;
   /** Extra `portico serve` arguments. */
   porticoArgs?: string[];
 }
@@ -105,8 +107,8 @@ export async function startDynamo(e: Env, port: number, tools = false): Promise<
   const planes = ['--discovery-backend', 'file', '--request-plane', 'tcp', '--event-plane', 'zmq'];
   const mockerLog = `${e.logDir}/dynamo-mocker.log`;
   const entry = tools ? [`${e.root}/bench/compare/dynamo-mocker-tools.py`] : ['-m', 'dynamo.mocker'];
-  const mocker = start(`${e.venv}/bin/python`, [...entry, '--model-path', e.modelDir, '--speedup-ratio', '1000000', ...planes], mockerLog, env);
-  const fe = start(`${e.venv}/bin/python`, ['-m', 'dynamo.frontend', '--http-host', '127.0.0.1', '--http-port', String(port), ...planes], log, env);
+  const mocker = start(`${e.venv}/bin/python`, [...entry, '--model-path', e.modelDir, '--speedup-ratio', '1000000', ...planes], mockerLog, env, e.engineCpus);
+  const fe = start(`${e.venv}/bin/python`, ['-m', 'dynamo.frontend', '--http-host', '127.0.0.1', '--http-port', String(port), ...planes], log, env, e.cpus);
   const url = `http://127.0.0.1:${port}`;
   try {
     await waitReady(url, fe, log, 180_000, [[mocker, mockerLog]]);
@@ -116,4 +118,30 @@ export async function startDynamo(e: Env, port: number, tools = false): Promise<
     throw err;
   }
   return { name: 'Dynamo 1.6.1', url, pid: fe.pid!, stop: async () => { await stopChild(fe); await stopChild(mocker); } };
+}
+
+/**
+ * The architecture's floor (bench/floor-servers.ts `uws-h2`): a uWS app that answers each POST
+ * with one Generate call to the engine over a kept-alive node:http2 session and a fixed chat
+ * completion. No template, tokenizer, router or parser: what one request costs a Node
+ * frontend of this shape before any of Portico's own work.
+ */
+export async function startFloor(e: Env, port: number): Promise<Running> {
+  const log = `${e.logDir}/floor.log`;
+  const enginePort = new URL(e.worker.replace(/^[a-z+]+:/, 'http:')).port;
+  const c = start(process.execPath, [`${e.root}/dist/bench/floor-servers.js`, 'uws-h2', String(port), enginePort], log, {}, e.cpus);
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (c.exitCode !== null) throw new Error(`floor exited with ${c.exitCode}; see ${log}`);
+    try {
+      const r = await fetch(`${url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+      if (r.ok) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`floor not ready in 30 s; see ${log}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return { name: 'floor', url, pid: c.pid!, stop: () => stopChild(c) };
 }

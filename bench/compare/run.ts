@@ -2,7 +2,7 @@
 // one run, interleaved (round r runs every frontend once, in turn). Every load comes from
 // `portico bench`; CPU and RSS of the frontend's process tree come from /proc.
 //   node dist/bench/compare/run.js --venv DIR [--rounds N] [--port P] [--results bench/RESULTS.md]
-//     [--only unary,stream,...] [--frontends Portico,SMG,Dynamo]
+//     [--only unary,stream,...] [--frontends Portico,SMG,Dynamo] [--portico-args "--shards 2"]
 // (bench/compare/run.sh makes the venv and calls this; `npm run bench:compare`.)
 
 import { spawn } from 'node:child_process';
@@ -21,7 +21,7 @@ import { makeModelDir } from './model-dir.js';
 import { renderTable, replaceSection, type Cell } from './table.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const { values } = parseArgs({ options: { venv: { type: 'string' }, rounds: { type: 'string', default: '1' }, port: { type: 'string', default: '28040' }, results: { type: 'string' }, only: { type: 'string' }, frontends: { type: 'string' } } });
+const { values } = parseArgs({ options: { venv: { type: 'string' }, rounds: { type: 'string', default: '1' }, port: { type: 'string', default: '28040' }, results: { type: 'string' }, only: { type: 'string' }, frontends: { type: 'string' }, 'portico-args': { type: 'string', default: '' } } });
 const venv = values.venv ?? '/tmp/portico-compare-venv';
 const rounds = Number(values.rounds);
 const basePort = Number(values.port);
@@ -87,7 +87,7 @@ async function measure(fe: Running, workloads: Workload[]): Promise<Record<strin
 async function main(): Promise<void> {
   const engine = spawn(process.execPath, [`${ROOT}bin/portico.js`, 'mock-engine', '--port', String(basePort), '--model-path', modelDir, '--mode', 'sim', '--speedup-ratio', '1000000', '--eos-probability', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
   await new Promise<void>((resolve) => engine.stdout.once('data', () => resolve()));
-  const env: Env = { root: ROOT, venv, modelDir, worker: `grpc://127.0.0.1:${basePort}`, logDir };
+  const env: Env = { root: ROOT, venv, modelDir, worker: `grpc://127.0.0.1:${basePort}`, logDir, porticoArgs: values['portico-args'].split(' ').filter(Boolean) };
   const starters: [string, (e: Env, port: number, tools?: boolean) => Promise<Running>][] = [
     ['Portico', startPortico],
     ['SMG', startSmg],

@@ -3,7 +3,7 @@
 // shards, the shard that is asked collects every shard's values and merges them
 // (counters and histograms add up; see metrics/snapshot.ts).
 
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { performance } from 'node:perf_hooks';
 import { mergeSnapshots, renderFamilies } from '../metrics/snapshot.js';
 import { ignoredHeaderCounts } from '../protocol/ignored-headers.js';
 import { baseModels, type AppContext } from './context.js';
@@ -17,16 +17,34 @@ import type { ServedModel } from '../pipeline/served-model.js';
 
 const CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 
-/** Sets the gauges read at scrape time (memory, event-loop lag, workers); call before a snapshot. */
+/**
+ * Sets the gauges read at scrape time (memory, event loop, workers); call before a snapshot.
+ * The event-loop figures cost nothing between scrapes: utilization is the loop's own
+ * accounting, and the lag is one setImmediate queued at each scrape, read at the next. A
+ * sampling timer (monitorEventLoopDelay) would wake an idle process every few milliseconds,
+ * and on a lightly loaded frontend those wake-ups cost more CPU than the requests
+ * (docs/architecture.md, "What a lone request costs").
+ */
 export function scrapeGauges(ctx: AppContext): () => void {
-  const lag = monitorEventLoopDelay({ resolution: 10 });
-  lag.enable();
+  let lagNs = 0;
+  let queuedAt = 0n;
+  const probe = (): void => {
+    lagNs = Number(process.hrtime.bigint() - queuedAt);
+    queuedAt = 0n;
+  };
+  let elu = performance.eventLoopUtilization();
   return () => {
     const m = ctx.metrics;
     m.residentMemory.labels().set(process.memoryUsage.rss());
     m.heapUsed.labels().set(process.memoryUsage().heapUsed);
-    m.loopLag.labels().set(lag.percentile(99) / 1e9);
-    lag.reset();
+    m.loopLag.labels().set(lagNs / 1e9);
+    if (queuedAt === 0n) {
+      queuedAt = process.hrtime.bigint();
+      setImmediate(probe);
+    }
+    const now = performance.eventLoopUtilization();
+    m.loopUtilization.labels().set(performance.eventLoopUtilization(now, elu).utilization);
+    elu = now;
     // Other frontend replicas' requests (replica sync) count once: in shard 0's figure.
     const withRemote = ctx.eventPlane?.replicaSync === true && (!ctx.shards || ctx.shards.id === 0);
     for (const model of baseModels(ctx)) {

@@ -1,7 +1,6 @@
 // The portico command line: `serve` and `mock-engine`.
 
 import { parseArgs } from 'node:util';
-import { availableParallelism } from 'node:os';
 import { MAIN_HELP, MOCK_ENGINE_HELP } from './help.js';
 import { helpText, resolveOptions, UsageError } from './options.js';
 import { configureLog, log, type Level } from '../log.js';
@@ -17,6 +16,7 @@ import { frontendConfig } from './frontend-config.js';
 import { parseLimits, type LimitsConfig } from '../limits/limits-config.js';
 import type { RouterMode, RouterOptions } from '../router/options.js';
 import type { QueuePolicy } from '../router/queue.js';
+import { defaultShards } from './default-shards.js';
 
 
 function metricsPrefix(v: string): string {
@@ -60,7 +60,7 @@ async function serveCommand(args: string[]): Promise<void> {
   }
   configureLog({ level: v['log-level'] as Level, format: v['log-format'] as 'json' | 'text' });
   const processor = await readProcessorOptions(v);
-  const shards = (v.shards as number | undefined) ?? availableParallelism();
+  const shards = (v.shards as number | undefined) ?? defaultShards();
   const peekMs = precommitPeekMs(v);
   const running = await serve({
     ...processor,

@@ -49,6 +49,7 @@ export class FrontendMetrics {
   readonly residentMemory: Gauge;
   readonly heapUsed: Gauge;
   readonly loopLag: Gauge;
+  readonly loopUtilization: Gauge;
   readonly discoveryConnected: Gauge;
   readonly discoveryReconnects: ObservedCounter;
   readonly discoveryWorkers: Gauge;
@@ -86,7 +87,8 @@ export class FrontendMetrics {
     this.stalledDrops = r.add(new Counter(`${prefix}stalled_streams_dropped_total`, 'Streams given up because the client read nothing for the stall limit (--stream-stall-timeout-secs).', ['model']));
     this.residentMemory = r.add(new Gauge('process_resident_memory_bytes', 'Resident memory of the server process.', [], 'max'));
     this.heapUsed = r.add(new Gauge('nodejs_heap_used_bytes', 'V8 heap in use (all shards together).', []));
-    this.loopLag = r.add(new Gauge('nodejs_eventloop_lag_p99_seconds', 'p99 event-loop delay since the previous scrape (the worst shard).', [], 'max'));
+    this.loopLag = r.add(new Gauge('nodejs_eventloop_lag_seconds', 'How late the event loop ran a callback queued at the previous scrape (the worst shard).', [], 'max'));
+    this.loopUtilization = r.add(new Gauge('nodejs_eventloop_utilization', 'Share of wall time the event loop spent running callbacks since the previous scrape (the busiest shard).', [], 'max'));
     this.workerHealthy = r.add(new Gauge(`${prefix}worker_healthy`, '1 when the worker answers its health check.', ['model', 'worker'], 'max'));
     // --discovery (read at scrape time from the shared status; every shard sees the same values).
     this.discoveryConnected = r.add(new Gauge(`${prefix}discovery_connected`, '1 while the etcd watch is connected (--discovery); the last known workers keep serving while 0.', [], 'max'));
