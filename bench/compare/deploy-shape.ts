@@ -15,7 +15,7 @@
 //
 //   node dist/bench/compare/deploy-shape.js [--venv DIR] [--rounds 2] [--port 28100]
 //     [--rates 100,400,1000] [--stream-rate 40] [--seconds 8] [--frontends Portico,SMG,Dynamo,floor,Portico@DIR]
-//     [--frontend-cpus 0] [--load-cpus 1] [--portico-args "--shards 1"] [--results bench/RESULTS.md]
+//     [--frontend-cpus 0] [--load-cpus 1] [--portico-args="--shards 1"] [--results bench/RESULTS.md]
 // (`npm run bench:compare` runs it after the closed-loop table, `PARTS=deploy` alone; bench/compare/run.sh makes the venv.)
 
 import { spawn } from 'node:child_process';

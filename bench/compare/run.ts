@@ -2,7 +2,7 @@
 // one run, interleaved (round r runs every frontend once, in turn). Every load comes from
 // `portico bench`; CPU and RSS of the frontend's process tree come from /proc.
 //   node dist/bench/compare/run.js --venv DIR [--rounds N] [--port P] [--results bench/RESULTS.md]
-//     [--only unary,stream,...] [--frontends Portico,SMG,Dynamo] [--portico-args "--shards 2"]
+//     [--only unary,stream,...] [--frontends Portico,SMG,Dynamo] [--portico-args="--shards 2"]
 // (bench/compare/run.sh makes the venv and calls this; `npm run bench:compare`.)
 
 import { spawn } from 'node:child_process';
