@@ -5,7 +5,8 @@
 //! - the pixel count is checked from the header before any pixel is decoded, so a
 //!   decompression bomb is refused without allocating it;
 //! - EXIF orientation is applied (`ImageOps.exif_transpose`);
-//! - images with alpha are composited over white with Pillow's integer `alpha_composite`;
+//! - alpha is dropped, as Pillow's `convert("RGB")` (what transformers' `convert_to_rgb`
+//!   calls) drops it: a transparent pixel keeps its stored colour;
 //! - 16-bit channels keep their high byte, as Pillow's `RGB;16B`/`RGBA;16B`/`LA;16B` modes
 //!   do, except 16-bit grayscale, which Pillow opens as `I;16` and converts by clipping to
 //!   255 — reproduced because the model is served what Pillow gives.
@@ -83,22 +84,6 @@ fn broken(e: image::ImageError) -> ImageError {
     }
 }
 
-/// Pillow's `alpha_composite(white, rgba)` for one channel value (integer arithmetic,
-/// 7 fractional bits, divisions by 255 done with shifts).
-#[inline]
-fn over_white(c: u8, a: u8) -> u8 {
-    if a == 0 {
-        return 255;
-    }
-    let (c, a) = (c as u32, a as u32);
-    let blend = 255 * (255 - a);
-    let outa255 = a * 255 + blend;
-    let coef1 = a * 255 * 255 * (1 << 7) / outa255;
-    let coef2 = 255 * (1 << 7) - coef1;
-    let tmp = c * coef1 + 255 * coef2 + (0x80 << 7);
-    ((((tmp >> 8) + tmp) >> 8) >> 7) as u8
-}
-
 fn to_pil_rgb(img: DynamicImage) -> Result<Rgb8, ImageError> {
     let (width, height) = (img.width() as usize, img.height() as usize);
     let n = width * height;
@@ -112,13 +97,12 @@ fn to_pil_rgb(img: DynamicImage) -> Result<Rgb8, ImageError> {
         }
         DynamicImage::ImageLumaA8(b) => {
             for p in b.as_raw().chunks_exact(2) {
-                let v = over_white(p[0], p[1]);
-                data.extend_from_slice(&[v, v, v]);
+                data.extend_from_slice(&[p[0], p[0], p[0]]);
             }
         }
         DynamicImage::ImageRgba8(b) => {
             for p in b.as_raw().chunks_exact(4) {
-                data.extend_from_slice(&[over_white(p[0], p[3]), over_white(p[1], p[3]), over_white(p[2], p[3])]);
+                data.extend_from_slice(&p[..3]);
             }
         }
         DynamicImage::ImageLuma16(b) => {
@@ -129,19 +113,14 @@ fn to_pil_rgb(img: DynamicImage) -> Result<Rgb8, ImageError> {
         }
         DynamicImage::ImageLumaA16(b) => {
             for p in b.as_raw().chunks_exact(2) {
-                let v = over_white((p[0] >> 8) as u8, (p[1] >> 8) as u8);
+                let v = (p[0] >> 8) as u8;
                 data.extend_from_slice(&[v, v, v]);
             }
         }
         DynamicImage::ImageRgb16(b) => data.extend(b.as_raw().iter().map(|&v| (v >> 8) as u8)),
         DynamicImage::ImageRgba16(b) => {
             for p in b.as_raw().chunks_exact(4) {
-                let a = (p[3] >> 8) as u8;
-                data.extend_from_slice(&[
-                    over_white((p[0] >> 8) as u8, a),
-                    over_white((p[1] >> 8) as u8, a),
-                    over_white((p[2] >> 8) as u8, a),
-                ]);
+                data.extend_from_slice(&[(p[0] >> 8) as u8, (p[1] >> 8) as u8, (p[2] >> 8) as u8]);
             }
         }
         other => {
@@ -162,22 +141,12 @@ mod tests {
     }
 
     #[test]
-    fn over_white_matches_pillow_edges() {
-        assert_eq!(over_white(10, 255), 10);
-        assert_eq!(over_white(0, 255), 0);
-        assert_eq!(over_white(0, 0), 255);
-        assert_eq!(over_white(123, 0), 255);
-        // Pillow 13: alpha_composite(white, (0,0,0,128)) -> 127
-        assert_eq!(over_white(0, 128), 127);
-    }
-
-    #[test]
-    fn rgba_png_is_composited_over_white() {
+    fn rgba_png_drops_alpha() {
         let mut b = image::RgbaImage::new(2, 1);
         b.put_pixel(0, 0, image::Rgba([10, 20, 30, 255]));
         b.put_pixel(1, 0, image::Rgba([10, 20, 30, 0]));
         let rgb = decode_rgb(&png(DynamicImage::ImageRgba8(b)), &DecodeLimits::default()).unwrap();
-        assert_eq!(rgb.data, vec![10, 20, 30, 255, 255, 255]);
+        assert_eq!(rgb.data, vec![10, 20, 30, 10, 20, 30]);
     }
 
     #[test]

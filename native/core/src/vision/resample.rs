@@ -194,71 +194,63 @@ pub fn resize(src: &Rgb8, out_w: usize, out_h: usize, filter: Filter) -> Rgb8 {
     resize_window(src, out_w, out_h, filter, Window { x0: 0, x1: out_w, y0: 0, y1: out_h })
 }
 
-/// The `win` rectangle of Pillow's `img.resize((out_w, out_h), filter)`.
-pub fn resize_window(src: &Rgb8, out_w: usize, out_h: usize, filter: Filter, win: Window) -> Rgb8 {
-    let need_h = out_w != src.width;
-    let need_v = out_h != src.height;
-    let cols = win.x1 - win.x0;
-    let rows = win.y1 - win.y0;
+/// Columns `cols` and rows `rows` of `src`, copied.
+fn crop(src: &Rgb8, cols: std::ops::Range<usize>, rows: std::ops::Range<usize>) -> Rgb8 {
+    if cols.start == 0 && cols.end == src.width && rows.start == 0 && rows.end == src.height {
+        return src.clone();
+    }
+    let mut data = Vec::with_capacity(cols.len() * rows.len() * 3);
+    for y in rows.clone() {
+        data.extend_from_slice(&src.data[(y * src.width + cols.start) * 3..(y * src.width + cols.end) * 3]);
+    }
+    Rgb8 { width: cols.len(), height: rows.len(), data }
+}
 
-    let vc = if need_v { Some(precompute(src.height, out_h, filter, win.y0..win.y1)) } else { None };
-    // Source rows the vertical pass reads (all of them when it does not run: then the
-    // window's rows are read directly).
-    let (r0, r1) = match &vc {
-        Some(c) if rows > 0 => {
-            let first = c.bounds.iter().map(|b| b.0).min().unwrap_or(0);
-            let last = c.bounds.iter().map(|b| b.0 + b.1).max().unwrap_or(first);
-            (first, last)
-        }
-        Some(_) => (0, 0),
-        None => (win.y0, win.y1),
-    };
+/// Source indices `lo..hi` that the output indices of `c` read.
+fn span(c: &Coeffs) -> (usize, usize) {
+    let lo = c.bounds.iter().map(|b| b.0).min().unwrap_or(0);
+    let hi = c.bounds.iter().map(|b| b.0 + b.1).max().unwrap_or(lo);
+    (lo, hi)
+}
 
-    // Horizontal pass over source rows r0..r1, output columns of the window only.
-    let mid_rows = r1 - r0;
-    let mut mid = vec![0u8; mid_rows * cols * 3];
-    if need_h {
-        let hc = precompute(src.width, out_w, filter, win.x0..win.x1);
-        for (yy, y) in (r0..r1).enumerate() {
-            let line = &src.data[y * src.width * 3..(y + 1) * src.width * 3];
-            let out = &mut mid[yy * cols * 3..(yy + 1) * cols * 3];
-            for (ox, xx) in (win.x0..win.x1).enumerate() {
-                let (xmin, k) = hc.taps(xx);
-                let taps = k.len();
-                let mut s0 = 1i32 << (PRECISION_BITS - 1);
-                let mut s1 = s0;
-                let mut s2 = s0;
-                let px = &line[xmin * 3..(xmin + taps) * 3];
-                for (x, &w) in k.iter().enumerate() {
-                    s0 += px[x * 3] as i32 * w;
-                    s1 += px[x * 3 + 1] as i32 * w;
-                    s2 += px[x * 3 + 2] as i32 * w;
-                }
-                out[ox * 3] = clip8(s0);
-                out[ox * 3 + 1] = clip8(s1);
-                out[ox * 3 + 2] = clip8(s2);
+/// Horizontal pass over every row of `src`; `src` column 0 is source column `col_off`.
+fn horizontal(src: &Rgb8, hc: &Coeffs, col_off: usize) -> Rgb8 {
+    let cols = hc.bounds.len();
+    let mut out = vec![0u8; src.height * cols * 3];
+    for y in 0..src.height {
+        let line = &src.data[y * src.width * 3..(y + 1) * src.width * 3];
+        let row = &mut out[y * cols * 3..(y + 1) * cols * 3];
+        for ox in 0..cols {
+            let (xmin, k) = hc.taps(hc.first + ox);
+            let px = &line[(xmin - col_off) * 3..(xmin - col_off + k.len()) * 3];
+            let mut s0 = 1i32 << (PRECISION_BITS - 1);
+            let mut s1 = s0;
+            let mut s2 = s0;
+            for (x, &w) in k.iter().enumerate() {
+                s0 += px[x * 3] as i32 * w;
+                s1 += px[x * 3 + 1] as i32 * w;
+                s2 += px[x * 3 + 2] as i32 * w;
             }
-        }
-    } else {
-        for (yy, y) in (r0..r1).enumerate() {
-            let line = &src.data[(y * src.width + win.x0) * 3..(y * src.width + win.x1) * 3];
-            mid[yy * cols * 3..(yy + 1) * cols * 3].copy_from_slice(line);
+            row[ox * 3] = clip8(s0);
+            row[ox * 3 + 1] = clip8(s1);
+            row[ox * 3 + 2] = clip8(s2);
         }
     }
+    Rgb8 { width: cols, height: src.height, data: out }
+}
 
-    let Some(vc) = vc else {
-        return Rgb8 { width: cols, height: rows, data: mid };
-    };
-    // Vertical pass, reading the intermediate rows (offset by r0).
-    let mut out = vec![0u8; rows * cols * 3];
-    let stride = cols * 3;
+/// Vertical pass over every column of `src`; `src` row 0 is source row `row_off`.
+fn vertical(src: &Rgb8, vc: &Coeffs, row_off: usize) -> Rgb8 {
+    let rows = vc.bounds.len();
+    let stride = src.width * 3;
+    let mut out = vec![0u8; rows * stride];
     let mut acc = vec![0i32; stride];
-    for (oy, yy) in (win.y0..win.y1).enumerate() {
-        let (ymin, k) = vc.taps(yy);
+    for oy in 0..rows {
+        let (ymin, k) = vc.taps(vc.first + oy);
         acc.fill(1i32 << (PRECISION_BITS - 1));
         for (y, &w) in k.iter().enumerate() {
-            let line = &mid[(ymin + y - r0) * stride..(ymin + y - r0 + 1) * stride];
-            for (a, &p) in acc.iter_mut().zip(line) {
+            let r = ymin + y - row_off;
+            for (a, &p) in acc.iter_mut().zip(&src.data[r * stride..(r + 1) * stride]) {
                 *a += p as i32 * w;
             }
         }
@@ -266,7 +258,37 @@ pub fn resize_window(src: &Rgb8, out_w: usize, out_h: usize, filter: Filter, win
             *o = clip8(a);
         }
     }
-    Rgb8 { width: cols, height: rows, data: out }
+    Rgb8 { width: src.width, height: rows, data: out }
+}
+
+/// The `win` rectangle of Pillow's `img.resize((out_w, out_h), filter)`.
+///
+/// Pass order follows Pillow 13: vertical first when the width grows while the height
+/// shrinks, horizontal first otherwise (the 8-bit intermediate makes the order visible).
+pub fn resize_window(src: &Rgb8, out_w: usize, out_h: usize, filter: Filter, win: Window) -> Rgb8 {
+    let need_h = out_w != src.width;
+    let need_v = out_h != src.height;
+    let hc = need_h.then(|| precompute(src.width, out_w, filter, win.x0..win.x1));
+    let vc = need_v.then(|| precompute(src.height, out_h, filter, win.y0..win.y1));
+    match (hc, vc) {
+        (None, None) => crop(src, win.x0..win.x1, win.y0..win.y1),
+        (Some(hc), None) => horizontal(&crop(src, 0..src.width, win.y0..win.y1), &hc, 0),
+        (None, Some(vc)) => {
+            let (r0, r1) = span(&vc);
+            vertical(&crop(src, win.x0..win.x1, r0..r1), &vc, r0)
+        }
+        (Some(hc), Some(vc)) => {
+            let (r0, r1) = span(&vc);
+            let (c0, c1) = span(&hc);
+            if out_w > src.width && out_h < src.height {
+                let mid = vertical(&crop(src, c0..c1, r0..r1), &vc, r0);
+                horizontal(&mid, &hc, c0)
+            } else {
+                let mid = horizontal(&crop(src, 0..src.width, r0..r1), &hc, 0);
+                vertical(&mid, &vc, r0)
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -301,16 +323,33 @@ mod tests {
     #[test]
     fn window_equals_crop_of_full_resize() {
         let img = gradient(53, 41);
-        let full = resize(&img, 90, 70, Filter::Bicubic);
-        let win = Window { x0: 10, x1: 80, y0: 5, y1: 65 };
-        let part = resize_window(&img, 90, 70, Filter::Bicubic, win);
-        for y in 0..60 {
-            for x in 0..70 {
-                let a = &full.data[((y + 5) * 90 + x + 10) * 3..][..3];
-                let b = &part.data[(y * 70 + x) * 3..][..3];
-                assert_eq!(a, b, "({x},{y})");
+        // Both passes growing (horizontal first), and width growing while height shrinks
+        // (vertical first), and a one-pass resize.
+        for (w, h) in [(90, 70), (90, 30), (53, 30)] {
+            let full = resize(&img, w, h, Filter::Bicubic);
+            let win = Window { x0: 7, x1: w - 3, y0: 5, y1: h - 2 };
+            let part = resize_window(&img, w, h, Filter::Bicubic, win);
+            let cols = win.x1 - win.x0;
+            for y in 0..win.y1 - win.y0 {
+                for x in 0..cols {
+                    let a = &full.data[((y + win.y0) * w + x + win.x0) * 3..][..3];
+                    let b = &part.data[(y * cols + x) * 3..][..3];
+                    assert_eq!(a, b, "{w}x{h} at ({x},{y})");
+                }
             }
         }
+    }
+
+    /// Horizontal-first would give 11 for the first byte.
+    const PILLOW_7X3_FIRST3: [u8; 9] = [10, 14, 18, 17, 21, 25, 26, 30, 34];
+
+    #[test]
+    fn pass_order_follows_pillow() {
+        // Pillow 13, Image.frombytes("RGB", (5, 4), bytes(range(0, 240, 4))):
+        //   .resize((7, 3), BICUBIC) runs the vertical pass first (width grows, height shrinks).
+        let img = Rgb8 { width: 5, height: 4, data: (0..60).map(|i| (i * 4) as u8).collect() };
+        let out = resize(&img, 7, 3, Filter::Bicubic);
+        assert_eq!(&out.data[..9], &PILLOW_7X3_FIRST3[..]);
     }
 
     #[test]
