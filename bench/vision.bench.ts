@@ -1,8 +1,10 @@
 // Preprocessing time per image: Portico's native processor against transformers' (its PIL
 // backend, and its default torchvision backend), on the same image files in the same run.
+// Every figure is CPU time (the host is shared: wall time would measure the neighbours).
 // transformers is timed by bench/vision/transformers_times.py (decode + EXIF + RGB + the
-// processor call, median of ROUNDS); Portico by processSync (decode + everything, median of
-// ROUNDS) and by process() (the libuv-pool path a request takes).
+// processor call, process CPU time over all threads, median of ROUNDS); Portico by
+// processSync (decode + everything, process.cpuUsage, median of ROUNDS). process() (the
+// libuv-pool path a request takes) is shown as wall time, for reference only.
 //
 //   node dist/bench/vision.bench.js [config=qwen2.5-vl] [rounds=15]
 
@@ -27,16 +29,17 @@ const rows = (JSON.parse(py.stdout.trim().split('\n').pop()!) as { images: { fil
 const proc = imageProcessorFromJson(readFileSync(configPath, 'utf8'));
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-console.log(`config ${config}, ${rounds} rounds, median per image (µs)`);
+console.log(`config ${config}, ${rounds} rounds, median CPU µs per image (native-async: wall µs)`);
 console.log('image              tokens  native-sync  native-async  transformers-PIL  transformers-torchvision  PIL/native  torchvision/native');
 for (const r of rows) {
   const bytes = readFileSync(join(dir, r.file));
   proc.processSync(bytes); // warm
   const sync: number[] = [];
   for (let i = 0; i < rounds; i++) {
-    const t0 = process.hrtime.bigint();
+    const t0 = process.cpuUsage();
     proc.processSync(bytes);
-    sync.push(Number(process.hrtime.bigint() - t0) / 1e3);
+    const d = process.cpuUsage(t0);
+    sync.push(d.user + d.system);
   }
   const asyncT: number[] = [];
   let tokens = 0;

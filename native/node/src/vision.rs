@@ -27,11 +27,21 @@ pub struct ProcessedImage {
     pub hash: String,
 }
 
-fn to_js(p: vision::Processed) -> ProcessedImage {
-    let mut bytes = Vec::with_capacity(p.pixel_values.len() * 4);
-    for v in &p.pixel_values {
-        bytes.extend_from_slice(&v.to_le_bytes());
+/// f32 values as little-endian bytes, one copy.
+fn f32_bytes(v: &[f32]) -> Vec<u8> {
+    #[cfg(target_endian = "little")]
+    {
+        // SAFETY: any f32 bit pattern is a valid [u8; 4]; the slice covers exactly v's memory.
+        unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) }.to_vec()
     }
+    #[cfg(not(target_endian = "little"))]
+    {
+        v.iter().flat_map(|x| x.to_le_bytes()).collect()
+    }
+}
+
+fn to_js(p: vision::Processed) -> ProcessedImage {
+    let bytes = f32_bytes(&p.pixel_values);
     ProcessedImage {
         pixel_values: bytes.into(),
         shape: p.shape,
