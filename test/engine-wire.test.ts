@@ -16,13 +16,27 @@ import { toDone, type WireChunk, type WireComplete, type WireResponse } from '..
 import { frameMessage } from '../src/engine/grpc-h2.js';
 import { buildGenerateRequest } from '../src/engine/sglang-client.js';
 import { encodeSglangGenerate } from '../src/engine/sglang-generate-wire.js';
-import type { GenerateParams } from '../src/engine/types.js';
+import type { EngineMultimodal, EngineTensor, GenerateParams } from '../src/engine/types.js';
 import { buildVllmGenerateRequest } from '../src/engine/vllm-client.js';
 import { encodeVllmGenerate } from '../src/engine/vllm-generate-wire.js';
 import { ApiError } from '../src/protocol/errors.js';
 
 const ids = (n: number, start = 0) => Uint32Array.from({ length: n }, (_, i) => start + i * 997);
 const base: GenerateParams = { requestId: 'chatcmpl-1', inputIds: Uint32Array.from([1, 2, 3]), stream: false };
+
+const f32 = (n: number, shape: number[]): EngineTensor => ({ data: new Uint8Array(Float32Array.from({ length: n }, (_, i) => Math.sin(i) * 2).buffer), shape, dtype: 'float32' });
+const i64 = (vals: number[], shape: number[]): EngineTensor => ({ data: new Uint8Array(BigInt64Array.from(vals.map(BigInt)).buffer), shape, dtype: 'int64' });
+/** Two Qwen-VL images (grids 1×2×4 and 1×4×2: 8 patches, 2 tokens each). */
+const qwenImages = (rows: number): EngineMultimodal => ({
+  pixelValues: f32(rows * 1176, [rows, 1176]),
+  modelTensors: [['image_grid_thw', i64([1, 2, 4, 1, 4, 2], [2, 3])], ['patches_per_image', i64([rows / 2, rows / 2], [2])]],
+  imTokenId: 151655,
+  placeholders: [{ offset: 4, length: 2 }, { offset: 9, length: 2 }],
+  hashes: ['a'.repeat(64), 'b'.repeat(64)],
+  batchedKeys: ['image_grid_thw', 'patches_per_image'],
+  flatKeys: [['pixel_values', 'patches_per_image']],
+  keepOnCpuKeys: ['image_grid_thw'],
+});
 
 const cases: Array<[string, GenerateParams]> = [
   ['defaults only', base],
@@ -67,6 +81,10 @@ const cases: Array<[string, GenerateParams]> = [
   ['kv transfer params, empty string (present)', { ...base, kvTransferParams: '' }],
   ['kv transfer params, long and non-ASCII', { ...base, stream: true, dataParallelRank: 0, kvTransferParams: JSON.stringify({ remote_block_ids: [Array.from(ids(200, 1))], remote_host: 'höst' }) }],
   ['both PD fields', { ...base, bootstrap: { host: 'h', port: 2, room: 3 }, kvTransferParams: '{}' }],
+  // Images: MultimodalInputs (its pixel tensor written with precomputed length prefixes).
+  ['two Qwen-VL images', { ...base, inputIds: ids(14, 1), multimodal: qwenImages(16) }],
+  ['images, a pixel tensor over 1 MiB, streamed with PD fields', { ...base, stream: true, inputIds: ids(40, 1), multimodal: qwenImages(256), kvTransferParams: '{}', bootstrap: { host: 'h', port: 2, room: 3 } }],
+  ['one CLIP-style image at offset 0, no model tensors', { ...base, multimodal: { pixelValues: f32(48, [1, 3, 4, 4]), modelTensors: [], imTokenId: 0, placeholders: [{ offset: 0, length: 3 }], hashes: ['h'], batchedKeys: ['pixel_values'], flatKeys: [], keepOnCpuKeys: [] } }],
 ];
 
 const protocols = [

@@ -27,7 +27,7 @@ export const WIRE_LEN = 2;
 export const WIRE_FIXED32 = 5;
 
 /** Bytes of a uint32 varint. */
-function varintSize(v: number): number {
+export function varintSize(v: number): number {
   return v < 0x80 ? 1 : v < 0x4000 ? 2 : v < 0x200000 ? 3 : v < 0x10000000 ? 4 : 5;
 }
 
@@ -171,6 +171,33 @@ export class ProtoWriter {
     if (checked) for (let i = 0; i < n; i++) this.varint(ids[i]!);
     else for (let i = 0; i < n; i++) this.uint32(ids[i]!, name);
     return this.join();
+  }
+
+  /** Length-prefixed bytes (a `bytes` field's body). */
+  bytes(data: Uint8Array): this {
+    this.varint(data.length);
+    return this.raw(data);
+  }
+
+  /** Bytes copied as they are (a body whose length was already written). */
+  raw(data: Uint8Array): this {
+    this.ensure(data.length);
+    this.buf.set(data, this.pos);
+    this.pos += data.length;
+    return this;
+  }
+
+  /** A length already known (written before a body built with raw()). */
+  length(n: number): this {
+    this.varint(n);
+    return this;
+  }
+
+  /** The message written since begin(), without a gRPC prefix, in a new Buffer. */
+  finishBody(): Buffer {
+    const out = Buffer.from(this.buf.subarray(GRPC_PREFIX, this.pos));
+    if (this.buf.length > MAX_KEPT) this.buf = Buffer.allocUnsafe(INITIAL);
+    return out;
   }
 
   /** Open a length-delimited field's body (its tag already written); close it with join(). */

@@ -6,6 +6,7 @@
 
 import type { GenerateParams } from './types.js';
 import { ProtoWriter, WIRE_FIXED32, WIRE_LEN, WIRE_VARINT } from './proto-writer.js';
+import { writeMultimodal } from './multimodal-wire.js';
 
 const w = new ProtoWriter();
 
@@ -30,6 +31,8 @@ export function encodeSglangGenerate(p: GenerateParams): Buffer {
   if (text !== '') w.tag(1, WIRE_LEN).string(text);
   w.packedUint32(2, p.inputIds, 'sglang.grpc.scheduler.TokenizedInput.input_ids', true);
   w.join();
+  // 3 mm_inputs
+  if (p.multimodal) writeMultimodal(w, 3, p.multimodal, 'sglang');
   // 4 sampling_params
   w.tag(4, WIRE_LEN).fork();
   writeSampling(p);

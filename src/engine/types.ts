@@ -68,11 +68,44 @@ export interface GenerateParams {
    * router synthesized for the connector).
    */
   kvTransferParams?: string;
+  /** Preprocessed images (GenerateRequest.mm_inputs on both protocols). */
+  multimodal?: EngineMultimodal;
   /**
    * true: the engine sends token chunks as they are produced.
    * false: the engine sends one `done` per choice carrying all `outputIds`.
    */
   stream: boolean;
+}
+
+/** A little-endian tensor as both engine protocols carry it (TensorData). */
+export interface EngineTensor {
+  data: Uint8Array;
+  shape: number[];
+  dtype: 'float32' | 'int64';
+}
+
+/**
+ * The preprocessed images of one request, one modality (MultimodalInputs on both
+ * protocols). Images are in prompt order: placeholder i, hash i and row i of each
+ * batched tensor belong to the same image.
+ */
+export interface EngineMultimodal {
+  /** The encoder input of every image, concatenated along dim 0 (float32). */
+  pixelValues: EngineTensor;
+  /** Model-specific tensors, written in this order (image_grid_thw, patches_per_image, image_sizes). */
+  modelTensors: [string, EngineTensor][];
+  /** The token id each image position carries in inputIds. */
+  imTokenId: number;
+  /** Per image: where its placeholder tokens sit in inputIds. */
+  placeholders: { offset: number; length: number }[];
+  /** Per image: content hash (identical files hash the same). */
+  hashes: string[];
+  /** vLLM field layout: tensors with one row per image. */
+  batchedKeys: string[];
+  /** vLLM field layout: tensor → the batched tensor whose values size its per-image slices. */
+  flatKeys: [string, string][];
+  /** vLLM: tensors the engine keeps on the CPU. */
+  keepOnCpuKeys: string[];
 }
 
 /** SGLang's DisaggregatedParams: where the decode worker meets the prefill worker's KV. */

@@ -13,12 +13,13 @@
 //    the request seed travels as an int32 (SGLang's goes in custom_params).
 //  - Abort takes a list of ids and answers nothing.
 import { modelInfoFrom } from './model-info.js';
-import { create } from '@bufbuild/protobuf';
-import { FlushCacheRequestSchema, StartProfileRequestSchema, StopProfileRequestSchema } from '../gen/common_pb.js';
-import type { EngineAdminResult } from './types.js';
+import { create, type MessageInitShape } from '@bufbuild/protobuf';
+import { FlushCacheRequestSchema, Modality, StartProfileRequestSchema, StopProfileRequestSchema } from '../gen/common_pb.js';
+import type { EngineAdminResult, EngineMultimodal, EngineTensor } from './types.js';
 import { createClient, type Client } from '@connectrpc/connect';
 
 import {
+  type MultimodalInputsSchema,
   AbortRequestSchema,
   GenerateRequestSchema,
   GetLoadsRequestSchema,
@@ -221,9 +222,25 @@ export function buildVllmGenerateRequest(p: GenerateParams): GenerateRequest {
     input: { case: 'tokenized', value: { originalText: p.originalText ?? '', inputIds: Array.from(p.inputIds) } },
     samplingParams: sampling,
     stream: p.stream,
+    mmInputs: p.multimodal ? vllmMultimodal(p.multimodal) : undefined,
     kvTransferParamsJson: p.kvTransferParams,
     dataParallelRank: p.dataParallelRank,
   });
+}
+
+function vllmMultimodal(m: EngineMultimodal): MessageInitShape<typeof MultimodalInputsSchema> {
+  const tensor = (t: EngineTensor) => ({ shape: t.shape, dtype: t.dtype, payload: { case: 'inline' as const, value: t.data } });
+  return {
+    pixelValues: tensor(m.pixelValues),
+    modelSpecificTensors: Object.fromEntries(m.modelTensors.map(([k, t]) => [k, tensor(t)])),
+    imTokenId: m.imTokenId,
+    mmPlaceholders: m.placeholders,
+    mmHashes: m.hashes,
+    batchedKeys: m.batchedKeys,
+    flatKeys: Object.fromEntries(m.flatKeys),
+    keepOnCpuKeys: m.keepOnCpuKeys,
+    modality: Modality.IMAGE,
+  };
 }
 
 function vllmConstraint(c: GenerateParams['constraint']): SamplingParams['constraint'] {

@@ -6,6 +6,7 @@
 
 import type { GenerateParams } from './types.js';
 import { ProtoWriter, WIRE_FIXED32, WIRE_LEN, WIRE_VARINT } from './proto-writer.js';
+import { writeMultimodal } from './multimodal-wire.js';
 
 const w = new ProtoWriter();
 
@@ -26,6 +27,8 @@ export function encodeVllmGenerate(p: GenerateParams): Buffer {
   w.join();
   // 5 stream
   if (p.stream) w.tag(5, WIRE_VARINT).bool(true);
+  // 7 mm_inputs
+  if (p.multimodal) writeMultimodal(w, 7, p.multimodal, 'vllm');
   // 8 kv_transfer_params_json (optional: written when set, even empty)
   if (p.kvTransferParams !== undefined) w.tag(8, WIRE_LEN).string(p.kvTransferParams);
   // 9 data_parallel_rank (optional)

@@ -29,6 +29,7 @@ import { mockInputLogprobs, mockOutputLogprobs } from './logprobs.js';
 import { fastRoutes, modelInfoFields, rankLoads, serveGenerate, sharedHandlers } from './service-common.js';
 import type { CoreOutput, CoreRequest } from './sim-core.js';
 import { sglangPlan } from './sglang-pd.js';
+import { multimodalProblem } from './multimodal-check.js';
 import type { MockContext } from './mock-context.js';
 import { SGLANG_SEED_KEY } from '../engine/sglang-generate-wire.js';
 
@@ -47,6 +48,14 @@ export function sglangRoutes(m: MockContext) {
     const id = req.requestId;
     if (!id) throw new ConnectError('request_id is required', Code.InvalidArgument);
     if (!req.tokenized) throw new ConnectError('tokenized input is required', Code.InvalidArgument);
+    const mm = req.mmInputs;
+    const mmBad = mm && multimodalProblem(req.tokenized.inputIds, {
+      pixelValues: mm.pixelValues,
+      tensors: mm.modelSpecificTensors,
+      imTokenId: mm.imTokenId,
+      placeholders: mm.mmPlaceholders,
+    });
+    if (mmBad) throw new ConnectError(`mm_inputs: ${mmBad}`, Code.InvalidArgument);
     const sp = req.samplingParams;
     m.adapters.check(req.loraId);
     m.received.record({ requestId: id, protocol: 'sglang', loraId: req.loraId, json: () => toJson(GenerateRequestSchema, req, { useProtoFieldName: true }) as Record<string, unknown> });

@@ -20,6 +20,7 @@ import {
   GetServerInfoResponseSchema,
   VllmEngine,
   type GenerateRequest,
+  type TensorData,
   type GenerateResponse,
 } from '../gen/vllm_engine_pb.js';
 import { mockInputLogprobs, mockOutputLogprobs } from './logprobs.js';
@@ -27,6 +28,7 @@ import type { MockContext } from './mock-context.js';
 import { fastRoutes, modelInfoFields, rankLoads, serveGenerate, sharedHandlers } from './service-common.js';
 import type { CoreOutput } from './sim-core.js';
 import { vllmLeg } from './vllm-pd.js';
+import { multimodalProblem } from './multimodal-check.js';
 
 export function vllmRoutes(m: MockContext) {
   const { core, stats } = m;
@@ -36,6 +38,18 @@ export function vllmRoutes(m: MockContext) {
     const id = req.requestId;
     if (!id) throw new ConnectError('request_id is required', Code.InvalidArgument);
     if (req.input.case !== 'tokenized') throw new ConnectError('tokenized input is required', Code.InvalidArgument);
+    const mm = req.mmInputs;
+    const inline = (t: TensorData | undefined) => (t ? { data: t.payload.case === 'inline' ? t.payload.value : new Uint8Array(0), shape: t.shape, dtype: t.dtype } : undefined);
+    const mmBad = mm && multimodalProblem(req.input.value.inputIds, {
+      pixelValues: inline(mm.pixelValues),
+      tensors: Object.fromEntries(Object.entries(mm.modelSpecificTensors).map(([k, t]) => [k, inline(t)!])),
+      imTokenId: mm.imTokenId,
+      placeholders: mm.mmPlaceholders,
+      hashes: mm.mmHashes,
+      batchedKeys: mm.batchedKeys,
+      flatKeys: mm.flatKeys,
+    });
+    if (mmBad) throw new ConnectError(`mm_inputs: ${mmBad}`, Code.InvalidArgument);
     const sp = req.samplingParams;
     m.received.record({ requestId: id, protocol: 'vllm', json: () => toJson(GenerateRequestSchema, req, { useProtoFieldName: true }) as Record<string, unknown> });
     // vLLM's logprobs = k: the sampled token's logprob plus k alternatives.

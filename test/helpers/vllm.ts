@@ -41,6 +41,18 @@ export function tinyQwen3Dir(): string {
   return dir;
 }
 
+/**
+ * A Qwen2.5-VL folder for --load-format dummy: a tiny config (2 text layers, a 2-block
+ * vision tower), Qwen2.5-VL's published preprocessor config and the Qwen3 tokenizer (the
+ * same vocabulary, vision tokens included).
+ */
+export function tinyQwen25VlDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'portico-vllm-vl-'));
+  for (const f of ['config.json', 'preprocessor_config.json']) copyFileSync(`${ROOT}test/fixtures/vllm-tiny-qwen2.5-vl/${f}`, join(dir, f));
+  for (const f of readdirSync(QWEN3)) copyFileSync(join(QWEN3, f), join(dir, f));
+  return dir;
+}
+
 export interface VllmWorker {
   readonly child: ChildProcess;
   readonly port: number;

@@ -53,6 +53,8 @@ fn builtin_seeds(target: &str) -> Vec<Vec<u8>> {
             b"\x00\x00\x1c{\"city\":\"Paris\"}",
         ],
         "json" => &[b"{\"a\": [1, -2.5e+3, 0, true, false, null, \"x\\\"\\\\\\u00e9\"], \"b\": {}}", b"[{\"name\":\"f\",\"arguments\":{\"x\":1}}]", b"\"\\ud83d\\ude80\"", b"-0.0e-0", b"{\"name\":\"f\",\"parameters\":\"{}\"}"],
+        // Magic numbers only: the real seeds are native/core/fuzz/corpus/vision/.
+        "vision" => &[b"\x89PNG\r\n\x1a\n", b"\xff\xd8\xff\xe0", b"RIFF\x00\x00\x00\x00WEBPVP8L", b"GIF89a"],
         "detokenizer" => &[b"\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09", b"\x01\xff\xff\x00\x9b\x51\x02\x4f\xb1\x00", b"\x00\xe9\x00\x00\xf0\x9f\x9a\x80"],
         _ => &[
             b"[{\"role\":\"system\",\"content\":\"Be brief.\"},{\"role\":\"user\",\"content\":\"hi\"}]",

@@ -224,4 +224,43 @@ pub fn messages(data: &[u8]) {
     let _ = m.render_chat(&req);
 }
 
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[("parsers", parsers), ("json", json), ("detokenizer", detokenizer), ("messages", messages)];
+/// Image decoding and preprocessing (Qwen2.5-VL and LLaVA-1.5 processors, small limits so
+/// each input stays cheap). Properties: no panic; every error is the client's (never a
+/// config error); a success is self-consistent (pixel count = shape product, a Qwen grid
+/// makes the patches and 4 × the tokens, a CLIP image is [3, 336, 336] and 576 tokens).
+pub fn vision(data: &[u8]) {
+    use portico_core::vision::{DecodeLimits, ImageProcessor};
+    static PROCS: OnceLock<Vec<ImageProcessor>> = OnceLock::new();
+    let procs = PROCS.get_or_init(|| {
+        let limits = DecodeLimits { max_bytes: 1 << 20, max_pixels: 1 << 18 };
+        [
+            r#"{"min_pixels":3136,"max_pixels":200704,"image_processor_type":"Qwen2VLImageProcessor"}"#,
+            r#"{"crop_size":{"height":336,"width":336},"size":{"shortest_edge":336},"resample":3,"image_processor_type":"CLIPImageProcessor"}"#,
+        ]
+        .iter()
+        .map(|c| ImageProcessor::from_json(c, None, limits).expect("fixture config"))
+        .collect()
+    });
+    for p in procs {
+        match p.process(data) {
+            Err(e) => assert!(e.is_client_error(), "a bad image must be the client's error: {e}"),
+            Ok(out) => {
+                let n: u64 = out.shape.iter().map(|&d| d as u64).product();
+                assert_eq!(n as usize, out.pixel_values.len(), "pixels against shape {:?}", out.shape);
+                assert_eq!(out.hash.len(), 64);
+                match out.grid_thw {
+                    Some([t, h, w]) => {
+                        assert_eq!(t * h * w, out.shape[0]);
+                        assert_eq!(out.num_tokens * 4, t * h * w);
+                    }
+                    None => {
+                        assert_eq!(out.shape, vec![3, 336, 336]);
+                        assert_eq!(out.num_tokens, 576);
+                    }
+                }
+            }
+        }
+    }
+}
+
+pub const TARGETS: &[(&str, fn(&[u8]))] = &[("parsers", parsers), ("json", json), ("detokenizer", detokenizer), ("messages", messages), ("vision", vision)];

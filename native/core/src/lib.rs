@@ -24,6 +24,7 @@ pub mod stop;
 pub mod template_value;
 pub mod tokenizer;
 pub mod tools_cache;
+pub mod vision;
 
 pub use choice::ChoiceOutput;
 pub use detokenizer::Detokenizer;

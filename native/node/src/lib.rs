@@ -14,11 +14,13 @@ mod parsers;
 mod raw;
 mod sequence;
 mod sequence_fast;
+mod vision;
 
 pub use detokenizer::Detokenizer;
 pub use model::{EncodeChatTask, EncodeTask, Model, ModelInfo, PrefixCacheStats};
 pub use choice::choice_output_class;
 pub use sequence::sequence_class;
+pub use vision::{ImageProcessor, ProcessTask, ProcessedImage};
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;

@@ -1,0 +1,48 @@
+// The model's image processor (native/core `vision` via native/node): decode + resize +
+// normalize + patchify, exact to transformers' PIL-backend processors (docs/images.md).
+// `process` runs on libuv's thread pool; `processSync` is for tests and the bench.
+
+import { nativeAddon } from './addon.js';
+
+/** One preprocessed image. `pixelValues`: little-endian float32 of `shape`. */
+export interface ProcessedImage {
+  pixelValues: Buffer;
+  /** Qwen-VL: [patches, C*T*P*P]; CLIP-style: [3, H, W]. */
+  shape: number[];
+  /** Qwen-VL's image_grid_thw row [t, h, w]; null for CLIP-style models. */
+  gridThw: number[] | null;
+  /** [height, width] of the decoded, oriented image. */
+  imageSize: number[];
+  /** Placeholder tokens the image expands to in the prompt. */
+  numTokens: number;
+  /** Hex SHA-256 of the encoded bytes. */
+  hash: string;
+}
+
+export interface ImageProcessor {
+  /** "qwen_vl" | "clip" */
+  readonly family: string;
+  process(bytes: Buffer): Promise<ProcessedImage>;
+  processSync(bytes: Buffer): ProcessedImage;
+}
+
+interface VisionAddon {
+  ImageProcessor: {
+    fromJson(configJson: string, visionPatchSize?: number | null, maxBytes?: number | null, maxPixels?: number | null): ImageProcessor;
+  };
+}
+
+export interface ImageLimits {
+  /** Encoded bytes per image. */
+  maxBytes?: number;
+  /** Decoded width × height per image. */
+  maxPixels?: number;
+}
+
+/**
+ * An image processor from preprocessor_config.json text. Throws (code "GenericFailure")
+ * when the config cannot drive one; `process` rejects with code "InvalidArg" for a bad image.
+ */
+export function imageProcessorFromJson(configJson: string, visionPatchSize: number | null = null, limits: ImageLimits = {}): ImageProcessor {
+  return (nativeAddon as VisionAddon).ImageProcessor.fromJson(configJson, visionPatchSize, limits.maxBytes ?? null, limits.maxPixels ?? null);
+}
