@@ -32,6 +32,7 @@ function withSpread(i: GenerationInput): GenerationRequest {
     route: routeFor(i.model, i.route),
     signal: i.signal,
     logprobs: s.logprobs === true,
+    trace: null,
   };
 }
 

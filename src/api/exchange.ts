@@ -5,6 +5,7 @@
 import type { ErrorFormat } from '../protocol/error-wire.js';
 import type { ModelStats } from '../metrics/frontend.js';
 import type { Cancellation } from '../engine/types.js';
+import type { RequestTrace } from '../tracing/request-trace.js';
 
 /** A served model's name and metric children. */
 export interface ModelStatsRef {
@@ -37,6 +38,11 @@ export interface Exchange {
    * real AbortSignal is needed (AbortSignal.any, fetch, Connect calls).
    */
   readonly cancellation: Cancellation;
+  /**
+   * The request's trace when tracing is on and this is a generation route; null or absent
+   * otherwise. Handlers mark their phases on it and hand it to the generation.
+   */
+  readonly trace?: RequestTrace | null;
   /** The model named by describe(), if any (its metric children). */
   readonly model?: ModelStatsRef | null;
   /** Name the model and request type once known, for per-model metrics and counts. */

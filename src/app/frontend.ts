@@ -22,6 +22,8 @@ import { startEventPlane, type FrontendEventPlane } from './event-plane.js';
 import { openStore, DEFAULT_STORE_URL } from '../store/open.js';
 import { startKserveServer, type KserveServer } from '../kserve/server.js';
 import { startProcessors } from '../processors/start.js';
+import { RequestTracer } from '../tracing/tracer.js';
+import type { SpanOutcomes } from '../tracing/export.js';
 
 /** The engine client options of --engine-first-response-timeout-secs (undefined: the client's default). */
 export function engineClientOptions(o: ServeOptions): { firstResponseTimeoutMs: number } | undefined {
@@ -118,6 +120,7 @@ export async function startFrontend(o: ServeOptions, natives: ReadonlyMap<string
   const admitted = shard?.admitted ?? new SharedArrayBuffer(4);
   const paths = new Map(o.models.map((m) => [m.name, m.path]));
   const processors = await startProcessors({ name: o.chatProcessor, frontendConfig: o.frontendConfig, options: o.chatProcessorConfig }, models, paths);
+  const tracer = o.tracing ? new RequestTracer(o.tracing, spanOutcomes(metrics)) : null;
   const ctx: AppContext = { models, ignoreUnsupportedFields: ignoreUnsupportedFields(), lifecycle, metrics, control: shard?.control, shards: shard?.link, chatProcessors: processors?.slots, responseStore, tenantPerKey, discovery, eventPlane: plane?.status };
   const http = await startHttpServer({
     host: o.host,
@@ -134,6 +137,7 @@ export async function startFrontend(o: ServeOptions, natives: ReadonlyMap<string
     corsOrigins: o.corsOrigins,
     requestTimeoutMs: (o.requestTimeoutSecs ?? 0) * 1000,
     routes: routes(ctx),
+    tracer,
   });
   // The KServe gRPC face: one server per process, on this thread or on shard 0's.
   let grpc: KserveServer | null = null;
@@ -171,6 +175,16 @@ export async function startFrontend(o: ServeOptions, natives: ReadonlyMap<string
       for (const p of pools) p.close();
       await plane?.close();
       await responseStore?.close();
+      // What is still queued goes out (bounded by the export timeout).
+      await tracer?.shutdown().catch(() => undefined);
     },
   };
+}
+
+/** The span counters of /metrics (portico_frontend_trace_spans_total). */
+function spanOutcomes(m: FrontendMetrics): SpanOutcomes {
+  const exported = m.traceSpans.labels('exported');
+  const failed = m.traceSpans.labels('failed');
+  const dropped = m.traceSpans.labels('dropped');
+  return { exported: (n) => exported.inc(n), failed: (n) => failed.inc(n), dropped: (n) => dropped.inc(n) };
 }

@@ -1,6 +1,7 @@
 // What `portico serve` is asked to run (src/cli/main.ts reads it off the command line),
 // and what a running server hands back.
 
+import type { TracingSettings } from '../tracing/settings.js';
 import { basename, resolve } from 'node:path';
 import type { RouterOptions } from '../router/options.js';
 import type { Level } from '../log.js';
@@ -102,6 +103,8 @@ export interface ServeOptions {
   responsesStore?: { url: string; ttlSecs: number; maxRows: number };
   /** Log settings, handed to shard threads (the main thread is configured by the CLI). */
   log?: { level: Level; format: 'json' | 'text' };
+  /** Distributed tracing (--otlp-traces-endpoint and the OTEL_* variables); absent or null: off. */
+  tracing?: TracingSettings | null;
 }
 
 export interface FaultOptions {

@@ -7,6 +7,7 @@ import type { HttpResponse } from './uws.js';
 import type { Exchange, ModelStatsRef, Route } from '../api/exchange.js';
 import { statusLine } from '../protocol/errors.js';
 import { RequestCancellation } from './request-cancellation.js';
+import type { RequestTrace } from '../tracing/request-trace.js';
 
 export class UwsExchange implements Exchange {
   private finished = false;
@@ -43,6 +44,8 @@ export class UwsExchange implements Exchange {
   private added: [string, string][] | null = null;
   /** A HEAD request: answered with the status and headers its GET would get, and no body. */
   head = false;
+  /** The request's trace (set by the server on generation routes when tracing is on). */
+  trace: RequestTrace | null = null;
 
   constructor(
     private readonly res: HttpResponse,
@@ -95,6 +98,7 @@ export class UwsExchange implements Exchange {
   describe(model: ModelStatsRef, stream: boolean): void {
     this.model = model;
     this.stream = stream;
+    if (this.trace !== null) this.trace.describe(model.name, stream);
     if (this.countsInflight && !this.counted && !this.done) {
       this.counted = true;
       model.stats.inflight.inc();

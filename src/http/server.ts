@@ -14,6 +14,7 @@ import type { Handler, Route } from '../api/exchange.js';
 import { countRequest, type FrontendMetrics } from '../metrics/frontend.js';
 import { log } from '../log.js';
 import { accessCheck, GRANTED, REFUSED, type AccessOptions } from './access.js';
+import type { RequestTracer } from '../tracing/tracer.js';
 
 export interface HttpServerOptions extends AccessOptions {
   host?: string;
@@ -40,6 +41,8 @@ export interface HttpServerOptions extends AccessOptions {
   requestTimeoutMs?: number;
   /** Origins allowed to call the API from a browser ('*' for any); empty: no CORS headers. */
   corsOrigins?: readonly string[];
+  /** Trace generation requests (--otlp-traces-endpoint); absent or null: tracing is off. */
+  tracer?: RequestTracer | null;
 }
 
 export interface HttpServer {
@@ -69,6 +72,7 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServer> {
   const limit = opts.maxConcurrentRequests ?? 0;
   const admitted = new Int32Array(opts.admitted ?? new SharedArrayBuffer(4));
   const timeoutMs = opts.requestTimeoutMs ?? 0;
+  const tracer = opts.tracer ?? null;
 
   const cors = opts.corsOrigins ?? [];
   const allowOrigin = (origin: string): string | null => {
@@ -99,6 +103,7 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServer> {
         if (limit > 0) Atomics.sub(admitted, 0, 1);
         if (ex.timer) clearTimeout(ex.timer);
       }
+      if (ex.trace !== null) ex.trace.end(ex.clientLeft && ex.status === 0 ? 499 : ex.status, ex.clientLeft);
       if (opts.metrics) record(opts.metrics, ex, r.path);
       if (opts.logRequests) logRequest(ex, r);
     },
@@ -138,6 +143,7 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServer> {
       }
       generating++;
       ex.countsAsGenerating = true;
+      if (tracer !== null) ex.trace = tracer.start((h) => ex.header(h), r.method.toUpperCase(), r.path, ex.requestId, ex.startedAt);
       if (timeoutMs > 0) ex.timer = setTimeout(expire, timeoutMs, ex, timeoutMs, format);
     }
     return true;

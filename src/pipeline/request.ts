@@ -9,6 +9,7 @@ import type { Cancellation, GenerateParams } from '../engine/types.js';
 import type { RouteHints } from '../router/types.js';
 import type { OutputRules, ParsingPlan } from './postprocess.js';
 import type { ServedModel } from './served-model.js';
+import type { RequestTrace } from '../tracing/request-trace.js';
 
 /** How the choices' output is produced from the engine's tokens. */
 export interface OutputOptions extends OutputRules {
@@ -34,6 +35,8 @@ export interface GenerationRequest {
   readonly signal: Cancellation;
   /** Record per-token logprobs for the writers (the engine was asked for them). */
   readonly logprobs: boolean;
+  /** The request's trace (tracing on), else null: runGeneration adds its route and engine spans. */
+  readonly trace: RequestTrace | null;
 }
 
 /**
@@ -89,6 +92,8 @@ export interface GenerationInput {
   skipSpecialTokens: boolean;
   parsing?: ParsingPlan | null;
   collectTokenIds?: boolean;
+  /** The request's trace (Exchange.trace), if traced. */
+  trace?: RequestTrace | null;
 }
 
 /** The one GenerationRequest of a prompt: engine parameters and output rules from the same options. */
@@ -102,6 +107,7 @@ export function generationRequest(i: GenerationInput): GenerationRequest {
     route: routeFor(i.model, i.route),
     signal: i.signal,
     logprobs: s.logprobs === true,
+    trace: i.trace ?? null,
   };
 }
 

@@ -1,0 +1,52 @@
+// The process's (or shard's) tracer: the OpenTelemetry SDK's provider with a parent-based
+// ratio sampler and the bounded OTLP export (export.ts). start() begins a request's trace
+// from its W3C traceparent/tracestate headers, if any and well formed (a malformed
+// traceparent starts a new trace, as the W3C specification says).
+
+import { ROOT_CONTEXT, SpanKind, type TextMapGetter, type Tracer } from '@opentelemetry/api';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import { ParentBasedSampler, TraceIdRatioBasedSampler, TracerProvider } from '@opentelemetry/sdk-trace';
+import { ATTR, operationOf } from './attributes.js';
+import { exportProcessor, NO_OUTCOMES, type SpanOutcomes } from './export.js';
+import { RequestTrace } from './request-trace.js';
+import type { TracingSettings } from './settings.js';
+
+type HeaderOf = (name: string) => string;
+
+const GETTER: TextMapGetter<HeaderOf> = {
+  get: (header, key) => header(key) || undefined,
+  keys: () => ['traceparent', 'tracestate'],
+};
+
+export class RequestTracer {
+  private readonly provider: TracerProvider;
+  private readonly tracer: Tracer;
+  private readonly propagator = new W3CTraceContextPropagator();
+
+  constructor(readonly settings: TracingSettings, outcomes: SpanOutcomes = NO_OUTCOMES) {
+    this.provider = new TracerProvider({
+      resource: resourceFromAttributes({ 'service.name': settings.serviceName }),
+      sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(settings.sampleRatio) }),
+      spanProcessors: [exportProcessor(settings, outcomes)],
+    });
+    this.tracer = this.provider.getTracer('portico');
+  }
+
+  /** A request's trace, from its headers (`header` answers '' for an absent one). */
+  start(header: HeaderOf, method: string, route: string, requestId: string, startedAt: number): RequestTrace {
+    const parent = this.propagator.extract(ROOT_CONTEXT, header, GETTER);
+    const operation = operationOf(route);
+    const root = this.tracer.startSpan(`${method} ${route}`, {
+      kind: SpanKind.SERVER,
+      startTime: startedAt,
+      attributes: { [ATTR.httpMethod]: method, [ATTR.httpRoute]: route, [ATTR.operation]: operation, [ATTR.requestId]: requestId },
+    }, parent);
+    return new RequestTrace(this.tracer, root, startedAt, operation);
+  }
+
+  /** Export what is queued, then stop (at shutdown; bounded by the export timeout). */
+  shutdown(): Promise<void> {
+    return this.provider.shutdown();
+  }
+}
