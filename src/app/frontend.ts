@@ -175,8 +175,8 @@ export async function startFrontend(o: ServeOptions, natives: ReadonlyMap<string
       for (const p of pools) p.close();
       await plane?.close();
       await responseStore?.close();
-      // What is still queued goes out (bounded by the export timeout).
-      await tracer?.shutdown().catch(() => undefined);
+      // What is still queued goes out (for 2 s at most).
+      await tracer?.shutdown();
     },
   };
 }

@@ -128,6 +128,6 @@ export class GenerationTrace implements GenerationSink {
 
   private close(at = performance.now()): void {
     if (this.migrations > 0) this.engine.setAttribute(ATTR.migrations, this.migrations);
-    this.engine.end(at);
+    this.engine.end(this.trace.time(at));
   }
 }

@@ -6,7 +6,8 @@
 // A request the sampler did not pick still carries its context to the engine (flags 00),
 // and makes no phase spans.
 
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span, type Tracer } from '@opentelemetry/api';
+import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type HrTime, type Span, type Tracer } from '@opentelemetry/api';
+import { millisToHrTime } from '@opentelemetry/core';
 import { ATTR } from './attributes.js';
 
 export class RequestTrace {
@@ -26,6 +27,12 @@ export class RequestTrace {
     readonly startedAt: number,
     /** gen_ai.operation.name: chat, text_completion... */
     private readonly operation: string,
+    /**
+     * Wall clock minus performance.now() (ms), taken once for the request: every time of its
+     * spans goes through it, so the spans nest exactly (the SDK's own conversion takes a new
+     * offset per span, off by up to a millisecond).
+     */
+    private readonly offset: number,
   ) {
     this.ctx = trace.setSpan(ROOT_CONTEXT, root);
     this.recording = root.isRecording();
@@ -64,13 +71,21 @@ export class RequestTrace {
   /** A phase that is over. */
   phase(name: string, start: number, end: number, attributes?: Attributes): void {
     if (!this.recording) return;
-    this.tracer.startSpan(name, { startTime: start, attributes }, this.ctx).end(end);
+    this.tracer.startSpan(name, { startTime: this.time(start), attributes }, this.ctx).end(this.time(end));
   }
 
-  /** A phase under way (the engine call): its span, ended by the caller; non-recording when this request is not sampled. */
+  /**
+   * A phase under way (the engine call): its span, ended by the caller with a time from
+   * time(); non-recording when this request is not sampled.
+   */
   open(name: string, start: number, attributes: Attributes): Span {
     if (!this.recording) return this.root;
-    return this.tracer.startSpan(name, { kind: SpanKind.CLIENT, startTime: start, attributes }, this.ctx);
+    return this.tracer.startSpan(name, { kind: SpanKind.CLIENT, startTime: this.time(start), attributes }, this.ctx);
+  }
+
+  /** A performance.now() time as the spans' wall-clock time. */
+  time(t: number): HrTime {
+    return millisToHrTime(t + this.offset);
   }
 
   /** The engine's output is over: the response phase runs from here to the last byte. */
@@ -93,7 +108,7 @@ export class RequestTrace {
       root.setAttribute(ATTR.errorType, String(status));
       root.setStatus({ code: SpanStatusCode.ERROR });
     }
-    root.end(now);
+    root.end(this.time(now));
   }
 }
 

@@ -4,7 +4,7 @@
 // traceparent starts a new trace, as the W3C specification says).
 
 import { ROOT_CONTEXT, SpanKind, type TextMapGetter, type Tracer } from '@opentelemetry/api';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { millisToHrTime, W3CTraceContextPropagator } from '@opentelemetry/core';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { ParentBasedSampler, TraceIdRatioBasedSampler, TracerProvider } from '@opentelemetry/sdk-trace';
 import { ATTR, operationOf } from './attributes.js';
@@ -13,6 +13,9 @@ import { RequestTrace } from './request-trace.js';
 import type { TracingSettings } from './settings.js';
 
 type HeaderOf = (name: string) => string;
+
+/** The longest a shutdown waits for the last spans to go out. */
+const SHUTDOWN_GRACE_MS = 2000;
 
 const GETTER: TextMapGetter<HeaderOf> = {
   get: (header, key) => header(key) || undefined,
@@ -37,16 +40,24 @@ export class RequestTracer {
   start(header: HeaderOf, method: string, route: string, requestId: string, startedAt: number): RequestTrace {
     const parent = this.propagator.extract(ROOT_CONTEXT, header, GETTER);
     const operation = operationOf(route);
+    const offset = Date.now() - performance.now();
     const root = this.tracer.startSpan(`${method} ${route}`, {
       kind: SpanKind.SERVER,
-      startTime: startedAt,
+      startTime: millisToHrTime(startedAt + offset),
       attributes: { [ATTR.httpMethod]: method, [ATTR.httpRoute]: route, [ATTR.operation]: operation, [ATTR.requestId]: requestId },
     }, parent);
-    return new RequestTrace(this.tracer, root, startedAt, operation);
+    return new RequestTrace(this.tracer, root, startedAt, operation, offset);
   }
 
-  /** Export what is queued, then stop (at shutdown; bounded by the export timeout). */
-  shutdown(): Promise<void> {
-    return this.provider.shutdown();
+  /**
+   * Export what is queued, then stop (at shutdown). Waits at most `graceMs`: a collector
+   * that is stuck must not keep the process from exiting.
+   */
+  shutdown(graceMs = SHUTDOWN_GRACE_MS): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const t = setTimeout(resolve, graceMs);
+      t.unref();
+      this.provider.shutdown().then(resolve, resolve).finally(() => clearTimeout(t));
+    });
   }
 }
