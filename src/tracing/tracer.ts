@@ -6,7 +6,7 @@
 import { ROOT_CONTEXT, SpanKind, type TextMapGetter, type Tracer } from '@opentelemetry/api';
 import { millisToHrTime, W3CTraceContextPropagator } from '@opentelemetry/core';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import { ParentBasedSampler, TraceIdRatioBasedSampler, TracerProvider } from '@opentelemetry/sdk-trace';
+import { ParentBasedSampler, TraceIdRatioBasedSampler, TracerProvider, type SpanProcessor } from '@opentelemetry/sdk-trace';
 import { ATTR, operationOf } from './attributes.js';
 import { exportProcessor, NO_OUTCOMES, type SpanOutcomes } from './export.js';
 import { RequestTrace } from './request-trace.js';
@@ -27,11 +27,16 @@ export class RequestTracer {
   private readonly tracer: Tracer;
   private readonly propagator = new W3CTraceContextPropagator();
 
-  constructor(readonly settings: TracingSettings, outcomes: SpanOutcomes = NO_OUTCOMES) {
+  constructor(
+    readonly settings: TracingSettings,
+    outcomes: SpanOutcomes = NO_OUTCOMES,
+    /** Where ended spans go; default: the bounded OTLP export of `settings` (tests pass an in-memory one). */
+    processor: SpanProcessor = exportProcessor(settings, outcomes),
+  ) {
     this.provider = new TracerProvider({
       resource: resourceFromAttributes({ 'service.name': settings.serviceName }),
       sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(settings.sampleRatio) }),
-      spanProcessors: [exportProcessor(settings, outcomes)],
+      spanProcessors: [processor],
     });
     this.tracer = this.provider.getTracer('portico');
   }

@@ -4,6 +4,7 @@
 // (POST /v1/traces). It keeps every span it decoded and lists them as JSON at GET /spans on
 // the HTTP port. Prints one JSON line {"grpc": port, "http": port} once both listen.
 //   argv[2]: 'serve'
+//   argv[3]: 'count' keeps only the number of spans (a receiver for benchmarks, whose memory must not grow)
 // (Without arguments, as when `node --test dist/test/` loads every file under test/, it does nothing.)
 
 import http from 'node:http';
@@ -36,6 +37,8 @@ export interface ReceivedSpan {
 const EXPORT_PATH = '/opentelemetry.proto.collector.trace.v1.TraceService/Export';
 const spans: ReceivedSpan[] = [];
 let exports = 0;
+let counted = 0;
+const countOnly = process.argv[3] === 'count';
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
 
@@ -57,6 +60,10 @@ function attrs(kvs: KeyValue[]): Record<string, unknown> {
 
 function keep(req: ExportTraceServiceRequest, via: 'grpc' | 'http'): void {
   exports++;
+  if (countOnly) {
+    for (const rs of req.resourceSpans) for (const ss of rs.scopeSpans) counted += ss.spans.length;
+    return;
+  }
   for (const rs of req.resourceSpans) {
     const service = String(attrs(rs.resource?.attributes ?? [])['service.name'] ?? '');
     for (const ss of rs.scopeSpans) {
@@ -111,7 +118,7 @@ function httpServer(): http.Server {
     req.on('data', (d: Buffer) => chunks.push(d));
     req.on('end', () => {
       if (req.method === 'GET' && req.url === '/spans') {
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ exports, spans }));
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ exports, counted, spans }));
         return;
       }
       if (req.method === 'POST' && req.url === '/v1/traces' && req.headers['content-type'] === 'application/x-protobuf') {
