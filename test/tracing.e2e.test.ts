@@ -197,6 +197,35 @@ describe('tracing over OTLP HTTP/protobuf', () => {
   });
 });
 
+describe('disaggregated prefill and decode', () => {
+  const pair: MockEngine[] = [];
+  after(async () => {
+    await Promise.all(pair.map((e) => e.close()));
+  });
+
+  test('both legs carry the engine span as their parent; the route names the prefill worker', async () => {
+    const info = Model.load(QWEN3).info();
+    const base = { port: 0, mode: 'sim' as const, eosTokenIds: info.eosTokenIds, vocabSize: info.vocabSize, eosProbability: 0, servedModelName: 'm' };
+    const prefill = await startMockEngine({ ...base, role: 'prefill' });
+    pair.push(prefill);
+    const decode = await startMockEngine({ ...base, role: 'decode' });
+    pair.push(decode);
+    const server = await startPortico(['serve', '--http-port', '0', '--host', '127.0.0.1', '--model-path', QWEN3, '--model-name', 'm', '--prefill-worker', prefill.url, '--decode-worker', decode.url, '--otlp-traces-endpoint', receiver.grpcUrl], FAST_EXPORT);
+    procs.push(server);
+    const traceId = hex(16);
+    const r = await chat(server, { traceparent: `00-${traceId}-${hex(8)}-01` });
+    assert.equal(r.status, 200, r.text);
+    const spans = await receiver.trace(traceId, complete, 'the spans of the disaggregated request');
+    assert.equal(one(spans, 'route').attributes['portico.prefill.worker'], prefill.url);
+    assert.equal(one(spans, 'route').attributes['portico.worker'], decode.url);
+    const call = one(spans, 'engine.generate');
+    assert.equal(call.attributes['portico.prefill.worker'], prefill.url);
+    const expected = `00-${traceId}-${call.spanId}-01`;
+    assert.equal(prefill.context.received.find(r.requestId)?.traceparent, expected, 'the prefill leg');
+    assert.equal(decode.context.received.find(r.requestId)?.traceparent, expected, 'the decode leg');
+  });
+});
+
 describe('sampling', () => {
   let server: Proc;
   before(async () => {
