@@ -163,7 +163,7 @@ export function frameMessage(bytes: Uint8Array): Buffer {
 export function openServerStream<T>(
   client: H2Client, path: string, frame: Buffer, decode: (bytes: Uint8Array, start: number, end: number) => T,
   firstResponseMs = 0,
-  /** Request metadata added to GRPC_REQUEST_HEADERS (flat name, value pairs), if any. */
+  /** Request metadata sent after the client's fixed headers (flat name, value pairs), if any. */
   metadata?: readonly string[],
 ): ServerStream<T> {
   return new H2ServerStream(client, path, frame, decode, firstResponseMs, metadata);
@@ -203,7 +203,7 @@ class H2ServerStream<T> implements ServerStream<T>, H2StreamHandler {
       t.unref();
       this.firstTimer = t;
     }
-    this.stream = metadata === undefined ? client.request(path, body, this) : client.requestWithHeaders(path, [...GRPC_REQUEST_HEADERS, ...metadata], body, this);
+    this.stream = metadata === undefined ? client.request(path, body, this) : client.requestWithExtraHeaders(path, metadata, body, this);
   }
 
   next(): Promise<IteratorResult<T>> {
