@@ -9,6 +9,7 @@
 // CPU per request is the serve process's utime+stime over the requests wrk made.
 //
 // Usage: npm run build:ts && node dist/bench/tracing-cpu.bench.js [mainDir] [rounds=3] [seconds=5] [connections=64]
+// (BENCH_CONFIGS=on0 or =main,on0...: only those configurations beside off.)
 // BENCH_PIN=1: the frontends on CPU 0, engine and wrk on CPU 1 (wrk-harness.ts). Needs `wrk`.
 
 import { spawn } from 'node:child_process';
@@ -32,12 +33,14 @@ const ports = await new Promise<{ grpc: number; http: number }>((resolve) => {
 const engine = await startPortico(['mock-engine', '--model-path', QWEN3, '--port', '0', ...ZERO_DELAY]);
 const serveArgs = ['serve', '--host', '127.0.0.1', '--http-port', '0', '--model-path', QWEN3, '--model-name', 'models', '--worker', `grpc://127.0.0.1:${engine.port}`, '--shards', '1'];
 const otlp = ['--otlp-traces-endpoint', `http://127.0.0.1:${ports.grpc}`];
+// BENCH_CONFIGS=off,on0 runs only those (off is always kept: the ratios are against it).
+const only = (process.env.BENCH_CONFIGS ?? '').split(',').filter(Boolean);
 const configs: { name: string; dir: string; extra: string[] }[] = [
   ...(mainDir ? [{ name: 'main', dir: mainDir, extra: [] }] : []),
   { name: 'off', dir: ROOT, extra: [] },
   { name: 'on', dir: ROOT, extra: otlp },
   { name: 'on0', dir: ROOT, extra: [...otlp, '--trace-sample-ratio', '0'] },
-];
+].filter((c) => only.length === 0 || c.name === 'off' || only.includes(c.name));
 const servers = [];
 for (const c of configs) servers.push({ ...c, ...(await startPortico([...serveArgs, ...c.extra], c.dir)) });
 const script = postScript({ model: 'models', messages: [{ role: 'user', content: 'Hello there, how are you today?' }], max_tokens: 1 });
@@ -58,7 +61,7 @@ try {
   }
   const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   const m = (n: string) => med(perReq[n]);
-  const ratios = [mainDir ? `off/main ${(m('off') / m('main')).toFixed(3)}` : '', `on/off ${(m('on') / m('off')).toFixed(3)}`, `on0/off ${(m('on0') / m('off')).toFixed(3)}`].filter(Boolean);
+  const ratios = configs.filter((c) => c.name !== 'off').map((c) => (c.name === 'main' ? `off/main ${(m('off') / m('main')).toFixed(3)}` : `${c.name}/off ${(m(c.name) / m('off')).toFixed(3)}`));
   console.log(`median CPU/req: ${configs.map((c) => `${c.name} ${Math.round(m(c.name))} µs`).join(', ')}; ${ratios.join(', ')}`);
   const got = (await (await fetch(`http://127.0.0.1:${ports.http}/spans`)).json()) as { counted: number };
   console.log(`spans the receiver took: ${got.counted}; load after: ${uptime()}`);
