@@ -197,6 +197,28 @@ describe('tracing over OTLP HTTP/protobuf', () => {
   });
 });
 
+describe('the vLLM engine protocol', () => {
+  let vllm: MockEngine | undefined;
+  after(async () => {
+    await vllm?.close();
+  });
+
+  test("the Generate call carries the engine span's context as on SGLang's protocol", async () => {
+    const info = Model.load(QWEN3).info();
+    vllm = await startMockEngine({ port: 0, mode: 'echo', protocol: 'vllm', eosTokenIds: info.eosTokenIds, vocabSize: info.vocabSize, servedModelName: 'm' });
+    const server = await startPortico(['serve', '--http-port', '0', '--host', '127.0.0.1', '--model-path', QWEN3, '--model-name', 'm', '--worker', vllm.url, '--otlp-traces-endpoint', receiver.grpcUrl], FAST_EXPORT);
+    procs.push(server);
+    const traceId = hex(16);
+    const r = await chat(server, { traceparent: `00-${traceId}-${hex(8)}-01`, tracestate: 'k=v' });
+    assert.equal(r.status, 200, r.text);
+    const spans = await receiver.trace(traceId, complete, 'the spans of the request on vLLM');
+    const got = vllm.context.received.find(r.requestId);
+    assert.equal(got?.protocol, 'vllm');
+    assert.equal(got?.traceparent, `00-${traceId}-${one(spans, 'engine.generate').spanId}-01`);
+    assert.equal(got?.tracestate, 'k=v');
+  });
+});
+
 describe('disaggregated prefill and decode', () => {
   const pair: MockEngine[] = [];
   after(async () => {
