@@ -18,6 +18,7 @@ import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from './helpe
 import { eventually } from './helpers/eventually.js';
 import { freePort } from './helpers/free-port.js';
 import { seriesOf } from './helpers/metrics-text.js';
+import { grpcPortOf, inferRequest, kserveClient, param, text } from './helpers/kserve.js';
 
 const PROMPT = 'a distinctive prompt about zebras';
 const PHASES = ['receive', 'validate', 'tokenize', 'route', 'engine.generate', 'response'];
@@ -194,6 +195,29 @@ describe('tracing over OTLP HTTP/protobuf', () => {
     assert.equal(r.status, 200, r.text);
     const spans = await receiver.trace(traceId, complete, 'the spans of the env-configured server');
     assert.ok(spans.every((s) => s.via === 'http' && s.service === 'frontend-a'));
+  });
+});
+
+describe('the KServe v2 gRPC face', () => {
+  test("ModelInfer: the call's traceparent metadata is followed, the phases are spans, the engine gets the engine span", async () => {
+    const server = await serve(['--otlp-traces-endpoint', receiver.grpcUrl, '--grpc-port', '0']);
+    const port = await grpcPortOf(server);
+    const traceId = hex(16);
+    const clientSpan = hex(8);
+    const id = `kserve-trace-${hex(4)}`;
+    const res = await kserveClient(port).modelInfer(inferRequest('m', [text('text_input', PROMPT)], { id, parameters: { max_tokens: param.int(3) } }), { headers: { traceparent: `00-${traceId}-${clientSpan}-01` } });
+    assert.ok(res.outputs.length > 0);
+    const spans = await receiver.trace(traceId, complete, 'the spans of the ModelInfer call');
+    const root = spans.find((s) => s.kind === 2)!;
+    assert.equal(root.parentSpanId, clientSpan);
+    assert.equal(root.name, 'text_completion m');
+    assert.equal(root.attributes['http.route'], '/inference.GRPCInferenceService/ModelInfer');
+    assert.equal(root.attributes['gen_ai.request.id'], id);
+    assert.equal(root.attributes['http.response.status_code'], 200);
+    const call = one(spans, 'engine.generate');
+    const got = engine.context.received.find(String(call.attributes['portico.engine_request_id']));
+    assert.equal(got?.traceparent, `00-${traceId}-${call.spanId}-01`);
+    assert.ok(!JSON.stringify(spans).includes('zebras'), 'the prompt is not in any span');
   });
 });
 

@@ -8,6 +8,7 @@ import type { ControlPlane } from './control-change.js';
 import type { DiscoveryStatus } from '../discovery/status.js';
 import type { ProcessorSlot } from '../processors/lifecycle.js';
 import type { ResponseStore } from '../store/types.js';
+import type { RequestTracer } from '../tracing/tracer.js';
 
 export interface Lifecycle {
   /** Set on SIGTERM/SIGINT: health answers 503 shutting_down while in-flight work drains. */
@@ -34,6 +35,8 @@ export interface AppContext {
   readonly responseStore?: ResponseStore | null;
   /** --api-key is set: each key is a tenant of the store (else one tenant, ''). */
   readonly tenantPerKey?: boolean;
+  /** Traces requests (--otlp-traces-endpoint); absent or null: tracing is off. The KServe face starts its traces with it. */
+  readonly tracer?: RequestTracer | null;
 }
 
 /** The processor serving `model`'s chat, Responses and Anthropic requests, if one does. */

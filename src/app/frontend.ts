@@ -121,7 +121,7 @@ export async function startFrontend(o: ServeOptions, natives: ReadonlyMap<string
   const paths = new Map(o.models.map((m) => [m.name, m.path]));
   const processors = await startProcessors({ name: o.chatProcessor, frontendConfig: o.frontendConfig, options: o.chatProcessorConfig }, models, paths);
   const tracer = o.tracing ? new RequestTracer(o.tracing, spanOutcomes(metrics)) : null;
-  const ctx: AppContext = { models, ignoreUnsupportedFields: ignoreUnsupportedFields(), lifecycle, metrics, control: shard?.control, shards: shard?.link, chatProcessors: processors?.slots, responseStore, tenantPerKey, discovery, eventPlane: plane?.status };
+  const ctx: AppContext = { models, ignoreUnsupportedFields: ignoreUnsupportedFields(), lifecycle, metrics, control: shard?.control, shards: shard?.link, chatProcessors: processors?.slots, responseStore, tenantPerKey, discovery, eventPlane: plane?.status, tracer };
   const http = await startHttpServer({
     host: o.host,
     port: o.httpPort,

@@ -12,6 +12,7 @@ import type { Cancellation } from '../engine/types.js';
 import type { ModelInferResponse } from '../gen/kserve/grpc_service_pb.js';
 import type { InferRequest } from './request.js';
 import { InferResponseSink } from './response.js';
+import type { RequestTrace } from '../tracing/request-trace.js';
 
 export interface InferCall {
   model: ServedModel;
@@ -23,12 +24,16 @@ export interface InferCall {
   decoupled: boolean;
   /** When the request arrived (performance.now()), for time-to-first-token. */
   arrived: number;
+  /** The request's trace (tracing on), else null. */
+  trace: RequestTrace | null;
 }
 
 /** Runs the generation; `emit` gets each response as it is made. Failures throw ApiError. */
 export async function runInfer(call: InferCall, emit: (r: ModelInferResponse) => void): Promise<void> {
   const { model, req } = call;
   validateForModel(model, req.sampling, {});
+  const trace = call.trace;
+  if (trace !== null) trace.validated(call.arrived);
   let ids: Uint32Array;
   if (req.prompt.kind === 'text') {
     const t0 = performance.now();
@@ -40,6 +45,7 @@ export async function runInfer(call: InferCall, emit: (r: ModelInferResponse) =>
     for (const id of ids) if (id >= vocab) throw ApiError.badRequest(`input tensor \`input_ids\`: token id ${id} is out of the vocabulary (size ${vocab})`, 'input_ids');
   }
   if (ids.length === 0) throw ApiError.badRequest('the prompt is empty (it tokenized to no tokens)', 'text_input');
+  if (trace !== null) trace.tokenized(ids.length);
   const budget = completionBudget(model, ids.length, req.sampling.maxTokens, 'input');
   const request = generationRequest({
     model,
@@ -52,6 +58,7 @@ export async function runInfer(call: InferCall, emit: (r: ModelInferResponse) =>
     arrived: call.arrived,
     skipSpecialTokens: true,
     collectTokenIds: true,
+    trace,
   });
   const sink = new InferResponseSink({ modelName: model.name, id: req.id, outputs: req.outputs, stream: req.stream, decoupled: call.decoupled }, emit);
   await runGeneration(request, sink);

@@ -42,7 +42,8 @@ export const ATTR = {
 
 /** gen_ai.operation.name of each generation route (the routes a trace is started for). */
 export function operationOf(route: string): string {
-  if (route === '/v1/completions') return 'text_completion';
+  // KServe's ModelInfer / ModelStreamInfer: a prompt in, generated text out.
+  if (route === '/v1/completions' || route.startsWith('/inference.GRPCInferenceService/')) return 'text_completion';
   if (route === '/v1/embeddings') return 'embeddings';
   return 'chat';
 }
