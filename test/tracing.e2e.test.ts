@@ -4,7 +4,9 @@
 // The span tree (server span, phases, engine call), the attributes (model, request ids,
 // worker, KV overlap, tokens, finish reason; no prompt text), the propagation of a client's
 // traceparent/tracestate to the engine, sampling, malformed headers, and a collector that
-// is down (requests succeed; the bounded queue's drops and the failed exports are counted).
+// is down (requests succeed; the bounded queue's drops and the failed exports are counted);
+// the legs of a disaggregated pair, a migration after a worker is killed, the vLLM protocol and
+// the KServe gRPC face.
 
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -19,6 +21,7 @@ import { eventually } from './helpers/eventually.js';
 import { freePort } from './helpers/free-port.js';
 import { seriesOf } from './helpers/metrics-text.js';
 import { grpcPortOf, inferRequest, kserveClient, param, text } from './helpers/kserve.js';
+import { killEngine, startEngine, startFrontend } from './helpers/migration.js';
 
 const PROMPT = 'a distinctive prompt about zebras';
 const PHASES = ['receive', 'validate', 'tokenize', 'route', 'engine.generate', 'response'];
@@ -195,6 +198,45 @@ describe('tracing over OTLP HTTP/protobuf', () => {
     assert.equal(r.status, 200, r.text);
     const spans = await receiver.trace(traceId, complete, 'the spans of the env-configured server');
     assert.ok(spans.every((s) => s.via === 'http' && s.service === 'frontend-a'));
+  });
+});
+
+describe('migration', () => {
+  test('a worker killed mid-stream: the request moves, and its engine span records the move', async () => {
+    const engines = [await startEngine('sglang'), await startEngine('sglang')];
+    try {
+      const server = await startFrontend(engines.map((e) => e.url), ['--otlp-traces-endpoint', receiver.grpcUrl], FAST_EXPORT);
+      procs.push(server);
+      const traceId = hex(16);
+      const res = await fetch(`${server.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', traceparent: `00-${traceId}-${hex(8)}-01` },
+        body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: PROMPT }], max_tokens: 300, ignore_eos: true, stream: true }),
+      });
+      assert.equal(res.status, 200);
+      const reader = res.body!.getReader();
+      const first = await reader.read();
+      assert.ok(!first.done, 'the stream started');
+      // The worker serving it (the frontend's own gauge), killed with the stream open.
+      let serving = -1;
+      await eventually(async () => {
+        const m = await fetch(`${server.url}/metrics`).then((x) => x.text());
+        serving = [0, 1].find((i) => new RegExp(`worker_active_requests\\{model="m",worker="${i}"\\} 1`).test(m)) ?? -1;
+        return serving >= 0;
+      }, 'the serving worker');
+      await killEngine(engines[serving]!);
+      let text = new TextDecoder().decode(first.value);
+      for (let r = await reader.read(); !r.done; r = await reader.read()) text += new TextDecoder().decode(r.value);
+      assert.match(text, /\[DONE\]/, 'the stream ended normally');
+      assert.doesNotMatch(text, /"error"/);
+      const spans = await receiver.trace(traceId, complete, 'the spans of the migrated request');
+      const call = one(spans, 'engine.generate');
+      assert.equal(call.attributes['portico.migrations'], 1);
+      assert.deepEqual(call.events.map((e) => [e.name, e.attributes['portico.worker']]), [['migration', engines[1 - serving]!.url]]);
+      assert.equal(call.attributes['gen_ai.usage.output_tokens'], 300);
+    } finally {
+      for (const e of engines) await killEngine(e);
+    }
   });
 });
 
