@@ -33,6 +33,7 @@ function withSpread(i: GenerationInput): GenerationRequest {
     signal: i.signal,
     logprobs: s.logprobs === true,
     limit: null,
+    trace: null,
   };
 }
 

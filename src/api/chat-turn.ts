@@ -44,8 +44,11 @@ export async function startChatTurn(model: ServedModel, ex: Exchange, arrived: n
   refuseNvext(t.nvext, t.endpoint, ['extra_fields', 'annotations', 'token_data', 'greed_sampling']);
   const route = routeHints(t.nvext, (h) => ex.header(h));
   validateForModel(model, null, route);
+  const trace = ex.trace ?? null;
+  if (trace !== null) trace.validated(arrived);
   const prompt = t.nvext.useRawPrompt ? { ...t.prompt, useRawPrompt: true } : t.prompt;
   const promptIds = await tokenizeChat(model, prompt.body, prompt);
+  if (trace !== null) trace.tokenized(promptIds.length);
   const maxTokens = completionBudget(model, promptIds.length, t.maxTokens, t.endpoint === '/v1/responses' ? 'input' : 'messages');
   const tools = t.prompt.tools;
   const plan = planParsing(model, {
@@ -71,6 +74,7 @@ export async function startChatTurn(model: ServedModel, ex: Exchange, arrived: n
     skipSpecialTokens: skipSpecialTokensFor(model, undefined),
     parsing: plan,
     limit: ex.rateLimit,
+    trace,
   });
   return { promptIds, route, request, plan };
 }

@@ -31,9 +31,12 @@ export function chatCompletions(ctx: AppContext) {
     if (processor) return serveChat(processor.current(), ex, parseChatRequest(ex.body));
     const route = routeHints(req.nvext, (h) => ex.header(h));
     validateForModel(model, req.sampling, route);
+    const trace = ex.trace ?? null;
+    if (trace !== null) trace.validated(arrived);
     const prompt = promptFor(model, ex.body, req, req.nvext);
     // Short prompts are tokenized synchronously: no await (and no microtask hop) for them.
     const promptIds = prompt instanceof Promise ? await prompt : prompt;
+    if (trace !== null) trace.tokenized(promptIds.length);
     const maxTokens = completionBudget(model, promptIds.length, req.sampling.maxTokens);
     const hints = req.nvext.agentHints;
     // (No plan, and no options object for it, when nothing could be parsed.)
@@ -61,6 +64,7 @@ export function chatCompletions(ctx: AppContext) {
       parsing: plan,
       collectTokenIds: req.nvext.extraFields.has('completion_token_ids'),
       limit: ex.rateLimit,
+      trace,
     });
     const timing: Timing = { arrived, dispatched: performance.now(), firstToken: null, lastToken: null };
     const id = `chatcmpl-${randomUUID().replaceAll('-', '')}`;

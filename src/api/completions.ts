@@ -33,7 +33,10 @@ export function completions(ctx: AppContext) {
     const route = routeHints(req.nvext, (h) => ex.header(h));
     validateForModel(model, req.sampling, route);
     checkPromptIds(model, req.prompts);
+    const trace = ex.trace ?? null;
+    if (trace !== null) trace.validated(arrived);
     const prompts = req.prompts.map((p) => (p.kind === 'text' ? model.native.encode(p.text, req.addSpecialTokens) : p.ids));
+    if (trace !== null) trace.tokenized(prompts.reduce((n, ids) => n + ids.length, 0));
     const budgets = prompts.map((ids) => completionBudget(model, ids.length, req.sampling.maxTokens, 'prompt'));
     // best_of > n: generate best_of candidates per prompt, with logprobs to rank them by.
     const perPrompt = req.bestOf;
@@ -54,6 +57,7 @@ export function completions(ctx: AppContext) {
         skipSpecialTokens: req.skipSpecialTokens,
         collectTokenIds: req.nvext.extraFields.has('completion_token_ids'),
         limit: ex.rateLimit,
+        trace,
       }),
     );
     const extras = new CompletionExtras(req, arrived, prompts.length);

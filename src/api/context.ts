@@ -9,6 +9,7 @@ import type { DiscoveryStatus } from '../discovery/status.js';
 import type { ProcessorSlot } from '../processors/lifecycle.js';
 import type { ResponseStore } from '../store/types.js';
 import type { RateLimits } from '../limits/key-limits.js';
+import type { RequestTracer } from '../tracing/tracer.js';
 
 export interface Lifecycle {
   /** Set on SIGTERM/SIGINT: health answers 503 shutting_down while in-flight work drains. */
@@ -43,6 +44,8 @@ export interface AppContext {
   readonly tenantPerKey?: boolean;
   /** Per-key rate limits (every shard's view of the same budgets); inactive when none are configured. */
   readonly rateLimits?: RateLimits;
+  /** Traces requests (--otlp-traces-endpoint); absent or null: tracing is off. The KServe face starts its traces with it. */
+  readonly tracer?: RequestTracer | null;
 }
 
 /** The processor serving `model`'s chat, Responses and Anthropic requests, if one does. */

@@ -6,6 +6,7 @@ import type { ErrorFormat } from '../protocol/error-wire.js';
 import type { ModelStats } from '../metrics/frontend.js';
 import type { Cancellation } from '../engine/types.js';
 import type { LimitTicket } from '../pipeline/rate-limit.js';
+import type { RequestTrace } from '../tracing/request-trace.js';
 
 /** A served model's name and metric children. */
 export interface ModelStatsRef {
@@ -43,6 +44,11 @@ export interface Exchange {
    * routes when limits are configured): what its generations are admitted against.
    */
   readonly rateLimit?: LimitTicket | null;
+  /**
+   * The request's trace when tracing is on and this is a generation route; null or absent
+   * otherwise. Handlers mark their phases on it and hand it to the generation.
+   */
+  readonly trace?: RequestTrace | null;
   /** The model named by describe(), if any (its metric children). */
   readonly model?: ModelStatsRef | null;
   /** Name the model and request type once known, for per-model metrics and counts. */

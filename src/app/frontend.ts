@@ -23,6 +23,8 @@ import { openStore, DEFAULT_STORE_URL } from '../store/open.js';
 import { startKserveServer, type KserveServer } from '../kserve/server.js';
 import { startProcessors } from '../processors/start.js';
 import { threadLimits } from './rate-limits.js';
+import { RequestTracer } from '../tracing/tracer.js';
+import type { SpanOutcomes } from '../tracing/export.js';
 
 /** The engine client options of --engine-first-response-timeout-secs (undefined: the client's default). */
 export function engineClientOptions(o: ServeOptions): { firstResponseTimeoutMs: number } | undefined {
@@ -122,7 +124,8 @@ export async function startFrontend(o: ServeOptions, natives: ReadonlyMap<string
   // This thread's view of the process's per-key budgets (inactive without limits).
   const rateLimits = threadLimits(o.rateLimitShare);
   plane?.attachLimits(rateLimits);
-  const ctx: AppContext = { models, ignoreUnsupportedFields: ignoreUnsupportedFields(), lifecycle, metrics, control: shard?.control, shards: shard?.link, chatProcessors: processors?.slots, responseStore, tenantPerKey, discovery, eventPlane: plane?.status, rateLimits };
+  const tracer = o.tracing ? new RequestTracer(o.tracing, spanOutcomes(metrics)) : null;
+  const ctx: AppContext = { models, ignoreUnsupportedFields: ignoreUnsupportedFields(), lifecycle, metrics, control: shard?.control, shards: shard?.link, chatProcessors: processors?.slots, responseStore, tenantPerKey, discovery, eventPlane: plane?.status, rateLimits, tracer };
   const http = await startHttpServer({
     host: o.host,
     port: o.httpPort,
@@ -139,6 +142,7 @@ export async function startFrontend(o: ServeOptions, natives: ReadonlyMap<string
     requestTimeoutMs: (o.requestTimeoutSecs ?? 0) * 1000,
     rateLimits,
     routes: routes(ctx),
+    tracer,
   });
   // The KServe gRPC face: one server per process, on this thread or on shard 0's.
   let grpc: KserveServer | null = null;
@@ -176,6 +180,16 @@ export async function startFrontend(o: ServeOptions, natives: ReadonlyMap<string
       for (const p of pools) p.close();
       await plane?.close();
       await responseStore?.close();
+      // What is still queued goes out (for 2 s at most).
+      await tracer?.shutdown();
     },
   };
+}
+
+/** The span counters of /metrics (portico_frontend_trace_spans_total). */
+function spanOutcomes(m: FrontendMetrics): SpanOutcomes {
+  const exported = m.traceSpans.labels('exported');
+  const failed = m.traceSpans.labels('failed');
+  const dropped = m.traceSpans.labels('dropped');
+  return { exported: (n) => exported.inc(n), failed: (n) => failed.inc(n), dropped: (n) => dropped.inc(n) };
 }

@@ -3,6 +3,7 @@
 
 import type { LimitsConfig } from '../limits/limits-config.js';
 import type { RateLimitShare } from './rate-limits.js';
+import type { TracingSettings } from '../tracing/settings.js';
 import { basename, resolve } from 'node:path';
 import type { RouterOptions } from '../router/options.js';
 import type { Level } from '../log.js';
@@ -108,6 +109,8 @@ export interface ServeOptions {
   rateLimitShare?: RateLimitShare;
   /** Log settings, handed to shard threads (the main thread is configured by the CLI). */
   log?: { level: Level; format: 'json' | 'text' };
+  /** Distributed tracing (--otlp-traces-endpoint and the OTEL_* variables); absent or null: off. */
+  tracing?: TracingSettings | null;
 }
 
 export interface FaultOptions {

@@ -1,5 +1,6 @@
 // The portico command line: `serve` and `mock-engine`.
 
+import { tracingSettings, TracingSettingsError, type TracingSettings } from '../tracing/settings.js';
 import { parseArgs } from 'node:util';
 import { MAIN_HELP, MOCK_ENGINE_HELP } from './help.js';
 import { helpText, resolveOptions, UsageError } from './options.js';
@@ -107,6 +108,7 @@ async function serveCommand(args: string[]): Promise<void> {
     shards,
     responsesStore: { url: v['responses-store'] as string, ttlSecs: v['responses-store-ttl-secs'] as number, maxRows: v['responses-store-max-rows'] as number },
     log: { level: v['log-level'] as Level, format: v['log-format'] as 'json' | 'text' },
+    tracing: tracingOptions(v),
   });
   log.info(`portico listening on http://${v.host as string}:${running.port}`, { port: running.port });
   if (running.grpcPort !== undefined) log.info(`portico KServe gRPC listening on ${v.host as string}:${running.grpcPort} (inference.GRPCInferenceService)`, { grpc_port: running.grpcPort });
@@ -328,5 +330,15 @@ export async function main(argv: string[]): Promise<number> {
     console.error(`portico: ${(err as Error).message}`);
     if (usage) console.error("Run 'portico --help' for usage.");
     return usage ? 2 : 1;
+  }
+}
+
+/** --otlp-traces-endpoint and friends over the OTEL_* variables; a bad value is a usage error. */
+function tracingOptions(v: Record<string, unknown>): TracingSettings | null {
+  try {
+    return tracingSettings({ endpoint: v['otlp-traces-endpoint'] as string | undefined, protocol: v['otlp-traces-protocol'] as string | undefined, sampleRatio: v['trace-sample-ratio'] as number | undefined });
+  } catch (err) {
+    if (err instanceof TracingSettingsError) throw new UsageError(err.message);
+    throw err;
   }
 }

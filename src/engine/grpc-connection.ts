@@ -139,9 +139,11 @@ export class EngineConnection {
     decode: (bytes: Uint8Array, start: number, end: number) => T,
     encode: () => Buffer,
     viaConnect: (cancel: AbortSignal) => AsyncIterable<T>,
+    /** Metadata of this call besides the fixed set (the trace context), flat name, value pairs. */
+    metadata?: readonly string[],
   ): ServerStream<T> {
     return this.h2
-      ? openServerStream(this.h2, path, encode(), decode, this.firstResponseMs)
+      ? openServerStream(this.h2, path, encode(), decode, this.firstResponseMs, metadata)
       : fromConnectStream(viaConnect);
   }
 
@@ -175,4 +177,12 @@ export function rankLoadOf(l: WireRankLoad): EngineLoads['perRank'][number] {
     maxRunningRequests: l.maxRunningRequests,
     waitingUncachedTokens: l.numWaitingUncachedTokens,
   };
+}
+
+/** Flat name, value pairs as the headers of a Connect call (the 'connect' transport); undefined stays undefined. */
+export function metadataInit(pairs: readonly string[] | undefined): [string, string][] | undefined {
+  if (pairs === undefined) return undefined;
+  const out: [string, string][] = [];
+  for (let i = 0; i + 1 < pairs.length; i += 2) out.push([pairs[i]!, pairs[i + 1]!]);
+  return out;
 }

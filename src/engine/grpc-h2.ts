@@ -163,8 +163,10 @@ export function frameMessage(bytes: Uint8Array): Buffer {
 export function openServerStream<T>(
   client: H2Client, path: string, frame: Buffer, decode: (bytes: Uint8Array, start: number, end: number) => T,
   firstResponseMs = 0,
+  /** Request metadata sent after the client's fixed headers (flat name, value pairs), if any. */
+  metadata?: readonly string[],
 ): ServerStream<T> {
-  return new H2ServerStream(client, path, frame, decode, firstResponseMs);
+  return new H2ServerStream(client, path, frame, decode, firstResponseMs, metadata);
 }
 
 class H2ServerStream<T> implements ServerStream<T>, H2StreamHandler {
@@ -194,13 +196,14 @@ class H2ServerStream<T> implements ServerStream<T>, H2StreamHandler {
     /** One message from `bytes[start, end)` (read in place: no view per message). */
     private readonly decode: (bytes: Uint8Array, start: number, end: number) => T,
     firstResponseMs: number,
+    metadata: readonly string[] | undefined,
   ) {
     if (firstResponseMs > 0) {
       const t = setTimeout(onFirstResponseTimeout, firstResponseMs, this as unknown as H2ServerStream<unknown>, firstResponseMs);
       t.unref();
       this.firstTimer = t;
     }
-    this.stream = client.request(path, body, this);
+    this.stream = metadata === undefined ? client.request(path, body, this) : client.requestWithExtraHeaders(path, metadata, body, this);
   }
 
   next(): Promise<IteratorResult<T>> {

@@ -10,6 +10,11 @@ export interface GenerateParams {
   inputIds: Uint32Array;
   /** Prompt text, for engine logs only. Optional. */
   originalText?: string;
+  /**
+   * W3C trace context for the engine (traceparent, tracestate), as gRPC metadata: flat
+   * name, value pairs sent with Generate. Undefined: none (tracing off).
+   */
+  traceHeaders?: readonly string[];
   /** Unset = engine default (rest of the context window). */
   maxNewTokens?: number;
   minNewTokens?: number;

@@ -38,7 +38,7 @@ import { EngineError } from './errors.js';
 import { encodeVllmGenerate, vllmTopCount } from './vllm-generate-wire.js';
 import { decodeGenerateResponse, VLLM_RESPONSE } from './generate-response-wire.js';
 import { mapStream, type ServerStream } from './grpc-h2.js';
-import { EngineConnection, rankLoadOf, type EngineClientOptions } from './grpc-connection.js';
+import { EngineConnection, metadataInit, rankLoadOf, type EngineClientOptions } from './grpc-connection.js';
 import type {
   AdapterRef,
   Cancellation,
@@ -75,7 +75,7 @@ export class VllmEngineClient implements EngineClient {
     }
     return generateStream(
       this.url, p, signal,
-      () => accumulate(this.conn.generate<WireResponse>(GENERATE_PATH, decodeVllmResponse, () => encodeVllmGenerate(p), (cancel) => this.rpc.generate(buildVllmGenerateRequest(p), { signal: cancel })), p.stream),
+      () => accumulate(this.conn.generate<WireResponse>(GENERATE_PATH, decodeVllmResponse, () => encodeVllmGenerate(p), (cancel) => this.rpc.generate(buildVllmGenerateRequest(p), { signal: cancel, headers: metadataInit(p.traceHeaders) }), p.traceHeaders), p.stream),
       (id) => this.abort(id),
     );
   }

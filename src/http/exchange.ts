@@ -8,6 +8,7 @@ import type { Exchange, ModelStatsRef, Route } from '../api/exchange.js';
 import { statusLine } from '../protocol/errors.js';
 import { RequestCancellation } from './request-cancellation.js';
 import type { LimitTicket } from '../pipeline/rate-limit.js';
+import type { RequestTrace } from '../tracing/request-trace.js';
 
 export class UwsExchange implements Exchange {
   private finished = false;
@@ -46,6 +47,8 @@ export class UwsExchange implements Exchange {
   head = false;
   /** The API key's rate-limit budget (generation routes, limits configured), else null. */
   rateLimit: LimitTicket | null = null;
+  /** The request's trace (set by the server on generation routes when tracing is on). */
+  trace: RequestTrace | null = null;
 
   constructor(
     private readonly res: HttpResponse,
@@ -98,6 +101,7 @@ export class UwsExchange implements Exchange {
   describe(model: ModelStatsRef, stream: boolean): void {
     this.model = model;
     this.stream = stream;
+    if (this.trace !== null) this.trace.describe(model.name, stream);
     if (this.countsInflight && !this.counted && !this.done) {
       this.counted = true;
       model.stats.inflight.inc();

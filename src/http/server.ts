@@ -17,6 +17,7 @@ import { log } from '../log.js';
 import { accessCheck, GRANTED, REFUSED, type AccessOptions } from './access.js';
 import { requestKey, ticketFor } from '../pipeline/rate-limit.js';
 import type { RateLimits } from '../limits/key-limits.js';
+import type { RequestTracer } from '../tracing/tracer.js';
 
 export interface HttpServerOptions extends AccessOptions {
   host?: string;
@@ -45,6 +46,8 @@ export interface HttpServerOptions extends AccessOptions {
   corsOrigins?: readonly string[];
   /** Per-key rate limits (the budgets every shard shares); absent or inactive: none. */
   rateLimits?: RateLimits;
+  /** Trace generation requests (--otlp-traces-endpoint); absent or null: tracing is off. */
+  tracer?: RequestTracer | null;
 }
 
 export interface HttpServer {
@@ -75,6 +78,7 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServer> {
   const admitted = new Int32Array(opts.admitted ?? new SharedArrayBuffer(4));
   const timeoutMs = opts.requestTimeoutMs ?? 0;
   const rateLimits = opts.rateLimits;
+  const tracer = opts.tracer ?? null;
 
   const cors = opts.corsOrigins ?? [];
   const allowOrigin = (origin: string): string | null => {
@@ -105,6 +109,7 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServer> {
         if (limit > 0) Atomics.sub(admitted, 0, 1);
         if (ex.timer) clearTimeout(ex.timer);
       }
+      if (ex.trace !== null) ex.trace.end(ex.clientLeft && ex.status === 0 ? 499 : ex.status, ex.clientLeft);
       if (opts.metrics) record(opts.metrics, ex, r.path);
       if (opts.logRequests) logRequest(ex, r);
     },
@@ -146,6 +151,7 @@ export function startHttpServer(opts: HttpServerOptions): Promise<HttpServer> {
       if (rateLimits !== undefined && rateLimits.active) ex.rateLimit = ticketFor(rateLimits, requestKey((h) => ex.header(h)), format === 'anthropic' ? 'anthropic' : 'openai', ex);
       generating++;
       ex.countsAsGenerating = true;
+      if (tracer !== null) ex.trace = tracer.start((h) => ex.header(h), r.method.toUpperCase(), r.path, ex.requestId, ex.startedAt);
       if (timeoutMs > 0) ex.timer = setTimeout(expire, timeoutMs, ex, timeoutMs, format);
     }
     return true;

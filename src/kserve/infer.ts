@@ -13,6 +13,7 @@ import type { ModelInferResponse } from '../gen/kserve/grpc_service_pb.js';
 import type { InferRequest } from './request.js';
 import { InferResponseSink } from './response.js';
 import type { LimitTicket } from '../pipeline/rate-limit.js';
+import type { RequestTrace } from '../tracing/request-trace.js';
 
 export interface InferCall {
   model: ServedModel;
@@ -26,12 +27,16 @@ export interface InferCall {
   arrived: number;
   /** The rate-limit budget of the call's API key, or null: not limited. */
   limit?: LimitTicket | null;
+  /** The request's trace (tracing on), else null. */
+  trace: RequestTrace | null;
 }
 
 /** Runs the generation; `emit` gets each response as it is made. Failures throw ApiError. */
 export async function runInfer(call: InferCall, emit: (r: ModelInferResponse) => void): Promise<void> {
   const { model, req } = call;
   validateForModel(model, req.sampling, {});
+  const trace = call.trace;
+  if (trace !== null) trace.validated(call.arrived);
   let ids: Uint32Array;
   if (req.prompt.kind === 'text') {
     const t0 = performance.now();
@@ -43,6 +48,7 @@ export async function runInfer(call: InferCall, emit: (r: ModelInferResponse) =>
     for (const id of ids) if (id >= vocab) throw ApiError.badRequest(`input tensor \`input_ids\`: token id ${id} is out of the vocabulary (size ${vocab})`, 'input_ids');
   }
   if (ids.length === 0) throw ApiError.badRequest('the prompt is empty (it tokenized to no tokens)', 'text_input');
+  if (trace !== null) trace.tokenized(ids.length);
   const budget = completionBudget(model, ids.length, req.sampling.maxTokens, 'input');
   const request = generationRequest({
     model,
@@ -56,6 +62,7 @@ export async function runInfer(call: InferCall, emit: (r: ModelInferResponse) =>
     skipSpecialTokens: true,
     collectTokenIds: true,
     limit: call.limit,
+    trace,
   });
   const sink = new InferResponseSink({ modelName: model.name, id: req.id, outputs: req.outputs, stream: req.stream, decoupled: call.decoupled }, emit);
   await runGeneration(request, sink);

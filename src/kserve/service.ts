@@ -6,6 +6,7 @@
 // Triton's server does) and the stream goes on. Each inference request is counted in the
 // same metrics as HTTP requests, with the rpc's path as the `endpoint` label.
 
+import type { RequestTrace } from '../tracing/request-trace.js';
 import { randomUUID } from 'node:crypto';
 import { create } from '@bufbuild/protobuf';
 import { Code, ConnectError, type HandlerContext, type ServiceImpl } from '@connectrpc/connect';
@@ -85,9 +86,9 @@ function guarded<T>(fn: () => T): T {
 
 async function modelInfer(ctx: AppContext, limits: Limits, req: ModelInferRequest, hctx: HandlerContext): Promise<ModelInferResponse> {
   let out: ModelInferResponse | null = null;
-  await observed(ctx, limits, INFER_PATH, req, hctx.signal, async (model, r, signal) => {
+  await observed(ctx, limits, INFER_PATH, req, hctx, async (model, r, signal, trace) => {
     if (r.stream) throw ApiError.badRequest('input `stream` is true: streamed responses need ModelStreamInfer', 'stream');
-    await runInfer({ model, req: r, engineRequestId: engineId(), cancellation: signal, decoupled: false, arrived: performance.now(), limit: callTicket(ctx, hctx, true) }, (res) => (out = res));
+    await runInfer({ model, req: r, engineRequestId: engineId(), cancellation: signal, decoupled: false, arrived: performance.now(), limit: callTicket(ctx, hctx, true), trace }, (res) => (out = res));
   }).catch((err: unknown) => {
     throw grpcError(err);
   });
@@ -109,8 +110,8 @@ async function* modelStreamInfer(ctx: AppContext, limits: Limits, reqs: AsyncIte
   };
   const one = async (req: ModelInferRequest) => {
     try {
-      await observed(ctx, limits, STREAM_PATH, req, hctx.signal, (model, r, signal) =>
-        runInfer({ model, req: r, engineRequestId: engineId(), cancellation: signal, decoupled: true, arrived: performance.now(), limit: callTicket(ctx, hctx, false) }, (res) => queue.push(streamResponse(res))),
+      await observed(ctx, limits, STREAM_PATH, req, hctx, (model, r, signal, trace) =>
+        runInfer({ model, req: r, engineRequestId: engineId(), cancellation: signal, decoupled: true, arrived: performance.now(), limit: callTicket(ctx, hctx, false), trace }, (res) => queue.push(streamResponse(res))),
       );
     } catch (err) {
       if (hctx.signal.aborted) return; // nobody is reading the stream any more
@@ -179,10 +180,14 @@ async function observed(
   limits: Limits,
   endpoint: string,
   req: ModelInferRequest,
-  callSignal: AbortSignal,
-  fn: (model: ServedModel, r: ReturnType<typeof readInferRequest>, signal: Cancellation) => Promise<void>,
+  hctx: HandlerContext,
+  fn: (model: ServedModel, r: ReturnType<typeof readInferRequest>, signal: Cancellation, trace: RequestTrace | null) => Promise<void>,
 ): Promise<void> {
   const t0 = performance.now();
+  const callSignal = hctx.signal;
+  // Tracing on: the request's trace, from the call's traceparent / tracestate metadata.
+  const tracer = ctx.tracer ?? null;
+  const trace = tracer === null ? null : tracer.start((h) => hctx.requestHeader.get(h) ?? '', 'POST', endpoint, req.id, t0);
   let model: ServedModel | null = null;
   let stream = false;
   let status = 200;
@@ -202,6 +207,7 @@ async function observed(
     model.stats.inflight.inc();
     const r = readInferRequest(req);
     stream = r.stream;
+    if (trace !== null) trace.describe(model.name, stream);
     admitted = limits.admit();
     if (limits.requestTimeoutMs > 0) {
       timer = setTimeout(() => {
@@ -209,7 +215,7 @@ async function observed(
         cancel.abort();
       }, limits.requestTimeoutMs);
     }
-    await fn(model, r, cancel);
+    await fn(model, r, cancel, trace);
   } catch (err) {
     let e = ApiError.from(err);
     if (timedOut && !callSignal.aborted) e = new ApiError(504, `the request did not finish within the server's limit of ${limits.requestTimeoutMs / 1000} s`, { code: 'request_timeout' });
@@ -221,6 +227,7 @@ async function observed(
     callSignal.removeEventListener('abort', onAbort);
     clearTimeout(timer);
     if (admitted) limits.release();
+    if (trace !== null) trace.end(status, status === 499);
     countRequest(ctx.metrics, model?.name ?? '', endpoint, stream ? 'stream' : 'unary', status);
     if (model) {
       model.stats.inflight.dec();

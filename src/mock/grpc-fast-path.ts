@@ -74,7 +74,9 @@ async function serve<I extends DescMessage, O extends DescMessage>(
     if (body.length < 5 || body[0] !== 0) throw new ConnectError('expected one uncompressed request message', Code.InvalidArgument);
     const len = body.readUInt32BE(1);
     const msg = fromBinary(route.input, body.subarray(5, 5 + len));
-    const ctx = { signal: cancel.signal } as HandlerContext;
+    // The request's metadata as Connect's handlers read it (only get(): what the services use).
+    const requestHeader = { get: (name: string) => headerValue(req.headers[name]) };
+    const ctx = { signal: cancel.signal, requestHeader } as unknown as HandlerContext;
     for await (const out of route.handler(msg, ctx)) {
       if (res.destroyed) break;
       sendHeaders();
@@ -107,4 +109,8 @@ async function serve<I extends DescMessage, O extends DescMessage>(
     const ce = ConnectError.from(err);
     finish(ce.code, ce.rawMessage);
   }
+}
+
+function headerValue(v: string | string[] | undefined): string | null {
+  return v === undefined ? null : Array.isArray(v) ? v.join(', ') : v;
 }

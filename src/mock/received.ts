@@ -9,6 +9,9 @@ export interface ReceivedRequest {
   protocol: 'sglang' | 'vllm';
   /** The LoRA adapter that served it (GenerateRequest.lora_id; '' for the base model). */
   loraId?: string;
+  /** The W3C trace context sent with it (gRPC metadata traceparent / tracestate), if any. */
+  traceparent?: string;
+  tracestate?: string;
   /** GenerateRequest as proto JSON (`useProtoFieldName`: snake_case names). */
   json(): Record<string, unknown>;
 }
@@ -37,4 +40,13 @@ export class ReceivedLog {
   find(prefix: string): ReceivedRequest | undefined {
     return this.all().find((r) => r.requestId.startsWith(prefix));
   }
+}
+
+/** The trace context metadata of a Generate call (what a real engine would parent its spans on). */
+export function traceContextOf(ctx: { requestHeader?: { get(name: string): string | null } }): { traceparent?: string; tracestate?: string } {
+  const h = ctx.requestHeader;
+  if (!h) return {};
+  const traceparent = h.get('traceparent') ?? undefined;
+  const tracestate = h.get('tracestate') ?? undefined;
+  return traceparent === undefined && tracestate === undefined ? {} : { traceparent, tracestate };
 }

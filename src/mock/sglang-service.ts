@@ -31,6 +31,7 @@ import type { CoreOutput, CoreRequest } from './sim-core.js';
 import { sglangPlan } from './sglang-pd.js';
 import { multimodalProblem } from './multimodal-check.js';
 import type { MockContext } from './mock-context.js';
+import { traceContextOf } from './received.js';
 import { SGLANG_SEED_KEY } from '../engine/sglang-generate-wire.js';
 
 /** custom_params.seed (Portico's carrier of the seed on this protocol: a decimal int64), folded to the simulator's 32 bits. */
@@ -58,7 +59,7 @@ export function sglangRoutes(m: MockContext) {
     if (mmBad) throw new ConnectError(`mm_inputs: ${mmBad}`, Code.InvalidArgument);
     const sp = req.samplingParams;
     m.adapters.check(req.loraId);
-    m.received.record({ requestId: id, protocol: 'sglang', loraId: req.loraId, json: () => toJson(GenerateRequestSchema, req, { useProtoFieldName: true }) as Record<string, unknown> });
+    m.received.record({ requestId: id, protocol: 'sglang', loraId: req.loraId, ...traceContextOf(ctx), json: () => toJson(GenerateRequestSchema, req, { useProtoFieldName: true }) as Record<string, unknown> });
     const top = req.returnLogprob ? Math.max(0, req.topLogprobsNum) : -1;
     const logprobs = (ids: number[]) => (top >= 0 ? mockOutputLogprobs(ids, top, core.o.vocabSize) : undefined);
     // Prompt logprobs from logprob_start_len, on each choice's first chunk.

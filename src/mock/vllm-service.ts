@@ -25,6 +25,7 @@ import {
 } from '../gen/vllm_engine_pb.js';
 import { mockInputLogprobs, mockOutputLogprobs } from './logprobs.js';
 import type { MockContext } from './mock-context.js';
+import { traceContextOf } from './received.js';
 import { fastRoutes, modelInfoFields, rankLoads, serveGenerate, sharedHandlers } from './service-common.js';
 import type { CoreOutput } from './sim-core.js';
 import { vllmLeg } from './vllm-pd.js';
@@ -51,7 +52,7 @@ export function vllmRoutes(m: MockContext) {
     });
     if (mmBad) throw new ConnectError(`mm_inputs: ${mmBad}`, Code.InvalidArgument);
     const sp = req.samplingParams;
-    m.received.record({ requestId: id, protocol: 'vllm', json: () => toJson(GenerateRequestSchema, req, { useProtoFieldName: true }) as Record<string, unknown> });
+    m.received.record({ requestId: id, protocol: 'vllm', ...traceContextOf(ctx), json: () => toJson(GenerateRequestSchema, req, { useProtoFieldName: true }) as Record<string, unknown> });
     // vLLM's logprobs = k: the sampled token's logprob plus k alternatives.
     const top = sp?.logprobs ?? -1;
     const logprobs = (ids: number[]) => (top >= 0 ? mockOutputLogprobs(ids, top, core.o.vocabSize) : undefined);

@@ -10,6 +10,7 @@ import type { RouteHints } from '../router/types.js';
 import type { OutputRules, ParsingPlan } from './postprocess.js';
 import type { ServedModel } from './served-model.js';
 import type { LimitTicket } from './rate-limit.js';
+import type { RequestTrace } from '../tracing/request-trace.js';
 
 /** How the choices' output is produced from the engine's tokens. */
 export interface OutputOptions extends OutputRules {
@@ -37,6 +38,8 @@ export interface GenerationRequest {
   readonly logprobs: boolean;
   /** The API key's rate-limit budget (./rate-limit.ts), or null: not limited. */
   readonly limit: LimitTicket | null;
+  /** The request's trace (tracing on), else null: runGeneration adds its route and engine spans. */
+  readonly trace: RequestTrace | null;
 }
 
 /**
@@ -94,6 +97,8 @@ export interface GenerationInput {
   collectTokenIds?: boolean;
   /** The request's rate-limit ticket (the face resolved its key), if its key is limited. */
   limit?: LimitTicket | null;
+  /** The request's trace (Exchange.trace), if traced. */
+  trace?: RequestTrace | null;
 }
 
 /** The one GenerationRequest of a prompt: engine parameters and output rules from the same options. */
@@ -108,6 +113,7 @@ export function generationRequest(i: GenerationInput): GenerationRequest {
     signal: i.signal,
     logprobs: s.logprobs === true,
     limit: i.limit ?? null,
+    trace: i.trace ?? null,
   };
 }
 

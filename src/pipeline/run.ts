@@ -17,6 +17,7 @@ import { LogprobBook } from './logprobs.js';
 import { ChoiceOutputs, type ParsedEvent } from './outputs.js';
 import type { GenerationRequest } from './request.js';
 import { TokenCharge } from './rate-limit.js';
+import { GenerationTrace } from './generation-trace.js';
 
 /** Returned (or resolved) by GenerationSink.event to end the generation early (the engine is aborted). */
 export const STOP = Symbol('stop generation');
@@ -119,27 +120,41 @@ export async function runGeneration(req: GenerationRequest, sink: GenerationSink
 }
 
 async function generate(req: GenerationRequest, sink: GenerationSink): Promise<void> {
-  const { model } = req;
+  const { model, trace } = req;
   model.stats.inputTokens.observe(req.promptIds.length);
+  const routeStart = trace === null ? 0 : performance.now();
   const routed = model.router.route({ tokens: req.promptIds, hints: req.route, signal: req.signal });
   const d = routed instanceof Promise ? await routed : routed;
+  // A traced request: the route phase, and the engine span whose context goes to the engine.
+  const traced = trace === null ? null : new GenerationTrace(trace, req, d, routeStart, performance.now(), sink);
+  if (traced !== null) sink = traced;
   const turn = new WorkerTurn(model);
   const g = new Running(d, turn.start(d, req.engine), req.logprobs);
   sink.begin?.(g);
   let events: EngineEvents;
   try {
-    events = pushed(migratingStream(model, d, req.engine, req.signal, req.route, turn, (moved) => (g.dispatch = moved)));
+    events = pushed(migratingStream(model, d, req.engine, req.signal, req.route, turn, traced === null ? (moved) => (g.dispatch = moved) : (moved) => {
+      g.dispatch = moved;
+      traced.moved(moved);
+    }));
   } catch (err) {
-    throw turn.fail(err);
+    const e = turn.fail(err);
+    traced?.failed(e);
+    throw e;
   }
   if (g.stopped) {
     turn.end();
+    traced?.settled();
     return;
   }
-  return new Promise<void>((resolve, reject) => {
+  const done = new Promise<void>((resolve, reject) => {
     const run = new PushedRun(req, sink, g, turn, events, resolve, reject);
     g.halt = () => run.stop();
     events.pipe(run);
+  });
+  return traced === null ? done : done.then(() => traced.settled(), (err: unknown) => {
+    traced.failed(err);
+    throw err;
   });
 }
 

@@ -64,6 +64,15 @@ export class H2Client implements SessionEvents {
     return this.open(this.headerBlock(path), body, handler);
   }
 
+  /**
+   * As request(), with headers of this call after the client's fixed set (the trace
+   * context): the fixed block is the cached one and only `extra` is encoded (the encoder
+   * keeps no state between blocks, so two blocks concatenate into one).
+   */
+  requestWithExtraHeaders(path: string, extra: readonly string[], body: Buffer, handler: H2StreamHandler): H2Stream {
+    return this.open(Buffer.concat([this.headerBlock(path), this.encoder.encode(extra)]), body, handler);
+  }
+
   /** As request(), with this call's own headers (e.g. a deadline) instead of the client's fixed set. */
   requestWithHeaders(path: string, headers: readonly string[], body: Buffer, handler: H2StreamHandler): H2Stream {
     const block = this.encoder.encode([
