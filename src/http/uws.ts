@@ -1,28 +1,26 @@
-// Load uWebSockets.js's native binary directly. The package quietly falls back to a
-// slow pure-JavaScript server when its binary does not load; Portico refuses to run
-// on that fallback, so a broken install fails loudly at startup instead.
+// Load Portico's build of uWebSockets.js (native/uws, compiled at install from pinned registry
+// sources for the running Node; see uws-path.ts). There is no JavaScript fallback: a missing
+// or broken build fails loudly at startup.
 
 import { createRequire } from 'node:module';
-import type * as UWS from '@trufflesuite/uws-js-unofficial';
+import type * as UWS from 'uwebsockets';
+import { uwsBinaryPath } from './uws-path.js';
 
-export type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from '@trufflesuite/uws-js-unofficial';
-
-const require = createRequire(import.meta.url);
+export type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from 'uwebsockets';
 
 function loadNative(): typeof UWS {
-  const file = `uws_${process.platform}_${process.arch}_${process.versions.modules}.node`;
-  const path = `@trufflesuite/uws-js-unofficial/binaries/${file}`;
+  const path = uwsBinaryPath();
   let mod: typeof UWS;
   try {
-    mod = require(path) as typeof UWS;
+    mod = createRequire(import.meta.url)(path) as typeof UWS;
   } catch (err) {
     throw new Error(
-      `uWebSockets.js native binary ${file} failed to load (${(err as Error).message}); ` +
-        'Portico does not run on the slow JavaScript fallback',
+      `uWebSockets.js for Node ${process.version} (${path}) failed to load (${(err as Error).message}); ` +
+        'build it with `node native/uws/build.mjs` under this Node',
     );
   }
   if (typeof mod.App !== 'function' || typeof mod.us_socket_local_port !== 'function') {
-    throw new Error(`uWebSockets.js binary ${file} does not export the native App API`);
+    throw new Error(`uWebSockets.js binary ${path} does not export the native App API`);
   }
   return mod;
 }
