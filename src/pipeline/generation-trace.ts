@@ -12,7 +12,7 @@ import { ATTR } from '../tracing/attributes.js';
 import { traceHeaders, type RequestTrace } from '../tracing/request-trace.js';
 import type { ParsedEvent } from './outputs.js';
 import type { GenerationRequest } from './request.js';
-import type { GenerationSink, RunningGeneration, SinkResult } from './run.js';
+import type { GenerationSink, RunningGeneration, SinkResult } from './sink.js';
 
 export class GenerationTrace implements GenerationSink {
   private readonly engine: Span;
