@@ -14,47 +14,18 @@
 //
 //   npm run build:ts && for i in 1 2 3; do node dist/bench/rate-limit-cost.bench.js ab 20; done
 
-import { Model } from '../src/native/core.js';
-import { WorkerPool } from '../src/router/worker-pool.js';
-import { ModelRouter } from '../src/router/router.js';
-import { ServedModel } from '../src/pipeline/served-model.js';
 import { generationRequest } from '../src/pipeline/request.js';
 import { runGeneration } from '../src/pipeline/run.js';
 import { ticketFor } from '../src/pipeline/rate-limit.js';
-import { FrontendMetrics, modelStats } from '../src/metrics/frontend.js';
 import { BudgetTable } from '../src/limits/budget-table.js';
 import { assignSlots, RateLimits } from '../src/limits/key-limits.js';
 import { parseLimits } from '../src/limits/limits-config.js';
-import type { Cancellation, EngineClient, EngineEvent, GenerateParams } from '../src/engine/types.js';
-import { QWEN3 } from './wrk-harness.js';
+import type { Cancellation } from '../src/engine/types.js';
+import { oneTokenModel } from './one-token-model.js';
 
 const mode = process.argv[2] ?? 'on';
 if (mode !== 'on' && mode !== 'off' && mode !== 'ab') throw new Error('usage: rate-limit-cost.bench.js on|off [requests] | ab [blocks]');
-const events = (p: GenerateParams): EngineEvent[] => [
-  { kind: 'chunk', chunk: { tokenIds: [1000], promptTokens: p.inputIds.length, completionTokens: 1, cachedTokens: 0, index: 0 } },
-  { kind: 'done', done: { finishReason: 'length', promptTokens: p.inputIds.length, completionTokens: 1, cachedTokens: 0, index: 0, outputIds: [] } },
-];
-const client = {
-  url: 'grpc://bench:1',
-  health: async () => true,
-  serverInfo: async () => ({ maxTotalNumTokens: 1e6, serverArgs: {}, disaggregation: { role: null } }),
-  close() {},
-  generate(p: GenerateParams): AsyncIterable<EngineEvent> {
-    const evs = events(p);
-    let i = 0;
-    return {
-      [Symbol.asyncIterator]() {
-        return {
-          next: async () => (i < evs.length ? { value: evs[i++]!, done: false } : { value: undefined, done: true }),
-          return: async () => ({ value: undefined, done: true }),
-        } as AsyncIterator<EngineEvent>;
-      },
-    };
-  },
-} as unknown as EngineClient;
-const pool = new WorkerPool([client], { model: 'm' });
-for (const w of pool.workers) w.healthy = true;
-const model = new ServedModel('m', Model.load(QWEN3), pool, new ModelRouter(pool, { mode: 'round-robin' }), modelStats(new FrontendMetrics(), 'm'));
+const model = oneTokenModel();
 const limits = new RateLimits(new BudgetTable());
 limits.apply(assignSlots(null, parseLimits(mode !== 'off' ? [{ key: 'sk-bench', 'requests-per-minute': 2 ** 31 - 1, 'tokens-per-minute': 2 ** 31 - 1, 'concurrent-requests': 1000 }] : [], 60), ['sk-bench']));
 /** Where the HTTP face writes the headers (UwsExchange.addResponseHeader keeps them in a list). */
