@@ -13,7 +13,7 @@
 // are loaded in turn the same way and each is reported against A). Needs `wrk`.
 
 import { resolve as resolvePath } from 'node:path';
-import { cpuMsOf, postScript, QWEN3, ROOT, startPortico, stopInOrder, uptime, wrk, ZERO_DELAY } from './wrk-harness.js';
+import { medianOf, postScript, QWEN3, ROOT, startPortico, stopInOrder, uptime, wrkRounds, ZERO_DELAY } from './wrk-harness.js';
 
 const args = process.argv.slice(2);
 const firstNumber = args.findIndex((a) => /^\d+$/.test(a));
@@ -37,20 +37,9 @@ for (const [i, dir] of dirs.entries()) {
 const script = postScript({ model: 'models', messages: [{ role: 'user', content: 'Hello there, how are you today?' }], max_tokens: 1 });
 console.log(`${dirs.map((d, i) => `${names[i]} = ${d} ${process.env[`BENCH_ARGS_${names[i]}`] ?? ''}`).join('\n')}\n${rounds} rounds, wrk -t1 -c${connections} -d${seconds}s after a 2 s warm-up; load: ${uptime()}`);
 console.log('| round | build | req/s | p50 | p99 | frontend CPU / req |\n|---|---|---:|---:|---:|---:|');
-const perReq: Record<string, number[]> = Object.fromEntries(names.map((n) => [n, []]));
 try {
-  for (let r = 1; r <= rounds; r++) {
-    for (const s of r % 2 ? servers : [...servers].reverse()) {
-      const url = `http://127.0.0.1:${s.port}/v1/chat/completions`;
-      wrk(url, { connections, seconds: 2, script });
-      const c0 = cpuMsOf(s.child.pid!);
-      const w = wrk(url, { connections, seconds, script });
-      const us = ((cpuMsOf(s.child.pid!) - c0) * 1000) / w.requests;
-      perReq[s.name].push(us);
-      console.log(`| ${r} | ${s.name} | ${Math.round(w.rps)} | ${w.p50} | ${w.p99} | ${Math.round(us)} µs |`);
-    }
-  }
-  const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  const perReq = wrkRounds(servers, rounds, { connections, seconds, script });
+  const med = medianOf;
   const a = med(perReq.A);
   console.log(`median CPU/req: ${names.map((n) => `${n} ${Math.round(med(perReq[n]))} µs`).join(', ')}; ${names.slice(1).map((n) => `${n}/A ${(med(perReq[n]) / a).toFixed(3)}`).join(', ')}`);
   console.log(`load after: ${uptime()}`);

@@ -14,7 +14,7 @@
 
 import { spawn } from 'node:child_process';
 import { resolve as resolvePath } from 'node:path';
-import { cpuMsOf, postScript, QWEN3, ROOT, startPortico, stopInOrder, uptime, wrk, ZERO_DELAY } from './wrk-harness.js';
+import { medianOf, postScript, QWEN3, ROOT, startPortico, stopInOrder, uptime, wrkRounds, ZERO_DELAY } from './wrk-harness.js';
 
 const args = process.argv.slice(2);
 const mainDir = args[0] !== undefined && !/^\d+$/.test(args[0]) ? resolvePath(args.shift()!) : null;
@@ -46,20 +46,9 @@ for (const c of configs) servers.push({ ...c, ...(await startPortico([...serveAr
 const script = postScript({ model: 'models', messages: [{ role: 'user', content: 'Hello there, how are you today?' }], max_tokens: 1 });
 console.log(`${configs.map((c) => `${c.name} = ${c.dir} ${c.extra.join(' ')}`).join('\n')}\n${rounds} rounds, wrk -t1 -c${connections} -d${seconds}s after a 2 s warm-up; load: ${uptime()}`);
 console.log('| round | config | req/s | p50 | p99 | frontend CPU / req |\n|---|---|---:|---:|---:|---:|');
-const perReq: Record<string, number[]> = Object.fromEntries(configs.map((c) => [c.name, []]));
 try {
-  for (let r = 1; r <= rounds; r++) {
-    for (const s of r % 2 ? servers : [...servers].reverse()) {
-      const url = `http://127.0.0.1:${s.port}/v1/chat/completions`;
-      wrk(url, { connections, seconds: 2, script });
-      const c0 = cpuMsOf(s.child.pid!);
-      const w = wrk(url, { connections, seconds, script });
-      const us = ((cpuMsOf(s.child.pid!) - c0) * 1000) / w.requests;
-      perReq[s.name].push(us);
-      console.log(`| ${r} | ${s.name} | ${Math.round(w.rps)} | ${w.p50} | ${w.p99} | ${Math.round(us)} µs |`);
-    }
-  }
-  const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  const perReq = wrkRounds(servers, rounds, { connections, seconds, script });
+  const med = medianOf;
   const m = (n: string) => med(perReq[n]);
   const ratios = configs.filter((c) => c.name !== 'off').map((c) => (c.name === 'main' ? `off/main ${(m('off') / m('main')).toFixed(3)}` : `${c.name}/off ${(m(c.name) / m('off')).toFixed(3)}`));
   console.log(`median CPU/req: ${configs.map((c) => `${c.name} ${Math.round(m(c.name))} µs`).join(', ')}; ${ratios.join(', ')}`);

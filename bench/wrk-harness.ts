@@ -127,3 +127,27 @@ export function wrk(url: string, o: { connections: number; seconds: number; scri
     requests: Number(/(\d+) requests in/.exec(out)?.[1] ?? NaN),
   };
 }
+
+/**
+ * wrk against each server in turn, round after round (the order reversed every other round so
+ * neither side always follows the other), a 2 s warm-up before each measured run; prints a
+ * table row per run and returns each server's frontend CPU per request, one per round.
+ */
+export function wrkRounds(servers: { name: string; port: number; child: ChildProcess }[], rounds: number, o: { connections: number; seconds: number; script: string }): Record<string, number[]> {
+  const perReq: Record<string, number[]> = Object.fromEntries(servers.map((s) => [s.name, []]));
+  for (let r = 1; r <= rounds; r++) {
+    for (const s of r % 2 ? servers : [...servers].reverse()) {
+      const url = `http://127.0.0.1:${s.port}/v1/chat/completions`;
+      wrk(url, { connections: o.connections, seconds: 2, script: o.script });
+      const c0 = cpuMsOf(s.child.pid!);
+      const w = wrk(url, o);
+      const us = ((cpuMsOf(s.child.pid!) - c0) * 1000) / w.requests;
+      perReq[s.name]!.push(us);
+      console.log(`| ${r} | ${s.name} | ${Math.round(w.rps)} | ${w.p50} | ${w.p99} | ${Math.round(us)} µs |`);
+    }
+  }
+  return perReq;
+}
+
+/** The median of a server's rounds. */
+export const medianOf = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
