@@ -131,17 +131,6 @@ export async function startFloor(e: Env, port: number): Promise<Running> {
   const enginePort = new URL(e.worker.replace(/^[a-z+]+:/, 'http:')).port;
   const c = start(process.execPath, [`${e.root}/dist/bench/floor-servers.js`, 'uws-h2', String(port), enginePort], log, {}, e.cpus);
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    if (c.exitCode !== null) throw new Error(`floor exited with ${c.exitCode}; see ${log}`);
-    try {
-      const r = await fetch(`${url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
-      if (r.ok) break;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) throw new Error(`floor not ready in 30 s; see ${log}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  await waitReady(url, c, log);
   return { name: 'floor', url, pid: c.pid!, stop: () => stopChild(c) };
 }
