@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { ROOT, type Proc } from './helpers/portico.js';
 import { startEtcd, type EtcdServer } from './helpers/etcd.js';
 import { grpcPortOf, kserveClient, inferRequest, text, int32, bool, outputText, finalFlag, RequestStream } from './helpers/kserve.js';
-import { eventually } from './helpers/eventually.js';
+import { processorReady } from './helpers/processor-ready.js';
 import {
   addWorker, chatReq, exited, healthyWorkers, killEngine, migrationCounts, printed, removeWorker, send, startEngine, startFrontend, workers,
   type Engine, type Outcome, type Req,
@@ -200,13 +200,7 @@ test('a custom chat processor\'s routed engine: a worker SIGKILLed mid-generatio
   const b = await engine('sglang', ['--step-ms', '100']);
   const s = await frontend([a.url], ['--chat-processor', `${ROOT}test/fixtures/processors/rules.mjs:provider`]);
   await healthyWorkers(s, 1);
-  // The processor's factory runs once the model has a worker; until then its model answers 503
-  // model_not_ready. Its `card` command touches no engine.
-  await eventually(async () => {
-    const r = await fetch(`${s.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'card' }] }) });
-    await r.body?.cancel();
-    return r.status === 200;
-  }, 'the chat processor is ready');
+  await processorReady(s.url, 'm');
   const req: Req = { path: '/v1/chat/completions', body: { model: 'm', messages: [{ role: 'user', content: 'through the processor' }], stream: true, max_tokens: 300 } };
   const twin = await send(s.url, req);
   assert.equal(twin.status, 200, twin.error);

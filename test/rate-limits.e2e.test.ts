@@ -15,6 +15,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { Code, ConnectError } from '@connectrpc/connect';
 import { QWEN3, ROOT, startPortico, type Proc } from './helpers/portico.js';
 import { eventually } from './helpers/eventually.js';
+import { processorReady } from './helpers/processor-ready.js';
 import { grpcPortOf, inferRequest, int32, kserveClient, text } from './helpers/kserve.js';
 
 const MODEL = 'm';
@@ -266,13 +267,7 @@ test('embeddings: one request and every input token from the same budget; past i
 test("a custom chat processor's routed generations draw on the request's key: headers, then a 429 it passes on", async (t) => {
   const s = await serve({ 'rate-limits': [{ key: '*', 'requests-per-minute': 1, 'tokens-per-minute': 100000 }], 'rate-limit-window-secs': LONG }, ['--chat-processor', `${ROOT}test/fixtures/processors/rules.mjs:provider`]);
   t.after(() => s.stop());
-  // The processor's factory runs once the model has a worker; until then its model answers 503
-  // model_not_ready. Its `card` command touches no engine, so it draws nothing from the budget.
-  await eventually(async () => {
-    const r = await fetch(`${s.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'card' }] }) });
-    await r.body?.cancel();
-    return r.status === 200;
-  }, 'the chat processor is ready');
+  await processorReady(s.url, MODEL);
   const c = openai(s.url, 'k');
   // The rules processor passes an ordinary message through the routed engine.
   const { response } = await ask(c);
