@@ -144,7 +144,8 @@ test('a dataset file of ShareGPT and OpenAI-request lines is sent as written; a 
     [
       JSON.stringify({ conversations: [{ from: 'system', value: 'You are terse.' }, { from: 'human', value: 'Name a river.' }, { from: 'gpt', value: 'The Nile is a long river in Africa.' }, { from: 'human', value: 'Another?' }, { from: 'gpt', value: 'Amazon.' }] }),
       '',
-      JSON.stringify({ messages: [{ role: 'user', content: 'Count to three.' }], max_tokens: 3 }),
+      // Sent as written: its own ignore_eos keeps the sim engine's random EOS out of the count.
+      JSON.stringify({ messages: [{ role: 'user', content: 'Count to three.' }], max_tokens: 3, ignore_eos: true }),
     ].join('\n'),
   );
   const out = join(dir, 'dataset');
