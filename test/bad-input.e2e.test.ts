@@ -293,7 +293,8 @@ R('input a number', { ...RESPONSES, input: 5 }, /`input` must be a string or an 
 R('input empty', { ...RESPONSES, input: [] }, /`input` must not be empty/);
 R('a function_call without arguments', { ...RESPONSES, input: [{ type: 'function_call', call_id: 'c', name: 'f' }] }, /function_call needs call_id, name and arguments/);
 R('a function_call_output without output', { ...RESPONSES, input: [{ type: 'function_call_output', call_id: 'c' }] }, /function_call_output needs call_id and output/);
-R('content parts of another type', { ...RESPONSES, input: [{ role: 'user', content: [{ type: 'input_image', image_url: 'x' }] }] }, /only input_text and output_text parts/);
+R('content parts of another type', { ...RESPONSES, input: [{ role: 'user', content: [{ type: 'input_file', file_id: 'x' }] }] }, /only input_text, output_text and input_image parts/);
+R('an input_image part for a model without image input', { ...RESPONSES, input: [{ role: 'user', content: [{ type: 'input_image', image_url: 'x' }] }] }, /`input\[0\]\.content\[0\]`: model .* does not take image input/);
 R('temperature above 2', { ...RESPONSES, temperature: 3 }, /`temperature`/);
 R('top_p negative', { ...RESPONSES, top_p: -0.5 }, /`top_p`/);
 R('a tool without a name', { ...RESPONSES, tools: [{ type: 'function' }] }, /`tools\[0\]\.name` is required/);

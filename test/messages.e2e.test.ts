@@ -102,7 +102,8 @@ const BAD: [string, unknown, number, string, RegExp][] = [
   ['messages empty', { model: MODEL, max_tokens: 5, messages: [] }, 400, 'invalid_request_error', /at least one message/],
   ['bad role', { model: MODEL, max_tokens: 5, messages: [{ role: 'system', content: 'x' }] }, 400, 'invalid_request_error', /role: must be "user" or "assistant"/],
   ['temperature above 1', { model: MODEL, max_tokens: 5, temperature: 1.5, messages: [{ role: 'user', content: 'x' }] }, 400, 'invalid_request_error', /temperature/],
-  ['image block', { model: MODEL, max_tokens: 5, messages: [{ role: 'user', content: [{ type: 'image', source: {} }] }] }, 400, 'invalid_request_error', /"image" is not supported/],
+  ['image block without a source type', { model: MODEL, max_tokens: 5, messages: [{ role: 'user', content: [{ type: 'image', source: {} }] }] }, 400, 'invalid_request_error', /`messages\.0\.content\.0\.source\.type` must be "base64" or "url"/],
+  ['image block for a model without image input', { model: MODEL, max_tokens: 5, messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'url', url: 'https://example.com/a.png' } }] }] }, 400, 'invalid_request_error', /does not take image input/],
   ['unknown model', { model: 'nope', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] }, 404, 'not_found_error', /nope/],
   ['unknown field', { model: MODEL, max_tokens: 5, messages: [{ role: 'user', content: 'x' }], frob: 1 }, 400, 'invalid_request_error', /Unsupported parameter\(s\): `frob`/],
 ];

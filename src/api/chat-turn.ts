@@ -16,6 +16,7 @@ import type { TemplateBody } from '../protocol/template-body.js';
 import type { ToolChoice } from '../protocol/tools.js';
 import type { Exchange } from './exchange.js';
 import { refuseNvext, routeHints } from './route-hints.js';
+import { imagePromptFor, visionOf } from './prompt.js';
 
 export interface ChatTurn {
   /** The endpoint named in nvext refusals. */
@@ -47,7 +48,8 @@ export async function startChatTurn(model: ServedModel, ex: Exchange, arrived: n
   const trace = ex.trace ?? null;
   if (trace !== null) trace.validated(arrived);
   const prompt = t.nvext.useRawPrompt ? { ...t.prompt, useRawPrompt: true } : t.prompt;
-  const promptIds = await tokenizeChat(model, prompt.body, prompt);
+  const images = prompt.images.length === 0 ? null : await imagePromptFor(model, visionOf(model, prompt.images), prompt.body, prompt, prompt.images, null);
+  const promptIds = images === null ? await tokenizeChat(model, prompt.body, prompt) : images.ids;
   if (trace !== null) trace.tokenized(promptIds.length);
   const maxTokens = completionBudget(model, promptIds.length, t.maxTokens, t.endpoint === '/v1/responses' ? 'input' : 'messages');
   const tools = t.prompt.tools;
@@ -75,6 +77,7 @@ export async function startChatTurn(model: ServedModel, ex: Exchange, arrived: n
     parsing: plan,
     limit: ex.rateLimit,
     trace,
+    images,
   });
   return { promptIds, route, request, plan };
 }

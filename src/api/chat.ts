@@ -17,7 +17,9 @@ import { parseChatRequest, serveChat } from '../processors/serve-chat.js';
 import type { Exchange } from './exchange.js';
 import { streamGeneration, type StreamFormat } from './sse.js';
 import { speculativePrefill } from '../pipeline/speculative-prefill.js';
-import { promptFor, annotationEvents } from './prompt.js';
+import { promptFor, annotationEvents, imagePromptFor } from './prompt.js';
+import { chatImages } from '../protocol/image-input.js';
+import type { ImagePrompt } from '../pipeline/image-prompt.js';
 import { routeHints } from './route-hints.js';
 
 export function chatCompletions(ctx: AppContext) {
@@ -33,9 +35,18 @@ export function chatCompletions(ctx: AppContext) {
     validateForModel(model, req.sampling, route);
     const trace = ex.trace ?? null;
     if (trace !== null) trace.validated(arrived);
-    const prompt = promptFor(model, ex.body, req, req.nvext);
-    // Short prompts are tokenized synchronously: no await (and no microtask hop) for them.
-    const promptIds = prompt instanceof Promise ? await prompt : prompt;
+    // Image parts are looked for only when the model takes images.
+    const media = model.vision === null ? null : chatImages(ex.body, req.messages);
+    let promptIds: Uint32Array;
+    let images: ImagePrompt | null = null;
+    if (media === null) {
+      const prompt = promptFor(model, ex.body, req, req.nvext);
+      // Short prompts are tokenized synchronously: no await (and no microtask hop) for them.
+      promptIds = prompt instanceof Promise ? await prompt : prompt;
+    } else {
+      images = await imagePromptFor(model, model.vision!, ex.body, req, media.images, media.messages);
+      promptIds = images.ids;
+    }
     if (trace !== null) trace.tokenized(promptIds.length);
     const maxTokens = completionBudget(model, promptIds.length, req.sampling.maxTokens);
     const hints = req.nvext.agentHints;
@@ -65,6 +76,7 @@ export function chatCompletions(ctx: AppContext) {
       collectTokenIds: req.nvext.extraFields.has('completion_token_ids'),
       limit: ex.rateLimit,
       trace,
+      images,
     });
     const timing: Timing = { arrived, dispatched: performance.now(), firstToken: null, lastToken: null };
     const id = `chatcmpl-${randomUUID().replaceAll('-', '')}`;
@@ -79,7 +91,8 @@ export function chatCompletions(ctx: AppContext) {
     };
     if (req.stream) await streamGeneration(ex, chatStream(r), (sink) => runGeneration(gr, sink), begin);
     else await runGeneration(gr, new UnaryChat(r, begin));
-    if (hints.speculativePrefill && !ex.cancellation.aborted) speculativePrefill(model, ex.body, req, r.reply, route, ex.engineRequestId);
+    // (The next turn's prefill renders the body again: not for a request with images.)
+    if (hints.speculativePrefill && images === null && !ex.cancellation.aborted) speculativePrefill(model, ex.body, req, r.reply, route, ex.engineRequestId);
   };
 }
 

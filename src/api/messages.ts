@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { readAnthropicRequest, readCountTokensRequest, type AnthropicRequest } from '../protocol/anthropic-request.js';
 import { AnthropicStreamWriter, anthropicMessage, anthropicUsage, stopReasonOf } from '../protocol/anthropic-response.js';
 import { tokenizeChat } from '../pipeline/preprocess.js';
+import { imagePromptFor, visionOf } from './prompt.js';
 import { runGeneration } from '../pipeline/run.js';
 import type { ParsedEvent } from '../pipeline/parse-outputs.js';
 import { AnthropicContent } from '../protocol/anthropic-content.js';
@@ -105,7 +106,9 @@ export function countTokens(ctx: AppContext) {
   return async (ex: Exchange): Promise<void> => {
     const req = readCountTokensRequest(ex.body, ctx.ignoreUnsupportedFields);
     const model = modelFor(ctx, req.model);
-    const ids = await tokenizeChat(model, req.prompt.body, req.prompt);
+    const p = req.prompt;
+    // Images count as the tokens they expand to (each is processed, as for a generation).
+    const ids = p.images.length === 0 ? await tokenizeChat(model, p.body, p) : (await imagePromptFor(model, visionOf(model, p.images), p.body, p, p.images, null)).ids;
     ex.sendJson(200, JSON.stringify({ input_tokens: ids.length }));
   };
 }

@@ -6,6 +6,9 @@ import { ApiError } from '../protocol/errors.js';
 import type { NvExt } from '../protocol/nvext.js';
 import { tokenizeChat, type TemplateInput } from '../pipeline/preprocess.js';
 import type { ServedModel } from '../pipeline/served-model.js';
+import type { VisionModel } from '../pipeline/vision-model.js';
+import type { ImageInput } from '../protocol/image-input.js';
+import { imagePrompt, placeImages, type ImagePrompt } from '../pipeline/image-prompt.js';
 
 /** The prompt ids, or a promise of them when they are tokenized off the event loop. */
 export function promptFor(model: ServedModel, body: Buffer, input: TemplateInput, nvext: NvExt): Uint32Array | Promise<Uint32Array> {
@@ -28,4 +31,33 @@ export function annotationEvents(model: ServedModel, nvext: NvExt, promptIds: Ui
     out += `event: ${a}\ndata: ${data}\n\n`;
   }
   return out;
+}
+
+/**
+ * The prompt of a request with images: the template input rewritten with the images placed
+ * for the model's template (`messages`: the request's messages with image markers, when the
+ * caller has them parsed; else read back from the input's span), rendered while the images
+ * are processed (image-prompt.ts).
+ */
+export function imagePromptFor(model: ServedModel, vision: VisionModel, body: Buffer, input: TemplateInput, images: readonly ImageInput[], messages: unknown[] | null): Promise<ImagePrompt> {
+  if (input.useRawPrompt) throw ApiError.badRequest('`nvext.use_raw_prompt` cannot be used with images: they need the chat template', 'nvext.use_raw_prompt');
+  let b = body;
+  let t = input;
+  if (messages !== null || vision.contentFormat === 'string') {
+    const list = placeImages(vision, messages ?? (JSON.parse(body.toString('utf8', input.messages.start, input.messages.end)) as unknown[]));
+    const msgJson = Buffer.from(JSON.stringify(list));
+    const head = Buffer.from('{"messages":');
+    const tools = input.tools ? body.subarray(input.tools.start, input.tools.end) : null;
+    b = Buffer.concat(tools ? [head, msgJson, Buffer.from(',"tools":'), tools, Buffer.from('}')] : [head, msgJson, Buffer.from('}')]);
+    const end = head.length + msgJson.length;
+    t = { ...input, messages: { start: head.length, end }, tools: tools ? { start: end + 9, end: end + 9 + tools.length } : null };
+  }
+  return imagePrompt(vision, images, () => tokenizeChat(model, b, t));
+}
+
+/** The model's image support, or a 400 naming the first image when it is text-only. */
+export function visionOf(model: ServedModel, images: readonly ImageInput[]): VisionModel {
+  if (model.vision !== null) return model.vision;
+  const where = images[0]!.where;
+  throw ApiError.badRequest(`\`${where}\`: model ${model.name} does not take image input`, where, 'image_input_unsupported');
 }

@@ -4,6 +4,8 @@ import { ApiError } from '../protocol/errors.js';
 import { readDetokenizeRequest, readTokenizeRequest } from '../protocol/tokenize-request.js';
 import { renderFailure, tokenizeChat } from '../pipeline/preprocess.js';
 import { modelFor, type AppContext } from './context.js';
+import { chatImages } from '../protocol/image-input.js';
+import { imagePromptFor } from './prompt.js';
 import type { Exchange } from './exchange.js';
 
 export function tokenize(ctx: AppContext) {
@@ -11,9 +13,13 @@ export function tokenize(ctx: AppContext) {
     const req = readTokenizeRequest(ex.body, ctx.ignoreUnsupportedFields);
     const model = modelFor(ctx, req.model);
     let ids: Uint32Array;
+    // Chat messages with images (a model that takes them): each expands to its tokens.
+    const media = req.kind === 'chat' && model.vision !== null ? chatImages(ex.body, req.messages) : null;
     try {
       ids =
-        req.kind === 'prompt'
+        media !== null && req.kind === 'chat'
+          ? (await imagePromptFor(model, model.vision!, ex.body, { messages: req.messages, tools: req.tools, useRawPrompt: false, addGenerationPrompt: req.addGenerationPrompt, templateKwargs: req.templateKwargs, continueFinal: req.continueFinal }, media.images, media.messages)).ids
+          : req.kind === 'prompt'
           ? model.native.encode(req.prompt, req.addSpecialTokens)
           : req.continueFinal !== null
           ? await tokenizeChat(model, ex.body, { messages: req.messages, tools: req.tools, useRawPrompt: false, addGenerationPrompt: false, templateKwargs: req.templateKwargs, continueFinal: req.continueFinal })

@@ -8,6 +8,8 @@ import { WorkerPool } from '../router/worker-pool.js';
 import { ModelRouter } from '../router/router.js';
 import { DisaggregatedRouter } from '../router/disaggregated-router.js';
 import { ServedModel } from '../pipeline/served-model.js';
+import { loadVisionModel } from '../pipeline/vision-model.js';
+import { ImageStore } from '../pipeline/image-store.js';
 import { ignoreUnsupportedFields } from '../protocol/admission.js';
 import { routes } from '../api/routes.js';
 import type { AppContext, ShardLink } from '../api/context.js';
@@ -72,6 +74,8 @@ export async function startFrontend(o: ServeOptions, natives: ReadonlyMap<string
   // One id sequence for every model's workers: an id names one worker (DELETE /admin/workers/:id).
   const ids = { next: 0 };
   const models = new Map<string, ServedModel>();
+  // One store of fetched and processed images for every model of this thread.
+  const images = new ImageStore(o.images);
   const routers: DisaggregatedRouter[] = [];
   const pools: WorkerPool[] = [];
   // --event-plane: one NATS connection for this frontend; each model's KV sources and replica sync use it.
@@ -102,6 +106,7 @@ export async function startFrontend(o: ServeOptions, natives: ReadonlyMap<string
       const model = new ServedModel(name, natives.get(name)!, pool, router, modelStats(metrics, name), parsers, spec.maxPromptTokens ?? o.maxPromptTokens, spec.path);
       if (o.migration) model.migration = { limit: o.migration.limit, maxSeqLen: o.migration.maxSeqLen };
       if (o.disagg) model.pd = { bootstrapPort: o.disagg.bootstrapPort, rendezvousTimeoutMs: o.disagg.rendezvousTimeoutSecs * 1000 };
+      model.vision = loadVisionModel(name, spec.path, model.native, images);
       await model.adoptEngineFacts();
       models.set(name, model);
     }

@@ -1,6 +1,7 @@
 // What `portico serve` is asked to run (src/cli/main.ts reads it off the command line),
 // and what a running server hands back.
 
+import type { ImageSettings } from '../pipeline/image-store.js';
 import type { LimitsConfig } from '../limits/limits-config.js';
 import type { RateLimitShare } from './rate-limits.js';
 import type { TracingSettings } from '../tracing/settings.js';
@@ -111,6 +112,8 @@ export interface ServeOptions {
   log?: { level: Level; format: 'json' | 'text' };
   /** Distributed tracing (--otlp-traces-endpoint and the OTEL_* variables); absent or null: off. */
   tracing?: TracingSettings | null;
+  /** Image input: fetching, limits and the processed-image cache (default DEFAULT_IMAGE_SETTINGS). */
+  images?: ImageSettings;
 }
 
 export interface FaultOptions {

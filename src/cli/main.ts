@@ -1,5 +1,8 @@
 // The portico command line: `serve` and `mock-engine`.
 
+import { isIP } from 'node:net';
+import type { ImageSettings } from '../pipeline/image-store.js';
+import { DEFAULT_MEDIA_FETCH } from '../pipeline/media-fetch.js';
 import { tracingSettings, TracingSettingsError, type TracingSettings } from '../tracing/settings.js';
 import { parseArgs } from 'node:util';
 import { MAIN_HELP, MOCK_ENGINE_HELP } from './help.js';
@@ -109,6 +112,7 @@ async function serveCommand(args: string[]): Promise<void> {
     responsesStore: { url: v['responses-store'] as string, ttlSecs: v['responses-store-ttl-secs'] as number, maxRows: v['responses-store-max-rows'] as number },
     log: { level: v['log-level'] as Level, format: v['log-format'] as 'json' | 'text' },
     tracing: tracingOptions(v),
+    images: imageSettings(v),
   });
   log.info(`portico listening on http://${v.host as string}:${running.port}`, { port: running.port });
   if (running.grpcPort !== undefined) log.info(`portico KServe gRPC listening on ${v.host as string}:${running.grpcPort} (inference.GRPCInferenceService)`, { grpc_port: running.grpcPort });
@@ -135,6 +139,41 @@ async function serveCommand(args: string[]): Promise<void> {
       }
     })();
   });
+}
+
+/** The image flags (group Images) as the image store's settings. */
+function imageSettings(v: Record<string, unknown>): ImageSettings {
+  const domains = v['allowed-media-domains'] as string[];
+  const maxBytes = v['max-image-bytes'] as number;
+  let limit: unknown;
+  try {
+    limit = JSON.parse(v['limit-mm-per-prompt'] as string);
+  } catch {
+    limit = null;
+  }
+  const perRequest = (limit as { image?: unknown } | null)?.image;
+  if (limit === null || typeof limit !== 'object' || Array.isArray(limit) || !Number.isInteger(perRequest) || (perRequest as number) < 0) {
+    throw new UsageError('--limit-mm-per-prompt must be a JSON object like {"image": 4}');
+  }
+  const addresses = v['allowed-media-addresses'] as string[];
+  for (const a of addresses) {
+    const [addr, bits] = a.split('/');
+    if (isIP(addr ?? '') === 0 || (bits !== undefined && !/^\d+$/.test(bits))) throw new UsageError(`--allowed-media-addresses: not an address or CIDR: ${a}`);
+  }
+  return {
+    fetch: {
+      remote: domains.length > 0,
+      allowedDomains: domains.includes('*') ? [] : domains,
+      allowedAddresses: addresses,
+      maxBytes,
+      timeoutMs: (v['media-fetch-timeout-secs'] as number) * 1000,
+      maxRedirects: DEFAULT_MEDIA_FETCH.maxRedirects,
+    },
+    maxBytes,
+    maxPixels: v['max-image-pixels'] as number,
+    maxPerRequest: perRequest as number,
+    cacheBytes: Math.round((v['mm-processor-cache-gb'] as number) * 2 ** 30),
+  };
 }
 
 function routerOptions(v: Record<string, unknown>): Partial<RouterOptions> {

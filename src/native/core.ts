@@ -31,6 +31,8 @@ export interface ModelInfo {
   specialTokens: SpecialToken[];
   /** tokenizer_config.json `additional_special_tokens`, in order. */
   additionalSpecialTokens: SpecialToken[];
+  /** The content shape the chat template expects ("openai": a list of parts; "string"); null without a template. */
+  contentFormat: 'openai' | 'string' | null;
 }
 
 /** A special token: its name (`bos_token`, `image_token`; the content for additional ones). */

@@ -5,7 +5,7 @@
 // GenerationRequest with generationRequest() and hand it to runGeneration (run.ts).
 
 import type { SamplingOptions } from '../protocol/sampling.js';
-import type { Cancellation, GenerateParams } from '../engine/types.js';
+import type { Cancellation, EngineMultimodal, GenerateParams } from '../engine/types.js';
 import type { RouteHints } from '../router/types.js';
 import type { OutputRules, ParsingPlan } from './postprocess.js';
 import type { ServedModel } from './served-model.js';
@@ -40,6 +40,8 @@ export interface GenerationRequest {
   readonly limit: LimitTicket | null;
   /** The request's trace (tracing on), else null: runGeneration adds its route and engine spans. */
   readonly trace: RequestTrace | null;
+  /** The ids the router hashes, when they differ from the prompt's (images: image-prompt.ts). */
+  readonly routeTokens?: Uint32Array;
 }
 
 /**
@@ -99,15 +101,27 @@ export interface GenerationInput {
   limit?: LimitTicket | null;
   /** The request's trace (Exchange.trace), if traced. */
   trace?: RequestTrace | null;
+  /** The request's processed images and the ids the router hashes for them (image-prompt.ts). */
+  images?: { multimodal: EngineMultimodal; routeTokens: Uint32Array } | null;
 }
 
 /** The one GenerationRequest of a prompt: engine parameters and output rules from the same options. */
 export function generationRequest(i: GenerationInput): GenerationRequest {
   const s = i.maxTokens === i.sampling.maxTokens ? i.sampling : { ...i.sampling, maxTokens: i.maxTokens };
+  const engine = engineParams(i.model, i.requestId, i.promptIds, s, i.route);
+  const images = i.images ?? null;
+  if (images !== null) {
+    engine.multimodal = images.multimodal;
+    return { ...withEngine(i, s, engine), routeTokens: images.routeTokens };
+  }
+  return withEngine(i, s, engine);
+}
+
+function withEngine(i: GenerationInput, s: SamplingOptions, engine: GenerateParams): GenerationRequest {
   return {
     model: i.model,
     promptIds: i.promptIds,
-    engine: engineParams(i.model, i.requestId, i.promptIds, s, i.route),
+    engine,
     output: outputOptions(s, i),
     route: routeFor(i.model, i.route),
     signal: i.signal,

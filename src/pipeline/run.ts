@@ -89,7 +89,7 @@ async function generate(req: GenerationRequest, sink: GenerationSink): Promise<v
   const { model, trace } = req;
   model.stats.inputTokens.observe(req.promptIds.length);
   const routeStart = trace === null ? 0 : performance.now();
-  const routed = model.router.route({ tokens: req.promptIds, hints: req.route, signal: req.signal });
+  const routed = model.router.route({ tokens: req.routeTokens ?? req.promptIds, hints: req.route, signal: req.signal });
   const d = routed instanceof Promise ? await routed : routed;
   // A traced request: the route phase, and the engine span whose context goes to the engine.
   const traced = trace === null ? null : new GenerationTrace(trace, req, d, routeStart, performance.now(), sink);

@@ -8,6 +8,7 @@ import type { ModelStats } from '../metrics/frontend.js';
 import { log } from '../log.js';
 import { DEFAULT_PD_SETTINGS, type PdSettings } from './pd-settings.js';
 import { DEFAULT_MIGRATION, type MigrationSettings } from './migration-settings.js';
+import type { VisionModel } from './vision-model.js';
 import { engineSamplingDefaults, fileSamplingDefaults, mergeDefaults, type SamplingDefaults } from './sampling-defaults.js';
 
 export interface ModelInfo {
@@ -50,6 +51,8 @@ export class ServedModel {
   pd: PdSettings = DEFAULT_PD_SETTINGS;
   /** Request migration's settings (--migration-limit, --migration-max-seq-len). */
   migration: MigrationSettings = DEFAULT_MIGRATION;
+  /** Image input (./vision-model.ts), or null: a text-only model. */
+  vision: VisionModel | null = null;
 
   constructor(
     readonly name: string,
@@ -70,6 +73,7 @@ export class ServedModel {
       this.info = adapter.base.info;
       this.pd = adapter.base.pd;
       this.migration = adapter.base.migration;
+      this.vision = adapter.base.vision;
       return;
     }
     const i = native.info();

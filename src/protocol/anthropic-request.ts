@@ -4,6 +4,7 @@
 // messages, thinking blocks as reasoning_content). The reshaped messages are written
 // to a new JSON buffer so the native template reads them as it reads any chat body.
 
+import { anthropicImageUrl, IMAGE_MARKER, type ImageInput } from './image-input.js';
 import { ApiError } from './errors.js';
 import { isObject as isObj, type Json, type JsonObject as Obj } from './json.js';
 import { admit } from './admission.js';
@@ -121,10 +122,11 @@ function reshape(f: ShapeReader, body: Buffer): { prompt: AnthropicPrompt; funct
   const system = systemText(f);
   if (system !== null) out.push({ role: 'system', content: system });
   const messages = JSON.parse(body.toString('utf8', span.start, span.end)) as Json[];
-  messages.forEach((m, i) => out.push(...reshapeMessage(m, i)));
+  const images: ImageInput[] = [];
+  messages.forEach((m, i) => out.push(...reshapeMessage(m, i, images)));
   if (out.length === (system === null ? 0 : 1)) throw bad('messages: every message is empty (no content blocks)', 'messages');
   const tools = f.array('tools') ? reshapeTools(JSON.parse(f.raw('tools')!) as Json[]) : null;
-  const prompt = templateBody(out, tools, thinkingKwargs(f), null, prefillOf(out));
+  const prompt = templateBody(out, tools, thinkingKwargs(f), null, prefillOf(out), images);
   // (templateBody leaves an empty tools array out of the template, as no tools.)
   return { prompt, functions: prompt.tools && tools ? tools.map((t) => t.function as unknown as ToolFunction) : [] };
 }
@@ -169,7 +171,7 @@ function textOf(content: Json | undefined, where: string): string {
     .join('\n');
 }
 
-function reshapeMessage(m: Json, i: number): Obj[] {
+function reshapeMessage(m: Json, i: number, images: ImageInput[]): Obj[] {
   const where = `messages.${i}`;
   if (!isObj(m)) throw bad(`${where}: must be an object`, 'messages');
   const role = m.role;
@@ -180,17 +182,22 @@ function reshapeMessage(m: Json, i: number): Obj[] {
 
   if (role === 'user') {
     const out: Obj[] = [];
-    const texts: string[] = [];
+    // Text blocks, and an image marker where an image block was (its URL into `images`).
+    const texts: (string | null)[] = [];
     content.forEach((b, j) => {
       const at = `${where}.content.${j}`;
       if (!isObj(b)) throw bad(`${at}: must be a content block object`, 'messages');
       if (b.type === 'text' && typeof b.text === 'string') texts.push(b.text);
-      else if (b.type === 'tool_result') {
+      else if (b.type === 'image') {
+        images.push({ url: anthropicImageUrl(b, at), where: at });
+        texts.push(null);
+      } else if (b.type === 'tool_result') {
         if (typeof b.tool_use_id !== 'string') throw bad(`${at}.tool_use_id: Field required`, 'messages');
         out.push({ role: 'tool', tool_call_id: b.tool_use_id, content: b.content === undefined ? '' : textOf(b.content, `${at}.content`) });
       } else throw bad(`${at}: content block type ${JSON.stringify(b.type)} is not supported`, 'messages');
     });
-    if (texts.length > 0) out.push({ role: 'user', content: texts.join('\n') });
+    if (texts.includes(null)) out.push({ role: 'user', content: texts.map((t) => (t === null ? IMAGE_MARKER : { type: 'text', text: t })) });
+    else if (texts.length > 0) out.push({ role: 'user', content: texts.join('\n') });
     return out;
   }
 

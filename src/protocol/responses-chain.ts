@@ -8,12 +8,14 @@
 import type { Json, JsonObject as Obj } from './json.js';
 import { templateBody, type TemplateBody } from './template-body.js';
 import { appendItem, type ResponsesRequest } from './responses-request.js';
+import type { ImageInput } from './image-input.js';
 
 /** The prompt of `req` with `history` (the chain's items, oldest first) before its input. */
 export function conversationPrompt(req: ResponsesRequest, history: readonly Json[]): TemplateBody {
   const messages: Obj[] = [];
+  const images: ImageInput[] = [];
   if (req.instructions !== null) messages.push({ role: 'system', content: req.instructions });
-  history.forEach((item, i) => appendItem(messages, item, i, `previous_response_id's item ${i}`));
-  req.input.forEach((item, i) => appendItem(messages, item, i));
-  return templateBody(messages, req.template.tools, req.template.kwargs);
+  history.forEach((item, i) => appendItem(messages, item, i, images, `previous_response_id's item ${i}`));
+  req.input.forEach((item, i) => appendItem(messages, item, i, images));
+  return templateBody(messages, req.template.tools, req.template.kwargs, null, null, images);
 }

@@ -10,6 +10,7 @@ import { isObject as isObj, type Json, type JsonObject as Obj } from './json.js'
 import { admit } from './admission.js';
 import { Fields, FieldTable, JsonType } from './fields.js';
 import { templateBody, type TemplateBody } from './template-body.js';
+import { IMAGE_MARKER, responsesImageUrl, type ImageInput } from './image-input.js';
 import { readNvext, type NvExt } from './nvext.js';
 import type { ToolChoice } from './tools.js';
 import { readResponsesToolChoice } from './responses-tool-choice.js';
@@ -105,6 +106,7 @@ export function readResponsesRequest(body: Buffer, ignoreUnsupported: boolean, h
   const instructions = f.string('instructions') ?? null;
 
   const messages: Obj[] = [];
+  const images: ImageInput[] = [];
   if (instructions !== null) messages.push({ role: 'system', content: instructions });
   const t = f.type('input');
   let input: Obj[];
@@ -116,7 +118,7 @@ export function readResponsesRequest(body: Buffer, ignoreUnsupported: boolean, h
   } else if (t === JsonType.Array) {
     const items = JSON.parse(f.raw('input')!) as Json[];
     if (items.length === 0) throw bad('`input` must not be empty', 'input');
-    items.forEach((item, i) => appendItem(messages, item, i));
+    items.forEach((item, i) => appendItem(messages, item, i, images));
     input = items as Obj[];
   } else throw bad('`input` must be a string or an array of input items', 'input');
 
@@ -141,7 +143,7 @@ export function readResponsesRequest(body: Buffer, ignoreUnsupported: boolean, h
   const kwargs = reasoning.effort === null ? null : JSON.stringify({ reasoning_effort: reasoning.effort });
   return {
     model,
-    prompt: templateBody(messages, chatTools, kwargs, reasoning.effort),
+    prompt: templateBody(messages, chatTools, kwargs, reasoning.effort, null, images),
     template: { tools: chatTools, kwargs },
     store,
     previousResponseId,
@@ -174,27 +176,39 @@ function oneConstraint(format: GenerateConstraint | undefined, tool: GenerateCon
 
 const ROLES = new Set(['user', 'assistant', 'system', 'developer']);
 
-function contentText(content: Json | undefined, where: string): string {
+/**
+ * A message item's content for the template: its text (parts joined with a newline), or,
+ * when it holds input_image parts, its parts in order with each image's URL taken into
+ * `images` and an image marker left in its place.
+ */
+function messageContent(content: Json | undefined, where: string, images: ImageInput[]): string | Obj[] {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) throw bad(`\`${where}.content\` must be a string or an array of content parts`, 'input');
-  return content
-    .map((p, j) => {
-      if (!isObj(p) || (p.type !== 'input_text' && p.type !== 'output_text' && p.type !== 'text') || typeof p.text !== 'string') {
-        throw bad(`\`${where}.content[${j}]\`: only input_text and output_text parts are supported`, 'input');
-      }
-      return p.text;
-    })
-    .join('\n');
+  let parts: Obj[] | null = null;
+  const texts = content.map((p, j) => {
+    if (isObj(p) && p.type === 'input_image') {
+      const at = `${where}.content[${j}]`;
+      images.push({ url: responsesImageUrl(p, at), where: at });
+      parts ??= [];
+      return null;
+    }
+    if (!isObj(p) || (p.type !== 'input_text' && p.type !== 'output_text' && p.type !== 'text') || typeof p.text !== 'string') {
+      throw bad(`\`${where}.content[${j}]\`: only input_text, output_text and input_image parts are supported`, 'input');
+    }
+    return p.text;
+  });
+  if (parts === null) return texts.join('\n');
+  return texts.map((t) => (t === null ? IMAGE_MARKER : { type: 'text', text: t }));
 }
 
 /** One input item onto the chat messages; `where` names it in errors (input[i] by default). */
-export function appendItem(out: Obj[], item: Json, i: number, where = `input[${i}]`): void {
+export function appendItem(out: Obj[], item: Json, i: number, images: ImageInput[], where = `input[${i}]`): void {
   if (!isObj(item)) throw bad(`\`${where}\` must be an object`, 'input');
   const type = item.type ?? 'message';
   if (type === 'message') {
     if (typeof item.role !== 'string' || !ROLES.has(item.role)) throw bad(`\`${where}.role\` must be one of user, assistant, system, developer`, 'input');
     const role = item.role === 'developer' ? 'system' : item.role;
-    const content = contentText(item.content, where);
+    const content = messageContent(item.content, where, images);
     const last = out.at(-1);
     // A reasoning item opens the assistant turn its message completes.
     if (role === 'assistant' && last && last.role === 'assistant' && last.content === '' && last.reasoning_content !== undefined && !last.tool_calls) last.content = content;

@@ -3,6 +3,7 @@
 // JSON buffer, so the native template reads them through spans like any chat body.
 
 import type { Span } from './fields.js';
+import type { ImageInput } from './image-input.js';
 
 export interface TemplateBody {
   body: Buffer;
@@ -15,9 +16,11 @@ export interface TemplateBody {
   templateKwargs: string | null;
   /** The reasoning effort in templateKwargs, for the parsing plan (the reader knows it; no reparse). */
   reasoningEffort: string | null;
+  /** The request's images in prompt order; each left an image marker part in `messages`. */
+  images: ImageInput[];
 }
 
-export function templateBody(messages: object[], tools: object[] | null, templateKwargs: string | null = null, reasoningEffort: string | null = null, continueFinal: string | null = null): TemplateBody {
+export function templateBody(messages: object[], tools: object[] | null, templateKwargs: string | null = null, reasoningEffort: string | null = null, continueFinal: string | null = null, images: ImageInput[] = []): TemplateBody {
   const msgJson = JSON.stringify(messages);
   const toolsJson = tools && tools.length > 0 ? JSON.stringify(tools) : null;
   const text = toolsJson ? `{"messages":${msgJson},"tools":${toolsJson}}` : `{"messages":${msgJson}}`;
@@ -25,5 +28,5 @@ export function templateBody(messages: object[], tools: object[] | null, templat
   const start = Buffer.byteLength('{"messages":');
   const end = start + Buffer.byteLength(msgJson);
   const tools_ = toolsJson ? { start: end + Buffer.byteLength(',"tools":'), end: body.length - 1 } : null;
-  return { body, messages: { start, end }, tools: tools_, useRawPrompt: false, addGenerationPrompt: continueFinal === null, continueFinal, templateKwargs, reasoningEffort };
+  return { body, messages: { start, end }, tools: tools_, useRawPrompt: false, addGenerationPrompt: continueFinal === null, continueFinal, templateKwargs, reasoningEffort, images };
 }

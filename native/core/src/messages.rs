@@ -61,12 +61,7 @@ pub fn text_parts<'a>(message: &'a Value, index: usize) -> Result<Vec<&'a str>> 
             .iter()
             .enumerate()
             .map(|(j, part)| {
-                part_text(part).ok_or_else(|| {
-                    CoreError::InvalidMessages(format!(
-                        "messages[{index}].content[{j}]: unsupported content part {} (only text parts are supported)",
-                        part.get("type").map(Value::to_string).unwrap_or_else(|| kind(part).to_owned())
-                    ))
-                })
+                part_text(part).ok_or_else(|| unsupported_part(part, index, j))
             })
             .collect(),
         Some(other) => Err(CoreError::InvalidMessages(format!(
@@ -74,6 +69,41 @@ pub fn text_parts<'a>(message: &'a Value, index: usize) -> Result<Vec<&'a str>> 
             kind(other)
         ))),
     }
+}
+
+/// The parts of a message's `content` for a template that loops over them: text parts as
+/// `{"type": "text", "text": ...}`, image parts as `{"type": "image"}` (the marker the
+/// request path puts where an image was, once it has taken the image out: a multimodal
+/// template emits the model's image placeholder for it), anything else refused.
+fn openai_parts(message: &Value, index: usize) -> Result<Vec<Value>> {
+    if let Some(Value::Array(parts)) = message.get("content") {
+        if parts.iter().any(is_image_marker) {
+            return parts
+                .iter()
+                .enumerate()
+                .map(|(j, part)| match part_text(part) {
+                    Some(t) => Ok(serde_json::json!({"type": "text", "text": t})),
+                    None if is_image_marker(part) => Ok(serde_json::json!({"type": "image"})),
+                    None => Err(unsupported_part(part, index, j)),
+                })
+                .collect();
+        }
+    }
+    Ok(text_parts(message, index)?
+        .into_iter()
+        .map(|t| serde_json::json!({"type": "text", "text": t}))
+        .collect())
+}
+
+fn is_image_marker(part: &Value) -> bool {
+    matches!(part, Value::Object(o) if o.len() == 1 && o.get("type").and_then(Value::as_str) == Some("image"))
+}
+
+fn unsupported_part(part: &Value, index: usize, j: usize) -> CoreError {
+    CoreError::InvalidMessages(format!(
+        "messages[{index}].content[{j}]: unsupported content part {} (only text parts are supported)",
+        part.get("type").map(Value::to_string).unwrap_or_else(|| kind(part).to_owned())
+    ))
 }
 
 fn part_text(part: &Value) -> Option<&str> {
@@ -120,12 +150,7 @@ pub fn normalise_message(mut m: Value, index: usize, format: ContentFormat) -> R
         // Moved, not copied: a system prompt can be hundreds of KB.
         (ContentFormat::String, Some(Value::String(s))) => Value::String(std::mem::take(s)),
         (ContentFormat::String, _) => Value::String(content_text(&m, index, "\n")?),
-        (ContentFormat::OpenAi, _) => Value::Array(
-            text_parts(&m, index)?
-                .into_iter()
-                .map(|t| serde_json::json!({"type": "text", "text": t}))
-                .collect(),
-        ),
+        (ContentFormat::OpenAi, _) => Value::Array(openai_parts(&m, index)?),
     };
     let Value::Object(mut obj) = m else {
         return unreachable_object();
@@ -210,6 +235,19 @@ mod tests {
         let out = normalise_for_template(msgs, ContentFormat::OpenAi).unwrap();
         assert_eq!(out[0]["content"], serde_json::json!([{"type": "text", "text": "a"}]));
         assert_eq!(out[1]["content"], serde_json::json!([]));
+    }
+
+    #[test]
+    fn image_marker_stays_a_part_for_an_openai_template_only() {
+        let msgs = parse_messages(br#"[{"role":"user","content":[{"type":"text","text":"a"},{"type":"image"},{"type":"text","text":"b"}]}]"#).unwrap();
+        let out = normalise_for_template(msgs.clone(), ContentFormat::OpenAi).unwrap();
+        assert_eq!(out[0]["content"], serde_json::json!([{"type": "text", "text": "a"}, {"type": "image"}, {"type": "text", "text": "b"}]));
+        let err = normalise_for_template(msgs, ContentFormat::String).unwrap_err();
+        assert!(err.to_string().contains("content[1]: unsupported content part \"image\""), "{err}");
+        // A marker with members is a client's part, not Portico's: refused.
+        let msgs = parse_messages(br#"[{"role":"user","content":[{"type":"image"},{"type":"image","image":"x"}]}]"#).unwrap();
+        let err = normalise_for_template(msgs, ContentFormat::OpenAi).unwrap_err();
+        assert!(err.to_string().contains("content[1]"), "{err}");
     }
 
     #[test]

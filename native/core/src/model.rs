@@ -4,6 +4,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::chat_template::{ChatTemplate, Messages, RenderInput};
+use crate::content_format::ContentFormat;
 use crate::messages_cache::MessagesCache;
 use crate::tools_cache::ToolsCache;
 use crate::detokenizer::Detokenizer;
@@ -35,6 +36,9 @@ pub struct ModelInfo {
     pub special_tokens: Vec<SpecialToken>,
     /// tokenizer_config.json `additional_special_tokens`, with ids.
     pub additional_special_tokens: Vec<SpecialToken>,
+    /// The `content` shape the default template expects: "openai" (a list of parts; image
+    /// parts stay `{"type": "image"}`) or "string" (text only). None without a template.
+    pub content_format: Option<&'static str>,
 }
 
 /// A special token: its name (`bos_token`, `image_token`, ...; for additional special
@@ -180,6 +184,10 @@ impl Model {
                     id: self.id_of(Some(content)),
                 })
                 .collect(),
+            content_format: self.template.as_ref().or(self.tool_use_template.as_ref()).map(|t| match t.content_format() {
+                ContentFormat::String => "string",
+                ContentFormat::OpenAi => "openai",
+            }),
         }
     }
 

@@ -30,6 +30,8 @@ pub struct ModelInfo {
     pub special_tokens: Vec<SpecialToken>,
     /// tokenizer_config.json `additional_special_tokens`.
     pub additional_special_tokens: Vec<SpecialToken>,
+    /// "openai" or "string": the `content` shape the chat template expects; null without one.
+    pub content_format: Option<String>,
 }
 
 #[napi(object, use_nullable = true)]
@@ -140,6 +142,7 @@ impl Model {
             unk_token_id: i.unk_token_id,
             special_tokens: i.special_tokens.into_iter().map(special).collect(),
             additional_special_tokens: i.additional_special_tokens.into_iter().map(special).collect(),
+            content_format: i.content_format.map(str::to_owned),
         }
     }
 
