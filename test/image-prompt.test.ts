@@ -11,7 +11,11 @@ import { expandImages, placeImages } from '../src/pipeline/image-prompt.js';
 import type { VisionModel } from '../src/pipeline/vision-model.js';
 import { ImageStore, DEFAULT_IMAGE_SETTINGS } from '../src/pipeline/image-store.js';
 import type { ImageProcessor, ProcessedImage } from '../src/native/vision.js';
-import { blockKeys, rootLanes } from '../src/router/hash.js';
+import { blockKeys, imageBlockTokens, rootLanes } from '../src/router/hash.js';
+import { encode } from '@msgpack/msgpack';
+import { create } from '@bufbuild/protobuf';
+import { KvEventBatchSchema } from '../src/gen/common_pb.js';
+import { decodeVllmBatch, normaliseBatch } from '../src/engine/kv-events/index.js';
 
 const PAD = 7;
 const image = (hash: string, numTokens: number): ProcessedImage => ({
@@ -109,4 +113,34 @@ test('the image store: a repeat is a cache hit, concurrent requests share one pr
   await assert.rejects(store.image(v, url('d')), /broken/);
   await assert.rejects(store.image(v, url('d')), /broken/);
   assert.equal(calls, 6, 'a failed image is processed again, not cached');
+});
+
+test('engine events that name their images key those blocks as the request does: vLLM extra_keys in msgpack and in the gRPC event stream', () => {
+  const v = vision('string');
+  const A = 'ab12cd34'.repeat(8);
+  const B = 'fe98dc76'.repeat(8);
+  // Text, image A (20 tokens), one text token, image B (11 tokens), text: 48 tokens, 3 blocks of 16.
+  const prompt = Uint32Array.from([1, 2, 3, PAD, 4, PAD, ...Array.from({ length: 26 }, (_, i) => 100 + i)]);
+  const r = expandImages(v, prompt, [image(A, 20), image(B, 11)]);
+  assert.equal(r.ids.length, 32 + 29);
+  const bs = 16;
+  const placed = r.multimodal.placeholders;
+  // vLLM's rule: a block lists (identifier, image offset - block start) for each image it overlaps.
+  const blocks = Array.from({ length: Math.floor(r.ids.length / bs) }, (_, b) => {
+    const start = b * bs;
+    const keys = placed.flatMap((p, k) => (p.offset < start + bs && p.offset + p.length > start ? [[[A, B][k]!, p.offset - start]] : []));
+    return { tokens: Array.from(r.ids.slice(start, start + bs)), keys };
+  });
+  const batch = encode([1.5, [['BlockStored', [11, 12, 13], null, blocks.flatMap((b) => b.tokens), bs, null, 'GPU', null, blocks.map((b) => (b.keys.length ? b.keys : null))]]]);
+  const [ev] = decodeVllmBatch(batch, 'w').events;
+  assert.equal(ev!.kind, 'stored');
+  const stored = (ev as Extract<typeof ev, { kind: 'stored' }>).blocks;
+  assert.deepEqual(stored.map((b) => b.images?.map((i) => i.offset)), [[3], [-13, 8], [-8]]);
+  const engineKeys = blockKeys(stored.flatMap((b) => (b.images ? imageBlockTokens(b.tokenIds, b.images) : b.tokenIds)), bs, rootLanes());
+  assert.deepEqual(Array.from(engineKeys), Array.from(blockKeys(r.routeTokens, bs, rootLanes())).slice(0, 3));
+  // The gRPC stream (smg.grpc.common KvBlock.extra_keys, multimodal keys) decodes the same images.
+  const grpc = normaliseBatch(create(KvEventBatchSchema, {
+    events: [{ data: { case: 'stored', value: { blocks: blocks.map((b, i) => ({ blockHash: BigInt(20 + i), tokenIds: b.tokens, blockSize: bs, extraKeys: b.keys.map(([identifier, offset]) => ({ key: { case: 'multimodal' as const, value: { identifier: `lora-x:${identifier as string}`, offset: BigInt(offset as number) } } })) })) } } }],
+  }), 'w');
+  assert.deepEqual((grpc[0] as Extract<(typeof grpc)[0], { kind: 'stored' }>).blocks.map((b) => b.images), stored.map((b) => b.images));
 });

@@ -38,6 +38,7 @@ const hits = new Map<string, number>();
 
 let engine: MockEngine;
 let textEngine: MockEngine;
+let sglangEngine: MockEngine;
 let server: Proc;
 let imageHost: http.Server;
 let hostUrl: string;
@@ -66,9 +67,10 @@ before(async () => {
   hostUrl = `http://127.0.0.1:${(imageHost.address() as AddressInfo).port}`;
   engine = await startMockEngine({ port: 0, mode: 'sim', protocol: 'vllm', eosTokenIds: [EOS], vocabSize: 151936, servedModelName: 'vl', eosProbability: 0, stepMs: 0 });
   textEngine = await startMockEngine({ port: 0, mode: 'sim', protocol: 'vllm', eosTokenIds: [EOS], vocabSize: 151936, servedModelName: 'text', eosProbability: 0, stepMs: 0 });
+  sglangEngine = await startMockEngine({ port: 0, mode: 'sim', protocol: 'sglang', eosTokenIds: [EOS], vocabSize: 151936, servedModelName: 'vl-sglang', eosProbability: 0, stepMs: 0 });
   server = await startPortico([
     'serve', '--http-port', '0', '--host', '127.0.0.1',
-    '--model', `vl=${dir}`, '--model', `text=${QWEN3}`, '--worker', engine.url, '--worker', textEngine.url,
+    '--model', `vl=${dir}`, '--model', `text=${QWEN3}`, '--model', `vl-sglang=${dir}`, '--worker', engine.url, '--worker', textEngine.url, '--worker', sglangEngine.url,
     '--allowed-media-domains', '127.0.0.1', '--allowed-media-addresses', '127.0.0.1',
     '--limit-mm-per-prompt', '{"image": 3}', '--max-image-pixels', '1000000', '--media-fetch-timeout-secs', '5',
   ]);
@@ -78,6 +80,7 @@ after(async () => {
   await server?.stop();
   await engine?.close();
   await textEngine?.close();
+  await sglangEngine?.close();
   imageHost?.close();
 });
 
@@ -137,6 +140,15 @@ describe('OpenAI chat', () => {
     assert.ok(offsets[0]! < offsets[1]! && offsets[1]! < offsets[2]!);
     assert.deepEqual(got.mm_inputs!.mm_hashes, [sha(A), sha(B), sha(C)]);
     assert.equal(usage!.prompt_tokens, got.tokenized.input_ids.length);
+  });
+
+  test('on SGLang\'s protocol too: the engine gets the pixel tensor, image_grid_thw and the ranges', async () => {
+    const r = await openai.chat.completions.create({ model: 'vl-sglang', max_tokens: 2, messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: dataUrl(A) } }, { type: 'image_url', image_url: { url: dataUrl(C) } }, { type: 'text', text: 'Two.' }] }] });
+    const got = sglangEngine.context.received.all()[0]!.json() as { tokenized: { input_ids: number[] }; mm_inputs: { mm_placeholders: { offset?: number; length: number }[]; im_token_id: number; model_specific_tensors: Record<string, { shape: number[] }> } };
+    assert.equal(got.tokenized.input_ids.length, r.usage!.prompt_tokens);
+    assert.deepEqual(got.mm_inputs.mm_placeholders.map((p) => p.length), [tokensOf(A), tokensOf(C)]);
+    assert.equal(got.mm_inputs.im_token_id, IMAGE_PAD);
+    assert.deepEqual(got.mm_inputs.model_specific_tensors.image_grid_thw!.shape, [2, 3]);
   });
 
   test('a remote image is fetched once: the same URL again is served from the cache, and it hashes as the same bytes inline', async () => {

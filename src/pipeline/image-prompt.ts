@@ -5,9 +5,11 @@
 // engine is sent the images' tensors with the placeholder ranges (MultimodalInputs).
 //
 // The router sees the prompt with each image's run of placeholder tokens replaced by ids
-// derived from the image's content hash (above the vocabulary): the same image at the same
-// place gives the same block keys, so requests with the same image route together under KV
-// routing, and two different images never look like a shared prefix.
+// derived from the image's content hash (above the vocabulary; router/hash.ts
+// imageRouteId): the same image at the same place gives the same block keys, so requests
+// with the same image route together under KV routing, and two different images never look
+// like a shared prefix. Engines that name the images of their stored blocks (vLLM's
+// extra_keys) have those blocks keyed the same way (router/kv-ingest.ts).
 
 import { ApiError } from '../protocol/errors.js';
 import type { ImageInput } from '../protocol/image-input.js';
@@ -16,6 +18,7 @@ import type { ProcessedImage } from '../native/vision.js';
 import { MediaFetchError } from './media-fetch.js';
 import { engineMultimodal } from './multimodal.js';
 import type { VisionModel } from './vision-model.js';
+import { imageRouteId } from '../router/hash.js';
 
 export interface ImagePrompt {
   /** The prompt ids with each placeholder expanded. */
@@ -94,17 +97,10 @@ export function expandImages(vision: VisionModel, ids: Uint32Array, images: Proc
     const im = images[k++]!;
     offsets.push(o);
     out.fill(tok, o, o + im.numTokens);
-    const seed = parseInt(im.hash.slice(0, 8), 16);
-    for (let j = 0; j < im.numTokens; j++) route[o + j] = (mix(seed + j) | 0x80000000) >>> 0;
+    for (let j = 0; j < im.numTokens; j++) route[o + j] = imageRouteId(im.hash, j);
     o += im.numTokens;
   }
   return { ids: out, multimodal: engineMultimodal(images, offsets, tok), routeTokens: route };
-}
-
-function mix(x: number): number {
-  x = Math.imul(x ^ (x >>> 16), 0x7feb352d);
-  x = Math.imul(x ^ (x >>> 15), 0x846ca68b);
-  return x ^ (x >>> 16);
 }
 
 /** Renders (`render`) while the images are processed; the expanded prompt once both are done. */

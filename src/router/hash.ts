@@ -103,3 +103,35 @@ export function blockKeys(tokens: ArrayLike<number>, blockSize: number, root: La
   }
   return keys;
 }
+
+/**
+ * The id an image's j-th placeholder token is hashed as: derived from the image's content
+ * hash (hex) and j, above any vocabulary (bit 31 set). A request's prompt and an engine's
+ * stored blocks (whose events name the image and where its run starts) map the same image
+ * to the same ids; different images differ.
+ */
+export function imageRouteId(hash: string, j: number): number {
+  let x = (parseInt(hash.slice(0, 8), 16) + j) | 0;
+  x = Math.imul(x ^ (x >>> 16), 0x7feb352d);
+  x = Math.imul(x ^ (x >>> 15), 0x846ca68b);
+  x ^= x >>> 16;
+  return (x | 0x80000000) >>> 0;
+}
+
+/**
+ * A stored block's token ids with its images' placeholder tokens replaced by their
+ * imageRouteId (`images`: each image's hash and where its run starts relative to the
+ * block's first token, negative when it began in an earlier block, in order). A run is the
+ * stretch of equal tokens from its start, ending at the next image's start.
+ */
+export function imageBlockTokens(tokens: readonly number[], images: readonly { hash: string; offset: number }[]): number[] {
+  const out = tokens.slice();
+  for (let k = 0; k < images.length; k++) {
+    const { hash, offset } = images[k]!;
+    const start = Math.max(offset, 0);
+    const stop = Math.min(k + 1 < images.length ? Math.max(images[k + 1]!.offset, 0) : tokens.length, tokens.length);
+    const pad = tokens[start];
+    for (let i = start; i < stop && tokens[i] === pad; i++) out[i] = imageRouteId(hash, i - offset);
+  }
+  return out;
+}

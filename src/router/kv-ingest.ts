@@ -7,7 +7,8 @@
 // that adapter's namespace (its blocks never match the base model's); blocks of an
 // adapter named only by the engine's number are not indexed. Each data-parallel rank's
 // blocks are indexed under their own holder (holders.ts): a prefix on rank 1 is not a
-// prefix on rank 0.
+// prefix on rank 0. A block whose event names the images it holds has their placeholder
+// tokens hashed as the image's ids (hash.ts imageBlockTokens), as a request's prompt is.
 //
 // Each worker is indexed at its own block size: what its events say (they describe
 // the cache as it is), else what its engine declared (vLLM block_size, SGLang
@@ -15,8 +16,8 @@
 // the block size of each worker it weighs, so a worker's blocks are only ever matched
 // against keys of their own size.
 
-import type { KvEvent } from '../engine/kv-events/index.js';
-import { chainBlock, keyOf, rootLanes, type Lanes } from './hash.js';
+import type { KvBlockRef, KvEvent } from '../engine/kv-events/index.js';
+import { chainBlock, imageBlockTokens, keyOf, rootLanes, type Lanes } from './hash.js';
 import type { KvIndex } from './kv-index.js';
 import { holderOf, MAX_DP_RANKS } from './holders.js';
 
@@ -182,7 +183,7 @@ export class WorkerKvIngest {
     this.ranks.delete(rank);
   }
 
-  private store(rank: number, parentHash: bigint | undefined, blocks: readonly { hash: bigint; tokenIds: number[] }[], lora?: string): void {
+  private store(rank: number, parentHash: bigint | undefined, blocks: readonly KvBlockRef[], lora?: string): void {
     let m = this.ranks.get(rank);
     if (!m) this.ranks.set(rank, (m = new Map()));
     let parent: Lanes;
@@ -204,7 +205,7 @@ export class WorkerKvIngest {
         return;
       }
       const cur: Lanes = { a: 0, b: 0 };
-      chainBlock(parent, blk.tokenIds, 0, bs, cur);
+      chainBlock(parent, blk.images ? imageBlockTokens(blk.tokenIds, blk.images) : blk.tokenIds, 0, bs, cur);
       const known: Known = { key: keyOf(cur.a, cur.b), a: cur.a, b: cur.b };
       const prev = m.get(blk.hash);
       if (prev) this.index.remove(prev.key, holder);

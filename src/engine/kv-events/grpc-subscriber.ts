@@ -19,7 +19,9 @@ import { toBaseUrl } from '../grpc-connection.js';
 import { H2Client } from '../h2/client.js';
 import { h2GrpcTransport } from '../h2/universal-client.js';
 import {
+  blockImages,
   newSourceStats,
+  type KvBlockRef,
   type KvEvent,
   type KvEventSink,
   type KvEventSource,
@@ -131,7 +133,10 @@ export function normaliseBatch(b: KvEventBatch, worker: string): KvEvent[] {
     const d = e.data;
     switch (d.case) {
       case 'stored': {
-        const blocks = d.value.blocks.map((x) => ({ hash: x.blockHash, tokenIds: x.tokenIds }));
+        const blocks = d.value.blocks.map((x): KvBlockRef => {
+          const images = blockImages(x.extraKeys.flatMap((k) => (k.key.case === 'multimodal' ? [{ identifier: k.key.value.identifier, offset: Number(k.key.value.offset) }] : [])));
+          return images ? { hash: x.blockHash, tokenIds: x.tokenIds, images } : { hash: x.blockHash, tokenIds: x.tokenIds };
+        });
         out.push({
           kind: 'stored',
           worker,

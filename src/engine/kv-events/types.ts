@@ -7,6 +7,12 @@ export interface KvBlockRef {
   hash: bigint;
   /** The block's token ids (block_size of them; fewer when the source did not say). */
   tokenIds: number[];
+  /**
+   * The images whose placeholder tokens the block holds (vLLM's multimodal extra keys), in
+   * order: each image's identifier (Portico's content hash) and where its run starts
+   * relative to the block's first token (negative: it began in an earlier block).
+   */
+  images?: { hash: string; offset: number }[];
 }
 
 export type KvEvent =
@@ -94,4 +100,14 @@ export function toHash(v: unknown): bigint {
     return BigInt.asIntN(64, h);
   }
   throw new TypeError(`not a block hash: ${String(v)}`);
+}
+
+/**
+ * The images of a block's extra keys: the multimodal entries (identifier, offset), in
+ * order; other keys (LoRA name, cache salt) are not images. An identifier that vLLM
+ * prefixed with a LoRA name (`name:hash`) is the hash after the last colon.
+ */
+export function blockImages(keys: readonly { identifier: string; offset: number }[]): { hash: string; offset: number }[] | undefined {
+  if (keys.length === 0) return undefined;
+  return keys.map((k) => ({ hash: k.identifier.slice(k.identifier.lastIndexOf(':') + 1), offset: k.offset }));
 }

@@ -5,12 +5,14 @@
 //     ["BlockRemoved", block_hashes, medium?, ...]
 //     ["AllBlocksCleared"]
 //   map-like (newer): {ts, events: [{type: "BlockStored", block_hashes, ...}], data_parallel_rank?}
+// BlockStored's extra_keys (9th field) lists, per block, its hash inputs besides the tokens:
+// (mm_identifier, offset) pairs for images, bare strings for a LoRA name or cache salt.
 // Trailing fields may be missing (omit_defaults). token_ids is flat across
 // the event's blocks.
 
 import { decode } from '@msgpack/msgpack';
 
-import { toHash, type KvBlockRef, type KvEvent } from './types.js';
+import { blockImages, toHash, type KvBlockRef, type KvEvent } from './types.js';
 
 export function decodeVllmBatch(payload: Uint8Array, worker: string): { ts: number; dpRank: number; events: KvEvent[] } {
   const raw = decode(payload, { useBigInt64: true }) as unknown;
@@ -51,7 +53,13 @@ function decodeEvent(ev: unknown, worker: string, dpRank: number): KvEvent | und
       const parent = f('parent_block_hash', 2);
       const tokens = ((f('token_ids', 3) as unknown[]) ?? []).map(Number);
       const blockSize = Number(f('block_size', 4) ?? 0) || (hashes.length ? Math.floor(tokens.length / hashes.length) : 0);
-      const blocks: KvBlockRef[] = hashes.map((hash, i) => ({ hash, tokenIds: tokens.slice(i * blockSize, (i + 1) * blockSize) }));
+      const extra = f('extra_keys', 8);
+      const blocks: KvBlockRef[] = hashes.map((hash, i) => {
+        const b: KvBlockRef = { hash, tokenIds: tokens.slice(i * blockSize, (i + 1) * blockSize) };
+        const images = Array.isArray(extra) ? multimodalKeys(extra[i]) : undefined;
+        if (images) b.images = images;
+        return b;
+      });
       // vLLM names the adapter (lora_name, 8th field) besides its number (lora_id, 6th).
       const loraName = f('lora_name', 7);
       const loraId = f('lora_id', 5);
@@ -72,4 +80,14 @@ function decodeEvent(ev: unknown, worker: string, dpRank: number): KvEvent | und
     default:
       return undefined; // an event kind this version does not know
   }
+}
+
+/** The (identifier, offset) pairs of one block's extra keys: its images. */
+function multimodalKeys(keys: unknown): { hash: string; offset: number }[] | undefined {
+  if (!Array.isArray(keys)) return undefined;
+  const mm: { identifier: string; offset: number }[] = [];
+  for (const k of keys) {
+    if (Array.isArray(k) && k.length === 2 && typeof k[0] === 'string') mm.push({ identifier: k[0], offset: Number(k[1]) });
+  }
+  return blockImages(mm);
 }
