@@ -67,6 +67,8 @@ export function writeMultimodal(w: ProtoWriter, field: number, m: EngineMultimod
   const pixField = protocol === 'sglang' ? 4 : 2;
   const head = tensorHeadSize(m.pixelValues);
   const body = 1 + varintSize(head) + head + rest.length;
+  // The pixel tensor is megabytes: grow the writer once, with room for the fields after it.
+  w.reserve(1 + varintSize(field << 3) + varintSize(body) + body + 4096);
   w.tag(field, WIRE_LEN).length(body);
   w.tag(pixField, WIRE_LEN).length(head);
   writeTensor(w, m.pixelValues, 'MultimodalInputs.pixel_values');

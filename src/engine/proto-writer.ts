@@ -55,13 +55,26 @@ export class ProtoWriter {
   /** The message written since begin(), as one gRPC frame (flag 0, length, bytes), in a new Buffer. */
   finishFrame(): Buffer {
     const len = this.pos - GRPC_PREFIX;
+    // A long prompt or an image grew the scratch buffer past what is kept: hand it over as
+    // the frame (no copy of megabytes) and start a small one.
+    if (this.buf.length > MAX_KEPT) {
+      const out = this.buf.subarray(0, this.pos);
+      this.buf = Buffer.allocUnsafe(INITIAL);
+      out[0] = 0;
+      out.writeUInt32BE(len, 1);
+      return out;
+    }
     const out = Buffer.allocUnsafe(this.pos);
     this.buf.copy(out, GRPC_PREFIX, GRPC_PREFIX, this.pos);
     out[0] = 0;
     out.writeUInt32BE(len, 1);
-    // A long prompt grew the scratch buffer: do not keep megabytes per thread for it.
-    if (this.buf.length > MAX_KEPT) this.buf = Buffer.allocUnsafe(INITIAL);
     return out;
+  }
+
+  /** Room for `n` more bytes at once (a large field about to be written): one growth, not a doubling series. */
+  reserve(n: number): this {
+    this.ensure(n);
+    return this;
   }
 
   private ensure(n: number): void {

@@ -35,6 +35,10 @@ import type { EngineRole } from './faults.js';
 import { KvRendezvousServer, KvRendezvousStore } from './kv-rendezvous.js';
 import type { ScriptTokenizer } from './script.js';
 
+/** The mock's HTTP/2 receive windows, per stream and per connection. */
+const RECEIVE_WINDOW = 4 << 20;
+const CONNECTION_WINDOW = 16 << 20;
+
 export interface MockEngineOptions {
   /** 0 = pick a free port. */
   port: number;
@@ -230,7 +234,10 @@ export async function startMockEngine(opts: MockEngineOptions): Promise<MockEngi
   const { routes, fast } = protocol === 'vllm' ? vllmRoutes(context) : sglangRoutes(context);
   const connect = connectNodeAdapter({ routes });
   const direct = new Map(fast.map((f) => [f.path, f]));
-  const server = http2.createServer((req, res) => {
+  // Receive windows of the size gRPC servers grow theirs to (BDP probing in grpc-core and
+  // grpc-go): a request carrying an image's tensors (megabytes) is taken in a few round
+  // trips, not one per 64 KiB.
+  const server = http2.createServer({ settings: { initialWindowSize: RECEIVE_WINDOW } }, (req, res) => {
     const f = req.method === 'POST' ? direct.get(req.url) : undefined;
     if (f && String(req.headers['content-type']).startsWith('application/grpc')) f.handle(req, res);
     else connect(req, res);
@@ -238,6 +245,7 @@ export async function startMockEngine(opts: MockEngineOptions): Promise<MockEngi
   const sessions = new Set<http2.ServerHttp2Session>();
   server.on('session', (s) => {
     sessions.add(s);
+    s.setLocalWindowSize(CONNECTION_WINDOW);
     s.on('close', () => sessions.delete(s));
   });
   try {

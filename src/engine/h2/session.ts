@@ -20,6 +20,9 @@ import { Code, ConnectError } from '@connectrpc/connect';
 import * as F from './frames.js';
 import { HpackDecoder } from './hpack.js';
 
+/** Above this many bytes a flush is one writev of its buffers instead of a copy into one. */
+const LARGE_FLUSH = 64 * 1024;
+
 /** What a stream's owner is told (all from the socket's data callback or a close). */
 export interface H2StreamHandler {
   /** The response headers (with `endStream`: a trailers-only response). Flat [name, value, ...]. */
@@ -696,7 +699,21 @@ export class H2Session {
       return;
     }
     this.out = [];
-    this.socket.write(out.length === 1 ? out[0]! : Buffer.concat(out));
+    if (out.length === 1) {
+      this.socket.write(out[0]!);
+      return;
+    }
+    let total = 0;
+    for (const b of out) total += b.length;
+    if (total <= LARGE_FLUSH) {
+      this.socket.write(Buffer.concat(out, total));
+      return;
+    }
+    // A large request body (an image's tensors): one writev of the frames, the body's
+    // slices not copied.
+    this.socket.cork();
+    for (const b of out) this.socket.write(b);
+    this.socket.uncork();
   }
 
   /** @internal (client.ts) */
