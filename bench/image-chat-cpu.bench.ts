@@ -26,15 +26,18 @@ process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
 for (const f of ['config.json', 'preprocessor_config.json']) copyFileSync(join(ROOT, 'test/fixtures/vllm-tiny-qwen2.5-vl', f), join(dir, f));
 for (const f of readdirSync(QWEN3)) copyFileSync(join(QWEN3, f), join(dir, f));
 
-// A photograph-like 640×480 JPEG (gradients and noise, quality 90), the common case of a chat image.
+// bench/vision.bench.ts's 640×480 JPEG (the same generator and seed: gradients, texture and
+// noise, quality 90), the common case of a chat image.
 const jpeg = join(dir, 'photo.jpg');
 const py = spawnSync(PYTHON, ['-c', `
 import numpy as np
 from PIL import Image
-rng = np.random.default_rng(7)
-y, x = np.mgrid[0:480, 0:640]
-img = np.stack([x * 255 / 640, y * 255 / 480, (x + y) * 255 / 1120], -1) + rng.normal(0, 12, (480, 640, 3))
-Image.fromarray(np.clip(img, 0, 255).astype(np.uint8)).save("${jpeg}", quality=90)
+rng = np.random.default_rng(5)
+w, h = 640, 480
+y, x = np.mgrid[0:h, 0:w].astype(np.float32)
+img = np.stack([x / w * 255, y / h * 255, 128 + 100 * np.sin(x / 9) * np.cos(y / 7)], -1)
+img += rng.normal(0, 10, img.shape)
+Image.fromarray(np.clip(img, 0, 255).astype(np.uint8)).save("${jpeg}", "JPEG", quality=90)
 `], { encoding: 'utf8' });
 if (py.status !== 0) throw new Error(`writing the JPEG failed: ${py.stderr.slice(-800)}`);
 const image = readFileSync(jpeg);
