@@ -112,11 +112,20 @@ async function requestCpuUs(pid: number, url: string, body: string): Promise<num
   }
 }
 
+/** How SMG laid out the first image it sent: its image token and the prompt ids around the placeholder run. */
+let placeholderShape = '';
+
 /** What the engine received for the newest request: SMG's grid and its pixel values against Portico's. */
 function checkReceived(engine: Awaited<ReturnType<typeof startMockEngine>>, row: Row): void {
-  const req = engine.context.received.all()[0];
-  const mm = req?.json()['mm_inputs'] as { pixel_values?: { shape: number[]; dtype: string; inline?: string }; model_specific_tensors?: Record<string, { shape: number[]; dtype: string; inline?: string }> } | undefined;
+  const json = engine.context.received.all()[0]?.json();
+  const mm = json?.['mm_inputs'] as { pixel_values?: { shape: number[]; dtype: string; inline?: string }; model_specific_tensors?: Record<string, { shape: number[]; dtype: string; inline?: string }> } | undefined;
   if (!mm?.pixel_values?.inline) throw new Error(`the engine received no inline pixel_values from SMG for ${row.file} (mm_inputs: ${mm ? Object.keys(mm).join(', ') : 'none'})`);
+  const ids = (json!['tokenized'] as { input_ids: number[] } | undefined)?.input_ids ?? [];
+  const ph = (mm as { mm_placeholders?: { offset?: number; length: number }[] }).mm_placeholders?.[0];
+  if (ph && !placeholderShape) {
+    const at = ph.offset ?? 0;
+    placeholderShape = `im_token_id ${(mm as { im_token_id?: number }).im_token_id}; prompt around the image: ${ids.slice(Math.max(0, at - 2), at).join(', ')}, [${ids[at]} × ${ph.length}], ${ids.slice(at + ph.length, at + ph.length + 2).join(', ')}`;
+  }
   const grid = mm.model_specific_tensors?.['image_grid_thw'];
   if (grid?.inline) {
     const g = Buffer.from(grid.inline, 'base64');
@@ -192,6 +201,7 @@ async function main(): Promise<void> {
   const f = (x: number) => x.toFixed(0);
   console.log(`Qwen2.5-VL preprocessor config, ${rounds} rounds, median CPU µs per image; ${cpus().length} cores, load average ${loadavg()[0].toFixed(1)} at the end`);
   console.log(`SMG's decoders: ${decoders}`);
+  console.log(`SMG's placeholders: ${placeholderShape}`);
   console.log('image              tokens  grid (T×H×W)  Portico  transformers-PIL  SMG image−text  SMG image req  SMG text req  SMG preprocess_ms (wall)  PIL/Portico  SMG/Portico  SMG grid   SMG vs Portico max|Δ|');
   for (const r of rows) {
     const smg = median(r.smg.diffUs);
