@@ -167,6 +167,7 @@ async function main(): Promise<void> {
   };
   const url = `http://127.0.0.1:${smgPort}`;
   let decoders = '';
+  let smgCounters = '';
   try {
     const model = await waitReady(url, smg, log);
     const text = chatBody(model, null, '');
@@ -192,6 +193,9 @@ async function main(): Promise<void> {
         row.smg.diffUs.push(m - t);
       }
     }
+    // SMG's own count of where it processed the media and how it sent the tensors.
+    const metrics = await (await fetch(`http://127.0.0.1:${smgPort + 1}/metrics`)).text();
+    smgCounters = metrics.split('\n').filter((l) => /^smg_mm_(processing_total|tensors_total|tensor_bytes_total)\{/.test(l)).join('; ');
   } finally {
     smg.kill('SIGTERM');
     await new Promise((r) => smg.once('exit', r));
@@ -202,6 +206,7 @@ async function main(): Promise<void> {
   console.log(`Qwen2.5-VL preprocessor config, ${rounds} rounds, median CPU µs per image; ${cpus().length} cores, load average ${loadavg()[0].toFixed(1)} at the end`);
   console.log(`SMG's decoders: ${decoders}`);
   console.log(`SMG's placeholders: ${placeholderShape}`);
+  console.log(`SMG's counters: ${smgCounters}`);
   console.log('image              tokens  grid (T×H×W)  Portico  transformers-PIL  SMG image−text  SMG image req  SMG text req  SMG preprocess_ms (wall)  PIL/Portico  SMG/Portico  SMG grid   SMG vs Portico max|Δ|');
   for (const r of rows) {
     const smg = median(r.smg.diffUs);
