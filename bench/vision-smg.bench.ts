@@ -153,8 +153,7 @@ async function main(): Promise<void> {
   const log = join(work, 'smg.log');
   const smgPort = basePort + 1;
   const args = ['launch', '--host', '127.0.0.1', '--port', String(smgPort), '--prometheus-host', '127.0.0.1', '--prometheus-port', String(smgPort + 1), '--worker-urls', `grpc://127.0.0.1:${engine.port}`, '--backend', 'vllm', '--model-path', modelDir, '--tokenizer-path', modelDir, '--policy', 'round_robin', '--mm-processing', 'router', '--mm-pixel-cache-mb', '0', '--multimodal-tensor-transport', 'inline', '--log-mm-timing', '--log-level', 'warn'];
-  // Warnings, plus the INFO lines of SMG's multimodal module only: which decoders it loaded,
-  // and per image request its own timing (smg_mm_timing … preprocess_ms=…, wall time).
+  // Warnings, plus the INFO lines of SMG's multimodal module only: per image request its own timing (smg_mm_timing … preprocess_ms=…, wall time).
   const env = { ...process.env, RUST_LOG: 'warn,smg::routers::grpc::multimodal=info' };
   const smg = spawn(`${values.venv}/bin/smg`, args, { stdio: ['ignore', openSync(log, 'a'), openSync(log, 'a')], env });
   let logOffset = 0;
@@ -178,8 +177,7 @@ async function main(): Promise<void> {
       checkReceived(engine, row);
     }
     for (let i = 0; i < 3; i++) await post(url, text);
-    const startup = newLog();
-    decoders = [/libturbojpeg not found/.test(startup) ? 'JPEG: pure-Rust decoder (libturbojpeg not found)' : /turbojpeg/i.test(startup) ? 'JPEG: libjpeg-turbo' : 'JPEG: ?', /WebP decode uses libwebp version=([\d.]+)/.exec(startup)?.[0] ?? 'WebP: ?'].join('; ');
+    newLog();
     process.stderr.write(`SMG (${rounds} rounds of text + image per image)…\n`);
     for (let r = 0; r < rounds; r++) {
       for (const [i, row] of rows.entries()) {
@@ -196,6 +194,8 @@ async function main(): Promise<void> {
     // SMG's own count of where it processed the media and how it sent the tensors.
     const metrics = await (await fetch(`http://127.0.0.1:${smgPort + 1}/metrics`)).text();
     smgCounters = metrics.split('\n').filter((l) => /^smg_mm_(processing_total|tensors_total|tensor_bytes_total)\{/.test(l)).join('; ');
+    const gauge = (name: string) => new RegExp(`^${name} (\\d+)`, 'm').exec(metrics)?.[1];
+    decoders = `JPEG through ${gauge('smg_mm_turbojpeg_available') === '1' ? 'libjpeg-turbo' : 'the pure-Rust decoder (no libturbojpeg on the host)'}, WebP through ${gauge('smg_mm_webp_available') === '1' ? 'libwebp' : 'the pure-Rust decoder'}`;
   } finally {
     smg.kill('SIGTERM');
     await new Promise((r) => smg.once('exit', r));
