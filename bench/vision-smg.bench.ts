@@ -4,6 +4,9 @@
 //   Portico    the native processor (processSync: decode + resize + normalize + patchify +
 //              hash), process CPU time of one call per round after a warm-up call, taken in
 //              the same loop as SMG's requests so both see the same host (bench/vision/native-cpu.ts);
+//              and "Portico+URL+frame", the same loop's CPU of Portico's counterpart of SMG's
+//              per-image work as far as it exists: data: URL decoded, image processed,
+//              MultimodalInputs built, vLLM GenerateRequest frame written (no socket write);
 //   transformers  Qwen2VLImageProcessorPil fed by load_image, process CPU time over all
 //              threads, median of ROUNDS (bench/vision/transformers_times.py, which also
 //              writes the five images);
@@ -17,7 +20,8 @@
 //              tree (/proc/PID/task/TID/schedstat) from before the request until 30 ms after
 //              its response. SMG's per-image cost is the median over rounds of image − text:
 //              base64 decode of the data: URL, image decode, preprocessing, prompt expansion
-//              and the tensor's protobuf encoding and gRPC send.
+//              and the tensor's protobuf encoding and gRPC send. SMG's own log line per image
+//              request (--log-mm-timing: preprocess_ms, wall time) is shown beside it.
 //
 // Every figure is CPU time: the host is shared, and wall time would measure the neighbours.
 // The mock engine checks what SMG sends (src/mock/multimodal-check.ts: tensor sizes against
@@ -35,8 +39,11 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { Model } from '../src/native/core.js';
-import { imageProcessorFromJson, type ProcessedImage } from '../src/native/vision.js';
+import { imageProcessorFromJson, type ImageProcessor, type ProcessedImage } from '../src/native/vision.js';
 import { startMockEngine } from '../src/mock/engine-server.js';
+import { decodeDataUrl } from '../src/pipeline/media-fetch.js';
+import { engineMultimodal } from '../src/pipeline/multimodal.js';
+import { encodeVllmGenerate } from '../src/engine/vllm-generate-wire.js';
 import { waitReady } from './compare/frontends.js';
 import { runtimeDeltaNs, treeThreadRuntimeNs } from './compare/procfs.js';
 import { median, nativeCpuUs } from './vision/native-cpu.js';
@@ -76,6 +83,9 @@ interface Row {
   bytes: Buffer;
   processed: ProcessedImage;
   nativeUs: number[];
+  /** Portico's pieces of what SMG does per image: data: URL → bytes, process, MultimodalInputs, the vLLM request frame. */
+  pathUs: number[];
+  dataUrl: string;
   pilUs: number;
   smg: { imageUs: number[]; textUs: number[]; diffUs: number[]; preprocessMs: number[]; grid?: string; maxAbsDiff?: number };
 }
@@ -88,9 +98,11 @@ function transformersRows(): { file: string; pil_us: number }[] {
 
 const MIME: Record<string, string> = { jpeg: 'image/jpeg', png: 'image/png', webp: 'image/webp' };
 
+const dataUrl = (bytes: Buffer, file: string): string => `data:${MIME[file.split('.').pop()!]};base64,${bytes.toString('base64')}`;
+
 function chatBody(model: string, image: Buffer | null, file: string): string {
   const content: unknown[] = [{ type: 'text', text: PROMPT }];
-  if (image) content.push({ type: 'image_url', image_url: { url: `data:${MIME[file.split('.').pop()!]};base64,${image.toString('base64')}` } });
+  if (image) content.push({ type: 'image_url', image_url: { url: dataUrl(image, file) } });
   return JSON.stringify({ model, messages: [{ role: 'user', content }], max_tokens: 1 });
 }
 
@@ -110,6 +122,26 @@ async function requestCpuUs(pid: number, url: string, body: string): Promise<num
     if (d !== null) return d / 1e3;
     if (attempt === 5) throw new Error('SMG threads keep exiting during requests; cannot measure');
   }
+}
+
+/** Qwen2.5-VL's vision_start, image (image_token_id) and vision_end tokens (config.json). */
+const VISION_START = 151652;
+const IMAGE_PAD = 151655;
+const VISION_END = 151653;
+
+/**
+ * CPU µs of Portico's counterpart of SMG's per-image work, as far as it exists: the data: URL
+ * decoded, the image processed, MultimodalInputs built and the vLLM GenerateRequest frame
+ * written with the tensor copied into it. The socket write is not in it.
+ */
+function porticoPathUs(proc: ImageProcessor, row: Row): number {
+  const t0 = process.cpuUsage();
+  const img = proc.processSync(decodeDataUrl(row.dataUrl, 20 << 20));
+  const ids = [872, 198, VISION_START, ...new Array<number>(img.numTokens).fill(IMAGE_PAD), VISION_END, 198];
+  const frame = encodeVllmGenerate({ requestId: 'bench', inputIds: Uint32Array.from(ids), multimodal: engineMultimodal([img], [3], IMAGE_PAD), maxNewTokens: 1, stream: false });
+  const d = process.cpuUsage(t0);
+  if (frame.length < img.pixelValues.length) throw new Error('the frame is shorter than its tensor');
+  return d.user + d.system;
 }
 
 /** How SMG laid out the first image it sent: its image token and the prompt ids around the placeholder run. */
@@ -145,7 +177,7 @@ async function main(): Promise<void> {
   const proc = imageProcessorFromJson(readFileSync(configPath, 'utf8'));
   const rows: Row[] = pil.map((p) => {
     const bytes = readFileSync(join(imageDir, p.file));
-    return { file: p.file, bytes, processed: proc.processSync(bytes), nativeUs: [], pilUs: p.pil_us, smg: { imageUs: [], textUs: [], diffUs: [], preprocessMs: [] } };
+    return { file: p.file, bytes, processed: proc.processSync(bytes), nativeUs: [], pathUs: [], dataUrl: dataUrl(bytes, p.file), pilUs: p.pil_us, smg: { imageUs: [], textUs: [], diffUs: [], preprocessMs: [] } };
   });
 
   const info = Model.load(modelDir).info();
@@ -182,6 +214,7 @@ async function main(): Promise<void> {
     for (let r = 0; r < rounds; r++) {
       for (const [i, row] of rows.entries()) {
         row.nativeUs.push(nativeCpuUs(proc, row.bytes, 1));
+        row.pathUs.push(porticoPathUs(proc, row));
         const t = await requestCpuUs(smg.pid!, url, text);
         const m = await requestCpuUs(smg.pid!, url, bodies[i]!);
         const pre = [...newLog().matchAll(/smg_mm_timing process_multimodal_plan .*?preprocess_ms=([\d.]+)/g)].pop();
@@ -207,13 +240,13 @@ async function main(): Promise<void> {
   console.log(`SMG's decoders: ${decoders}`);
   console.log(`SMG's placeholders: ${placeholderShape}`);
   console.log(`SMG's counters: ${smgCounters}`);
-  console.log('image              tokens  grid (T×H×W)  Portico  transformers-PIL  SMG image−text  SMG image req  SMG text req  SMG preprocess_ms (wall)  PIL/Portico  SMG/Portico  SMG grid   SMG vs Portico max|Δ|');
+  console.log('image              tokens  grid (T×H×W)  Portico  Portico+URL+frame  transformers-PIL  SMG image−text  SMG image req  SMG text req  SMG preprocess_ms (wall)  PIL/Portico  SMG/Portico  SMG grid   SMG vs Portico max|Δ|');
   for (const r of rows) {
     const smg = median(r.smg.diffUs);
     const native = median(r.nativeUs);
     const g = r.processed.gridThw!.join('×');
     console.log(
-      `${r.file.padEnd(18)} ${String(r.processed.numTokens).padStart(6)}  ${g.padStart(12)}  ${f(native).padStart(7)}  ${f(r.pilUs).padStart(16)}  ${f(smg).padStart(14)}  ${f(median(r.smg.imageUs)).padStart(13)}  ${f(median(r.smg.textUs)).padStart(12)}  ${(r.smg.preprocessMs.length ? median(r.smg.preprocessMs).toFixed(1) : 'n/a').padStart(24)}  ${(r.pilUs / native).toFixed(2).padStart(11)}  ${(smg / native).toFixed(2).padStart(11)}  ${(r.smg.grid === g ? 'same' : (r.smg.grid ?? '?')).padStart(8)}  ${r.smg.maxAbsDiff === undefined ? 'n/a' : r.smg.maxAbsDiff.toPrecision(3)}`,
+      `${r.file.padEnd(18)} ${String(r.processed.numTokens).padStart(6)}  ${g.padStart(12)}  ${f(native).padStart(7)}  ${f(median(r.pathUs)).padStart(17)}  ${f(r.pilUs).padStart(16)}  ${f(smg).padStart(14)}  ${f(median(r.smg.imageUs)).padStart(13)}  ${f(median(r.smg.textUs)).padStart(12)}  ${(r.smg.preprocessMs.length ? median(r.smg.preprocessMs).toFixed(1) : 'n/a').padStart(24)}  ${(r.pilUs / native).toFixed(2).padStart(11)}  ${(smg / native).toFixed(2).padStart(11)}  ${(r.smg.grid === g ? 'same' : (r.smg.grid ?? '?')).padStart(8)}  ${r.smg.maxAbsDiff === undefined ? 'n/a' : r.smg.maxAbsDiff.toPrecision(3)}`,
     );
   }
   rmSync(work, { recursive: true, force: true });
