@@ -70,7 +70,7 @@ for (const f of readdirSync(tokenizerDir)) copyFileSync(join(tokenizerDir, f), j
 // request when that is not a token of the vocabulary ("image placeholder token '<image>' is
 // missing from the tokenizer vocabulary"); Qwen's vocabulary has no such token, so this copy
 // of the tokenizer gets it as an added token. It only lets the request through: SMG replaces
-// it with the image's vision_start + pad tokens.
+// it with the image's run of vision_token_id tokens.
 const tokenizerJson = JSON.parse(readFileSync(join(modelDir, 'tokenizer.json'), 'utf8')) as { added_tokens: { id: number }[] };
 const placeholderId = Math.max(...tokenizerJson.added_tokens.map((t) => t.id)) + 1;
 tokenizerJson.added_tokens.push({ id: placeholderId, content: '<image>', single_word: false, lstrip: false, rstrip: false, normalized: false, special: true } as { id: number });
