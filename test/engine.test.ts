@@ -8,6 +8,7 @@ import { SglangEngineClient, buildGenerateRequest, toBaseUrl } from '../src/engi
 import type { EngineEvent, GenerateDone, GenerateParams } from '../src/engine/types.js';
 import { startMockEngine, type MockEngine } from '../src/mock/engine-server.js';
 import { HANG_GUARD_MS } from './helpers/eventually.js';
+import { ROOT } from './helpers/portico.js';
 
 const EOS = 99;
 const VOCAB = 100;
@@ -110,6 +111,7 @@ describe('echo mock', () => {
     assert.equal(mi.vocabSize, VOCAB);
     assert.deepEqual(mi.eosTokenIds, [EOS]);
     assert.ok(mi.maxContextLength > 0);
+    assert.equal(mi.supportsVision, false);
     const si = await client.serverInfo();
     assert.equal(si.engineVersion, 'portico-mock');
     assert.equal(si.serverArgs['mode'], 'echo');
@@ -121,6 +123,15 @@ describe('echo mock', () => {
 
   test('abort() of an unknown id does not throw', async () => {
     await client.abort('nope');
+  });
+
+  test('a model folder whose config.json has a vision_config is reported as supporting vision', async () => {
+    const vl = await startMockEngine({ port: 0, mode: 'echo', eosTokenIds: [EOS], vocabSize: VOCAB, modelPath: `${ROOT}test/fixtures/vllm-tiny-qwen2.5-vl` });
+    try {
+      assert.equal((await new SglangEngineClient(vl.url).modelInfo()).supportsVision, true);
+    } finally {
+      await vl.close();
+    }
   });
 });
 

@@ -71,3 +71,38 @@ export function sampleTree(root: number): { cpuTicks: number; rssKb: number } {
   }
   return { cpuTicks, rssKb };
 }
+
+/**
+ * CPU time of every thread of a process tree, by thread id, in nanoseconds (the first field
+ * of /proc/PID/task/TID/schedstat: time on a CPU, exact where /proc/PID/stat counts clock
+ * ticks). A thread that exits between two samples takes its time with it, so a caller that
+ * compares two samples checks that every thread of the first is still in the second.
+ */
+export function treeThreadRuntimeNs(root: number): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const pid of processTree(root)) {
+    let tids: string[];
+    try {
+      tids = readdirSync(`/proc/${pid}/task`);
+    } catch {
+      continue; // gone meanwhile
+    }
+    for (const tid of tids) {
+      const s = read(`/proc/${pid}/task/${tid}/schedstat`);
+      if (s) out.set(Number(tid), Number(s.split(' ')[0]));
+    }
+  }
+  return out;
+}
+
+/** CPU ns the tree spent between two samples of treeThreadRuntimeNs, or null when a thread of `before` exited meanwhile (its time is lost). */
+export function runtimeDeltaNs(before: Map<number, number>, after: Map<number, number>): number | null {
+  let d = 0;
+  for (const [tid, ns] of before) {
+    const a = after.get(tid);
+    if (a === undefined) return null;
+    d += a - ns;
+  }
+  for (const [tid, ns] of after) if (!before.has(tid)) d += ns;
+  return d;
+}

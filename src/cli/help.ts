@@ -40,7 +40,8 @@ vLLM-style engine: waiting/running queues, a paged KV cache with prefix
 caching, chunked prefill, preemption and a prefill/decode timing model.
 
 Basics:
-  --model-path DIR          Model folder; its tokenizer gives the vocabulary size and EOS ids. (required)
+  --model-path DIR          Model folder; its tokenizer gives the vocabulary size and EOS ids, and a
+                            vision_config in its config.json makes GetModelInfo report supports_vision. (required)
   --port P                  gRPC port. Default: 30000. 0 picks a free port.
   --host ADDR               Address to bind. Default: 127.0.0.1.
   --mode echo|sim           'echo' streams the prompt's token ids back, one per message, at once;

@@ -19,6 +19,7 @@
 // hand-over) → kv-rendezvous (prefill: held KV, side-channel server) / kv-fetch (decode).
 
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import http2 from 'node:http2';
 import { hostname } from 'node:os';
 import type { AddressInfo } from 'node:net';
@@ -190,6 +191,16 @@ export function createSimCore(opts: MockEngineOptions): SimCore {
   });
 }
 
+/** Whether the model folder's config.json describes a vision tower (false when there is no readable config.json). */
+function hasVisionConfig(modelPath: string): boolean {
+  try {
+    const cfg = JSON.parse(readFileSync(`${modelPath}/config.json`, 'utf8')) as Record<string, unknown>;
+    return typeof cfg['vision_config'] === 'object' && cfg['vision_config'] !== null;
+  } catch {
+    return false;
+  }
+}
+
 export async function startMockEngine(opts: MockEngineOptions): Promise<MockEngine> {
   const host = opts.host ?? '127.0.0.1';
   const protocol = opts.protocol ?? 'sglang';
@@ -201,6 +212,7 @@ export async function startMockEngine(opts: MockEngineOptions): Promise<MockEngi
   const context = new MockContext(core, modelPath, opts.servedModelName ?? modelPath, extra, opts.mode === 'sim', Math.max(1, opts.streamInterval ?? 1), opts.embeddingDim);
   context.reportsContextLength = !opts.hideContextLength;
   context.adminRpcs = opts.adminRpcs ?? true;
+  context.supportsVision = hasVisionConfig(modelPath);
 
   let zmqPub: ZmqKvPublisher | undefined;
   if (opts.kvEventsZmq) {

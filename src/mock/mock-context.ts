@@ -41,6 +41,8 @@ export class MockContext {
   adminRpcs = true;
   /** The last Generate requests received, for tests that prove delivery. */
   readonly received = new ReceivedLog();
+  /** GetModelInfo supports_vision: the model folder's config.json has a vision_config (a real engine reports it for a vision-language model; gateways such as SMG refuse image input to a worker that does not). */
+  supportsVision = false;
   /** GetModelInfo default_sampling_params_json (as an engine started with sampling defaults reports them; '' = none). */
   defaultSamplingParamsJson = '';
   /** SGLang's GetModelInfo preferred_sampling_params (its --preferred-sampling-params JSON; '' = none). */

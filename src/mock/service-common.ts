@@ -201,6 +201,7 @@ export function modelInfoFields(m: MockContext) {
     modelPath: m.modelPath,
     tokenizerPath: m.modelPath,
     isGeneration: true,
+    supportsVision: m.supportsVision,
     servedModelName: m.servedModelName,
     maxContextLength: m.reportsContextLength ? core.o.maxContextLength : 0,
     maxReqInputLen: m.reportsContextLength ? core.o.maxContextLength - 1 : 0,
