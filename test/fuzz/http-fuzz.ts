@@ -1,5 +1,6 @@
-// The HTTP fuzzer: starts real `portico serve` processes (echo mock engine, Qwen3
-// tokenizer; one plain, one with the hermes tool-call and qwen3 reasoning parsers) and
+// The HTTP fuzzer: starts real `portico serve` processes (echo mock engine, the Qwen3
+// tokenizer; one plain, one with the hermes tool-call and qwen3 reasoning parsers, one for a
+// Qwen2.5-VL folder that takes images) and
 // sends mutated valid requests (see mutate.ts) to every POST endpoint over many
 // keep-alive sockets. Oracle (oracle.ts): no process exits, no request hangs past
 // --timeout, no 5xx, every error is shaped, every stream is well formed and terminated.
@@ -14,6 +15,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startPortico, QWEN3, type Proc } from '../helpers/portico.js';
+import { tinyQwen25VlDir } from '../helpers/vllm.js';
 import { Connection, rawRequest, type Outcome } from './http-client.js';
 import { classKey, minimize, outcomeClass } from './minimize.js';
 import { generate, type FuzzInput } from './mutate.js';
@@ -25,6 +27,8 @@ const BASE = ['serve', '--http-port', '0', '--host', '127.0.0.1', '--model-path'
 const SERVERS = [
   { name: 'plain', args: BASE },
   { name: 'parsers', args: [...BASE, '--tool-call-parser', 'hermes', '--reasoning-parser', 'qwen3'] },
+  // A model that takes images (a Qwen2.5-VL folder): image parts are fetched, decoded and preprocessed.
+  { name: 'vision', args: ['serve', '--http-port', '0', '--host', '127.0.0.1', '--model-path', tinyQwen25VlDir(), '--model-name', MODEL, '--mock', 'echo', '--mock-workers', '1', '--limit-mm-per-prompt', '{"image": 4}', '--max-image-pixels', '4000000'] },
 ];
 
 interface Slot {

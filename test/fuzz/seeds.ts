@@ -1,6 +1,10 @@
 // Valid request bodies for every POST endpoint the HTTP fuzzer drives (admin routes are
 // not driven here; their access checks have tests of their own). Each seed is a body the server accepts
-// with a 2xx; the mutators start from these, so most inputs get deep into validation.
+// with a 2xx; the mutators start from these, so most inputs get deep into validation. The
+// image seeds are accepted by the server of a model that takes images; the text-only
+// servers refuse them (a 400), which is fuzzed as well.
+
+import { rgbPng } from '../helpers/png.js';
 
 export const MODEL = 'm';
 
@@ -47,6 +51,12 @@ const messages = [
   { role: 'user', content: 'What is the weather in Paris? é 🚀' },
 ];
 
+/** Small PNGs (a few image tokens each), as data: URLs and base64: the image seeds' pictures. */
+const PNG_A = rgbPng(30, 20, (x, y) => [x * 8, y * 12, 90]);
+const PNG_B = rgbPng(16, 40, (x, y) => [200, x * 15, y * 6]);
+const dataUrl = (b: Buffer) => `data:image/png;base64,${b.toString('base64')}`;
+const imageMessages = [{ role: 'user', content: [{ type: 'text', text: 'What is this?' }, { type: 'image_url', image_url: { url: dataUrl(PNG_A), detail: 'low' } }, { type: 'image_url', image_url: dataUrl(PNG_B) }] }];
+
 export const ENDPOINTS: readonly Endpoint[] = [
   {
     path: '/v1/chat/completions',
@@ -59,6 +69,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
       { model: MODEL, messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }], max_completion_tokens: 4, stop: ['\n'], logprobs: true, top_logprobs: 2, nvext: { top_k: 4 } },
       { model: MODEL, messages: [{ role: 'user', content: MODEL_OUTPUT }], max_tokens: 64, stream: true, tools: TOOLS, nvext: { use_raw_prompt: true } },
       { model: MODEL, messages, max_tokens: 8, response_format: { type: 'json_object' }, chat_template_kwargs: { enable_thinking: false } },
+      { model: MODEL, messages: imageMessages, max_tokens: 4, stream: true },
     ],
   },
   {
@@ -79,6 +90,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
       { model: MODEL, input: 'Hello', max_output_tokens: 8 },
       { model: MODEL, input: [{ role: 'user', content: [{ type: 'input_text', text: 'hi' }] }], stream: true, max_output_tokens: 8, instructions: 'Be brief.' },
       { model: MODEL, input: MODEL_OUTPUT, tools: RESPONSES_TOOLS, stream: true, max_output_tokens: 64, reasoning: { effort: 'low' } },
+      { model: MODEL, input: [{ role: 'user', content: [{ type: 'input_image', image_url: dataUrl(PNG_A), detail: 'auto' }, { type: 'input_text', text: 'hi' }] }], max_output_tokens: 4, store: false },
     ],
   },
   {
@@ -88,6 +100,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
     seeds: [
       { model: MODEL, max_tokens: 8, messages: [{ role: 'user', content: 'Hello' }] },
       { model: MODEL, max_tokens: 16, stream: true, system: 'Be brief.', messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }], temperature: 0.5, stop_sequences: ['x'] },
+      { model: MODEL, max_tokens: 4, messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG_B.toString('base64') } }, { type: 'text', text: 'hi' }] }] },
       { model: MODEL, max_tokens: 64, stream: true, tools: ANTHROPIC_TOOLS, tool_choice: { type: 'auto' }, messages: [{ role: 'user', content: MODEL_OUTPUT }, { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'get_weather', input: { city: 'Paris' } }] }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'sunny' }] }] },
     ],
   },
@@ -95,7 +108,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
     path: '/v1/messages/count_tokens',
     errors: 'anthropic',
     stream: null,
-    seeds: [{ model: MODEL, messages: [{ role: 'user', content: 'Hello' }] }, { model: MODEL, system: [{ type: 'text', text: 'sys' }], tools: ANTHROPIC_TOOLS, messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }] }],
+    seeds: [{ model: MODEL, messages: [{ role: 'user', content: 'Hello' }] }, { model: MODEL, system: [{ type: 'text', text: 'sys' }], tools: ANTHROPIC_TOOLS, messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }] }, { model: MODEL, messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG_A.toString('base64') } }] }] }],
   },
   {
     path: '/v1/embeddings',
@@ -107,7 +120,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
     path: '/tokenize',
     errors: 'openai',
     stream: null,
-    seeds: [{ model: MODEL, prompt: 'hello world', return_token_strs: true }, { model: MODEL, messages, add_generation_prompt: true, tools: TOOLS, chat_template_kwargs: { enable_thinking: true } }],
+    seeds: [{ model: MODEL, prompt: 'hello world', return_token_strs: true }, { model: MODEL, messages, add_generation_prompt: true, tools: TOOLS, chat_template_kwargs: { enable_thinking: true } }, { model: MODEL, messages: imageMessages }],
   },
   {
     path: '/detokenize',
