@@ -15,10 +15,10 @@ import { decodeGenerateResponse, SGLANG_RESPONSE, VLLM_RESPONSE } from '../src/e
 import { toDone, type WireChunk, type WireComplete, type WireResponse } from '../src/engine/generate-stream.js';
 import { frameMessage } from '../src/engine/grpc-h2.js';
 import { buildGenerateRequest } from '../src/engine/sglang-client.js';
-import { encodeSglangGenerate } from '../src/engine/sglang-generate-wire.js';
+import { encodeSglangGenerate, encodeSglangGenerateParts } from '../src/engine/sglang-generate-wire.js';
 import type { EngineMultimodal, EngineTensor, GenerateParams } from '../src/engine/types.js';
 import { buildVllmGenerateRequest } from '../src/engine/vllm-client.js';
-import { encodeVllmGenerate } from '../src/engine/vllm-generate-wire.js';
+import { encodeVllmGenerate, encodeVllmGenerateParts } from '../src/engine/vllm-generate-wire.js';
 import { ApiError } from '../src/protocol/errors.js';
 
 const ids = (n: number, start = 0) => Uint32Array.from({ length: n }, (_, i) => start + i * 997);
@@ -91,6 +91,7 @@ const protocols = [
   {
     name: 'SGLang',
     encode: encodeSglangGenerate,
+    parts: encodeSglangGenerateParts,
     reference: (p: GenerateParams) => frameMessage(toBinary(sgl.GenerateRequestSchema, buildGenerateRequest(p))),
     decode: (b: Uint8Array) => fromBinary(sgl.GenerateRequestSchema, b),
     // SGLang's seed is an int64 in custom_params (vLLM's an int32: a larger one is refused when read)
@@ -99,6 +100,7 @@ const protocols = [
   {
     name: 'vLLM',
     encode: encodeVllmGenerate,
+    parts: encodeVllmGenerateParts,
     reference: (p: GenerateParams) => frameMessage(toBinary(vllm.GenerateRequestSchema, buildVllmGenerateRequest(p))),
     decode: (b: Uint8Array) => fromBinary(vllm.GenerateRequestSchema, b),
     extra: [] as Array<[string, GenerateParams]>,
@@ -114,6 +116,23 @@ for (const proto of protocols) {
         assert.equal(got.toString('hex'), want.toString('hex'));
       });
     }
+
+    test('in parts, as the client sends it: the same bytes, the pixel tensor by reference, and no part changed by the next encode', () => {
+      for (const [, p] of cases) {
+        const parts = proto.parts(p);
+        const joined = Buffer.isBuffer(parts) ? parts : Buffer.concat(parts);
+        assert.equal(joined.toString('hex'), proto.reference(p).toString('hex'));
+        const pixels = p.multimodal?.pixelValues.data;
+        if (pixels === undefined) {
+          assert.ok(Buffer.isBuffer(parts), 'one buffer without an image');
+          continue;
+        }
+        assert.ok(Array.isArray(parts) && parts.some((x) => x.buffer === pixels.buffer && x.byteOffset === pixels.byteOffset), 'the tensor is sent from its own memory');
+        const copy = Buffer.from(joined);
+        proto.parts(cases.find(([n]) => n.startsWith('every'))![1]);
+        assert.deepEqual(Buffer.concat(parts as Buffer[]), copy);
+      }
+    });
 
     test('consecutive encodes do not share or leak bytes', () => {
       const big = proto.encode(cases.find(([n]) => n.startsWith('every'))![1]);

@@ -137,7 +137,7 @@ export class EngineConnection {
   generate<T>(
     path: string,
     decode: (bytes: Uint8Array, start: number, end: number) => T,
-    encode: () => Buffer,
+    encode: () => Buffer | Buffer[],
     viaConnect: (cancel: AbortSignal) => AsyncIterable<T>,
     /** Metadata of this call besides the fixed set (the trace context), flat name, value pairs. */
     metadata?: readonly string[],

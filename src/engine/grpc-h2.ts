@@ -161,7 +161,7 @@ export function frameMessage(bytes: Uint8Array): Buffer {
  * failures, Unavailable / Aborted / Internal as connect-node would report them).
  */
 export function openServerStream<T>(
-  client: H2Client, path: string, frame: Buffer, decode: (bytes: Uint8Array, start: number, end: number) => T,
+  client: H2Client, path: string, frame: Buffer | readonly Buffer[], decode: (bytes: Uint8Array, start: number, end: number) => T,
   firstResponseMs = 0,
   /** Request metadata sent after the client's fixed headers (flat name, value pairs), if any. */
   metadata?: readonly string[],
@@ -192,7 +192,7 @@ class H2ServerStream<T> implements ServerStream<T>, H2StreamHandler {
   constructor(
     client: H2Client,
     path: string,
-    body: Buffer,
+    body: Buffer | readonly Buffer[],
     /** One message from `bytes[start, end)` (read in place: no view per message). */
     private readonly decode: (bytes: Uint8Array, start: number, end: number) => T,
     firstResponseMs: number,

@@ -1,8 +1,9 @@
 // EngineMultimodal → the body of MultimodalInputs, for both engine protocols
 // (sglang_scheduler.proto field 3, vllm_engine.proto field 7 of GenerateRequest).
-// The pixel tensor is megabytes: its length prefixes are computed up front and its
-// bytes copied once, straight into the request frame; the small fields around it are
-// written into a scratch writer first.
+// The pixel tensor is megabytes: its length prefixes are computed up front and its bytes
+// are not copied at all: the writer keeps a reference (ProtoWriter.external) and the
+// request goes out as parts (finishFrameParts), the tensor written to the socket from the
+// processor's own buffer. The small fields around it are written into a scratch writer.
 
 import type { EngineMultimodal, EngineTensor } from './types.js';
 import { ProtoWriter, varintSize, WIRE_LEN, WIRE_VARINT } from './proto-writer.js';
@@ -19,8 +20,13 @@ function tensorHeadSize(t: EngineTensor): number {
   return (n > 0 ? 1 + varintSize(n) + n : 0) + (shape > 0 ? 1 + varintSize(shape) + shape : 0) + 1 + varintSize(t.dtype.length) + t.dtype.length;
 }
 
-function writeTensor(w: ProtoWriter, t: EngineTensor, name: string): void {
-  if (t.data.length > 0) w.tag(1, WIRE_LEN).bytes(t.data);
+/** A TensorData; `external`: its data is written by reference (ProtoWriter.external), not copied. */
+function writeTensor(w: ProtoWriter, t: EngineTensor, name: string, external = false): void {
+  if (t.data.length > 0) {
+    w.tag(1, WIRE_LEN);
+    if (external) w.length(t.data.length).external(t.data);
+    else w.bytes(t.data);
+  }
   w.packedUint32(2, t.shape, name);
   w.tag(3, WIRE_LEN).string(t.dtype);
 }
@@ -67,10 +73,9 @@ export function writeMultimodal(w: ProtoWriter, field: number, m: EngineMultimod
   const pixField = protocol === 'sglang' ? 4 : 2;
   const head = tensorHeadSize(m.pixelValues);
   const body = 1 + varintSize(head) + head + rest.length;
-  // The pixel tensor is megabytes: grow the writer once, with room for the fields after it.
-  w.reserve(1 + varintSize(field << 3) + varintSize(body) + body + 4096);
   w.tag(field, WIRE_LEN).length(body);
   w.tag(pixField, WIRE_LEN).length(head);
-  writeTensor(w, m.pixelValues, 'MultimodalInputs.pixel_values');
+  // The pixel tensor is megabytes: it goes out by reference, never copied into the frame.
+  writeTensor(w, m.pixelValues, 'MultimodalInputs.pixel_values', true);
   w.raw(rest);
 }

@@ -44,16 +44,62 @@ export class ProtoWriter {
   private buf = Buffer.allocUnsafe(INITIAL);
   private pos = GRPC_PREFIX;
   private readonly forks: number[] = [];
+  /** Bytes that belong at scratch position `at` but are not copied into it (external()). */
+  private ext: { at: number; data: Uint8Array }[] = [];
+  private extBytes = 0;
 
   /** Start a new message (after room for the gRPC prefix). */
   begin(): this {
     this.pos = GRPC_PREFIX;
     this.forks.length = 0;
+    if (this.ext.length > 0) {
+      this.ext = [];
+      this.extBytes = 0;
+    }
     return this;
+  }
+
+  /**
+   * `data` as the next bytes of the message without copying it (an image's pixel tensor:
+   * megabytes the processor already holds); its length prefix is already written. Only at
+   * the top level of the message or inside lengths written ahead (no open fork, whose
+   * length is measured in the scratch buffer).
+   */
+  external(data: Uint8Array): this {
+    if (this.forks.length > 0) throw new Error('external bytes inside an open fork');
+    this.ext.push({ at: this.pos, data });
+    this.extBytes += data.length;
+    return this;
+  }
+
+  /**
+   * The message as one gRPC frame in parts: the scratch bytes around each external piece
+   * copied, the pieces themselves not (finishFrame when there are none).
+   */
+  finishFrameParts(): Buffer | Buffer[] {
+    if (this.ext.length === 0) return this.finishFrame();
+    const parts: Buffer[] = [];
+    this.buf[0] = 0;
+    this.buf.writeUInt32BE(this.pos - GRPC_PREFIX + this.extBytes, 1);
+    let from = 0;
+    for (const e of this.ext) {
+      parts.push(Buffer.from(this.buf.subarray(from, e.at)));
+      parts.push(Buffer.isBuffer(e.data) ? e.data : Buffer.from(e.data.buffer, e.data.byteOffset, e.data.length));
+      from = e.at;
+    }
+    parts.push(Buffer.from(this.buf.subarray(from, this.pos)));
+    this.ext = [];
+    this.extBytes = 0;
+    if (this.buf.length > MAX_KEPT) this.buf = Buffer.allocUnsafe(INITIAL);
+    return parts;
   }
 
   /** The message written since begin(), as one gRPC frame (flag 0, length, bytes), in a new Buffer. */
   finishFrame(): Buffer {
+    if (this.ext.length > 0) {
+      const parts = this.finishFrameParts() as Buffer[];
+      return Buffer.concat(parts);
+    }
     const len = this.pos - GRPC_PREFIX;
     // A long prompt or an image grew the scratch buffer past what is kept: hand it over as
     // the frame (no copy of megabytes) and start a small one.
@@ -71,11 +117,6 @@ export class ProtoWriter {
     return out;
   }
 
-  /** Room for `n` more bytes at once (a large field about to be written): one growth, not a doubling series. */
-  reserve(n: number): this {
-    this.ensure(n);
-    return this;
-  }
 
   private ensure(n: number): void {
     if (this.pos + n <= this.buf.length) return;

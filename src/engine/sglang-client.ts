@@ -35,7 +35,7 @@ import type { AdapterRef, EmbedParams, EmbedResult } from './types.js';
 import { EngineError } from './errors.js';
 import { generateStream, type WireResponse } from './generate-stream.js';
 import { decodeGenerateResponse, SGLANG_RESPONSE } from './generate-response-wire.js';
-import { encodeSglangGenerate, SGLANG_JSON_OBJECT_SCHEMA, SGLANG_SEED_KEY } from './sglang-generate-wire.js';
+import { encodeSglangGenerateParts, SGLANG_JSON_OBJECT_SCHEMA, SGLANG_SEED_KEY } from './sglang-generate-wire.js';
 import { EngineConnection, metadataInit, rankLoadOf, type EngineClientOptions } from './grpc-connection.js';
 import type {
   Cancellation,
@@ -67,7 +67,7 @@ export class SglangEngineClient implements EngineClient {
   generate(p: GenerateParams, signal: Cancellation): AsyncIterableIterator<EngineEvent> {
     return generateStream(
       this.url, p, signal,
-      () => this.conn.generate<WireResponse>(GENERATE_PATH, decodeSglangResponse, () => encodeSglangGenerate(p), (cancel) => this.rpc.generate(buildGenerateRequest(p), { signal: cancel, headers: metadataInit(p.traceHeaders) }), p.traceHeaders),
+      () => this.conn.generate<WireResponse>(GENERATE_PATH, decodeSglangResponse, () => encodeSglangGenerateParts(p), (cancel) => this.rpc.generate(buildGenerateRequest(p), { signal: cancel, headers: metadataInit(p.traceHeaders) }), p.traceHeaders),
       (id, reason) => this.abort(id, reason),
     );
   }

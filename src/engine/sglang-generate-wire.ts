@@ -20,8 +20,19 @@ export const SGLANG_SEED_KEY = 'seed';
 /** The JSON schema SGLang's own OpenAI server uses for "any JSON object". */
 export const SGLANG_JSON_OBJECT_SCHEMA = '{"type":"object"}';
 
-/** One gRPC frame (5-byte prefix + GenerateRequest) for `p`. */
+/** One gRPC frame (5-byte prefix + GenerateRequest) for `p`, in one Buffer. */
 export function encodeSglangGenerate(p: GenerateParams): Buffer {
+  write(p);
+  return w.finishFrame();
+}
+
+/** The same frame as the client sends it: in parts when an image's pixel tensor goes by reference. */
+export function encodeSglangGenerateParts(p: GenerateParams): Buffer | Buffer[] {
+  write(p);
+  return w.finishFrameParts();
+}
+
+function write(p: GenerateParams): void {
   w.begin();
   // 1 request_id
   if (p.requestId !== '') w.tag(1, WIRE_LEN).string(p.requestId);
@@ -59,7 +70,6 @@ export function encodeSglangGenerate(p: GenerateParams): Buffer {
   if (p.dataParallelRank !== undefined) w.tag(16, WIRE_VARINT).int32(p.dataParallelRank, 'sglang.grpc.scheduler.GenerateRequest.data_parallel_rank');
   // 17 stream
   if (p.stream) w.tag(17, WIRE_VARINT).bool(true);
-  return w.finishFrame();
 }
 
 function float(field: number, v: number, name: string): void {

@@ -35,7 +35,7 @@ import { vllmEmbed } from './embed.js';
 import type { EmbedParams, EmbedResult } from './types.js';
 import { generateStream, type WireResponse } from './generate-stream.js';
 import { EngineError } from './errors.js';
-import { encodeVllmGenerate, vllmTopCount } from './vllm-generate-wire.js';
+import { encodeVllmGenerateParts, vllmTopCount } from './vllm-generate-wire.js';
 import { decodeGenerateResponse, VLLM_RESPONSE } from './generate-response-wire.js';
 import { mapStream, type ServerStream } from './grpc-h2.js';
 import { EngineConnection, metadataInit, rankLoadOf, type EngineClientOptions } from './grpc-connection.js';
@@ -75,7 +75,7 @@ export class VllmEngineClient implements EngineClient {
     }
     return generateStream(
       this.url, p, signal,
-      () => accumulate(this.conn.generate<WireResponse>(GENERATE_PATH, decodeVllmResponse, () => encodeVllmGenerate(p), (cancel) => this.rpc.generate(buildVllmGenerateRequest(p), { signal: cancel, headers: metadataInit(p.traceHeaders) }), p.traceHeaders), p.stream),
+      () => accumulate(this.conn.generate<WireResponse>(GENERATE_PATH, decodeVllmResponse, () => encodeVllmGenerateParts(p), (cancel) => this.rpc.generate(buildVllmGenerateRequest(p), { signal: cancel, headers: metadataInit(p.traceHeaders) }), p.traceHeaders), p.stream),
       (id) => this.abort(id),
     );
   }

@@ -10,8 +10,19 @@ import { writeMultimodal } from './multimodal-wire.js';
 
 const w = new ProtoWriter();
 
-/** One gRPC frame (5-byte prefix + GenerateRequest) for `p`. */
+/** One gRPC frame (5-byte prefix + GenerateRequest) for `p`, in one Buffer. */
 export function encodeVllmGenerate(p: GenerateParams): Buffer {
+  write(p);
+  return w.finishFrame();
+}
+
+/** The same frame as the client sends it: in parts when an image's pixel tensor goes by reference. */
+export function encodeVllmGenerateParts(p: GenerateParams): Buffer | Buffer[] {
+  write(p);
+  return w.finishFrameParts();
+}
+
+function write(p: GenerateParams): void {
   w.begin();
   // 1 request_id
   if (p.requestId !== '') w.tag(1, WIRE_LEN).string(p.requestId);
@@ -33,7 +44,6 @@ export function encodeVllmGenerate(p: GenerateParams): Buffer {
   if (p.kvTransferParams !== undefined) w.tag(8, WIRE_LEN).string(p.kvTransferParams);
   // 9 data_parallel_rank (optional)
   if (p.dataParallelRank !== undefined) w.tag(9, WIRE_VARINT).int32(p.dataParallelRank, 'vllm.grpc.engine.GenerateRequest.data_parallel_rank');
-  return w.finishFrame();
 }
 
 function float(field: number, v: number, name: string): void {

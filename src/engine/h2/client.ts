@@ -9,7 +9,7 @@
 import { Code, ConnectError } from '@connectrpc/connect';
 
 import { HpackEncoder } from './hpack.js';
-import { H2Session, H2Stream, type H2StreamHandler, type SessionEvents, type SessionTarget } from './session.js';
+import { H2Session, H2Stream, type H2StreamHandler, type RequestBody, type SessionEvents, type SessionTarget } from './session.js';
 import { ENHANCE_YOUR_CALM } from './frames.js';
 
 export interface H2ClientOptions {
@@ -60,7 +60,7 @@ export class H2Client implements SessionEvents {
   }
 
   /** Open a stream on `path` that sends `body` (then ends its side); the handler gets the rest. */
-  request(path: string, body: Buffer, handler: H2StreamHandler): H2Stream {
+  request(path: string, body: RequestBody, handler: H2StreamHandler): H2Stream {
     return this.open(this.headerBlock(path), body, handler);
   }
 
@@ -69,12 +69,12 @@ export class H2Client implements SessionEvents {
    * context): the fixed block is the cached one and only `extra` is encoded (the encoder
    * keeps no state between blocks, so two blocks concatenate into one).
    */
-  requestWithExtraHeaders(path: string, extra: readonly string[], body: Buffer, handler: H2StreamHandler): H2Stream {
+  requestWithExtraHeaders(path: string, extra: readonly string[], body: RequestBody, handler: H2StreamHandler): H2Stream {
     return this.open(Buffer.concat([this.headerBlock(path), this.encoder.encode(extra)]), body, handler);
   }
 
   /** As request(), with this call's own headers (e.g. a deadline) instead of the client's fixed set. */
-  requestWithHeaders(path: string, headers: readonly string[], body: Buffer, handler: H2StreamHandler): H2Stream {
+  requestWithHeaders(path: string, headers: readonly string[], body: RequestBody, handler: H2StreamHandler): H2Stream {
     const block = this.encoder.encode([
       ':method', 'POST',
       ':scheme', this.target.tls ? 'https' : 'http',
@@ -85,7 +85,7 @@ export class H2Client implements SessionEvents {
     return this.open(block, body, handler);
   }
 
-  private open(block: Buffer, body: Buffer, handler: H2StreamHandler): H2Stream {
+  private open(block: Buffer, body: RequestBody, handler: H2StreamHandler): H2Stream {
     const s = new H2Stream(block, body, handler);
     if (this.closedWith) {
       s.closed = true;

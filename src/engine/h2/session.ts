@@ -23,6 +23,16 @@ import { HpackDecoder } from './hpack.js';
 /** Above this many bytes a flush is one writev of its buffers instead of a copy into one. */
 const LARGE_FLUSH = 64 * 1024;
 
+/** A request body: one buffer, or parts sent one after the other. */
+export type RequestBody = Buffer | readonly Buffer[];
+
+function bodyLength(b: RequestBody): number {
+  if (Buffer.isBuffer(b)) return b.length;
+  let n = 0;
+  for (const p of b) n += p.length;
+  return n;
+}
+
 /** What a stream's owner is told (all from the socket's data callback or a close). */
 export interface H2StreamHandler {
   /** The response headers (with `endStream`: a trailers-only response). Flat [name, value, ...]. */
@@ -83,9 +93,10 @@ export class H2Stream {
     /** @internal */ readonly headerBlock: Buffer,
     /**
      * @internal The whole request body (sent up to `bodyOff`), kept until the stream closes:
-     * a stream placed again (GOAWAY past it, REFUSED_STREAM) sends it again.
+     * a stream placed again (GOAWAY past it, REFUSED_STREAM) sends it again. In parts when
+     * some of it is written from buffers it does not own (an image's pixel tensor).
      */
-    public body: Buffer | undefined,
+    public body: RequestBody | undefined,
     readonly handler: H2StreamHandler,
   ) {}
 
@@ -203,9 +214,9 @@ export class H2Session {
     if (this.streams.size === 1) this.events.onActive(this, true);
     const hb = s.headerBlock;
     const body = s.body;
-    const bodyLen = body ? body.length : 0;
+    const bodyLen = body ? bodyLength(body) : 0;
     // The usual request: HEADERS and the whole body in one buffer (and one write).
-    if (body && bodyLen <= this.peerMaxFrame && bodyLen <= s.sendWindow && bodyLen <= this.connSendWindow) {
+    if (body && Buffer.isBuffer(body) && bodyLen <= this.peerMaxFrame && bodyLen <= s.sendWindow && bodyLen <= this.connSendWindow) {
       const buf = Buffer.allocUnsafe(2 * F.FRAME_HEADER + hb.length + bodyLen);
       F.writeFrameHeader(buf, 0, hb.length, F.HEADERS, F.FLAG_END_HEADERS, id);
       hb.copy(buf, F.FRAME_HEADER);
@@ -231,8 +242,9 @@ export class H2Session {
   /** Send what the windows allow of `s`'s body; the rest waits for WINDOW_UPDATE. */
   private sendBody(s: H2Stream): void {
     const body = s.body!;
-    while (s.bodyOff < body.length) {
-      const n = Math.min(s.sendWindow, this.connSendWindow, this.peerMaxFrame, body.length - s.bodyOff);
+    const total = bodyLength(body);
+    while (s.bodyOff < total) {
+      const n = Math.min(s.sendWindow, this.connSendWindow, this.peerMaxFrame, total - s.bodyOff);
       if (n <= 0) {
         if (!s.blocked) {
           s.blocked = true;
@@ -240,17 +252,35 @@ export class H2Session {
         }
         return;
       }
-      const last = s.bodyOff + n === body.length;
+      const last = s.bodyOff + n === total;
       const h = Buffer.allocUnsafe(F.FRAME_HEADER);
       F.writeFrameHeader(h, 0, n, F.DATA, last ? F.FLAG_END_STREAM : 0, s.id);
       this.write(h);
-      this.write(body.subarray(s.bodyOff, s.bodyOff + n));
+      if (Buffer.isBuffer(body)) this.write(body.subarray(s.bodyOff, s.bodyOff + n));
+      else this.writeSlices(body, s.bodyOff, n);
       s.bodyOff += n;
       s.sendWindow -= n;
       this.connSendWindow -= n;
     }
     s.localEnded = true;
     if (s.remoteEnded) this.closeStream(s, undefined);
+  }
+
+  /** Bytes [off, off + n) of a body in parts, as slices of the parts (no copy). */
+  private writeSlices(parts: readonly Buffer[], off: number, n: number): void {
+    let base = 0;
+    for (const p of parts) {
+      const end = base + p.length;
+      if (end > off && n > 0) {
+        const from = Math.max(off - base, 0);
+        const take = Math.min(p.length - from, n);
+        this.write(p.subarray(from, from + take));
+        off += take;
+        n -= take;
+      }
+      if (n === 0) return;
+      base = end;
+    }
   }
 
   private sendBlocked(): void {
