@@ -7,6 +7,9 @@
 //              and "Portico+URL+frame", the same loop's CPU of Portico's counterpart of SMG's
 //              per-image work as far as it exists: data: URL decoded, image processed,
 //              MultimodalInputs built, vLLM GenerateRequest frame written (no socket write);
+//              and "Portico image−text": `portico serve` as a gateway before the same engine
+//              (image cache off), measured exactly as SMG below, so the two columns hold the
+//              same work (base64, decode, preprocessing, expansion, the gRPC send);
 //   transformers  Qwen2VLImageProcessorPil fed by load_image, process CPU time over all
 //              threads, median of ROUNDS (bench/vision/transformers_times.py, which also
 //              writes the five images);
@@ -43,7 +46,7 @@ import { imageProcessorFromJson, type ImageProcessor, type ProcessedImage } from
 import { startMockEngine } from '../src/mock/engine-server.js';
 import { decodeDataUrl } from '../src/pipeline/media-fetch.js';
 import { engineMultimodal } from '../src/pipeline/multimodal.js';
-import { encodeVllmGenerate } from '../src/engine/vllm-generate-wire.js';
+import { encodeVllmGenerateParts } from '../src/engine/vllm-generate-wire.js';
 import { waitReady } from './compare/frontends.js';
 import { runtimeDeltaNs, treeThreadRuntimeNs } from './compare/procfs.js';
 import { median, nativeCpuUs } from './vision/native-cpu.js';
@@ -88,6 +91,8 @@ interface Row {
   dataUrl: string;
   pilUs: number;
   smg: { imageUs: number[]; textUs: number[]; diffUs: number[]; preprocessMs: number[]; grid?: string; maxAbsDiff?: number };
+  /** `portico serve` as a gateway before the same engine, measured as SMG is (image cache off). */
+  portico: { imageUs: number[]; textUs: number[]; diffUs: number[] };
 }
 
 function transformersRows(): { file: string; pil_us: number }[] {
@@ -109,10 +114,10 @@ function chatBody(model: string, image: Buffer | null, file: string): string {
 async function post(url: string, body: string): Promise<void> {
   const r = await fetch(`${url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
   const text = await r.text();
-  if (!r.ok) throw new Error(`SMG answered ${r.status}: ${text.slice(0, 600)}`);
+  if (!r.ok) throw new Error(`${url} answered ${r.status}: ${text.slice(0, 600)}`);
 }
 
-/** SMG's CPU µs for one request, from before it until SETTLE_MS after its response (retried when a thread of SMG exited meanwhile). */
+/** A gateway's (SMG's, Portico's) CPU µs for one request, from before it until SETTLE_MS after its response (retried when one of its threads exited meanwhile). */
 async function requestCpuUs(pid: number, url: string, body: string): Promise<number> {
   for (let attempt = 0; ; attempt++) {
     const before = treeThreadRuntimeNs(pid);
@@ -120,7 +125,7 @@ async function requestCpuUs(pid: number, url: string, body: string): Promise<num
     await new Promise((r) => setTimeout(r, SETTLE_MS));
     const d = runtimeDeltaNs(before, treeThreadRuntimeNs(pid));
     if (d !== null) return d / 1e3;
-    if (attempt === 5) throw new Error('SMG threads keep exiting during requests; cannot measure');
+    if (attempt === 5) throw new Error(`threads of ${pid} keep exiting during requests; cannot measure`);
   }
 }
 
@@ -132,15 +137,16 @@ const VISION_END = 151653;
 /**
  * CPU µs of Portico's counterpart of SMG's per-image work, as far as it exists: the data: URL
  * decoded, the image processed, MultimodalInputs built and the vLLM GenerateRequest frame
- * written with the tensor copied into it. The socket write is not in it.
+ * written as the client sends it (the tensor by reference). The socket write is not in it:
+ * the Portico image−text column, measured like SMG's, has everything.
  */
 function porticoPathUs(proc: ImageProcessor, row: Row): number {
   const t0 = process.cpuUsage();
   const img = proc.processSync(decodeDataUrl(row.dataUrl, 20 << 20));
   const ids = [872, 198, VISION_START, ...new Array<number>(img.numTokens).fill(IMAGE_PAD), VISION_END, 198];
-  const frame = encodeVllmGenerate({ requestId: 'bench', inputIds: Uint32Array.from(ids), multimodal: engineMultimodal([img], [3], IMAGE_PAD), maxNewTokens: 1, stream: false });
+  const frame = encodeVllmGenerateParts({ requestId: 'bench', inputIds: Uint32Array.from(ids), multimodal: engineMultimodal([img], [3], IMAGE_PAD), maxNewTokens: 1, stream: false });
   const d = process.cpuUsage(t0);
-  if (frame.length < img.pixelValues.length) throw new Error('the frame is shorter than its tensor');
+  if ((Buffer.isBuffer(frame) ? frame.length : frame.reduce((n, b) => n + b.length, 0)) < img.pixelValues.length) throw new Error('the frame is shorter than its tensor');
   return d.user + d.system;
 }
 
@@ -177,7 +183,7 @@ async function main(): Promise<void> {
   const proc = imageProcessorFromJson(readFileSync(configPath, 'utf8'));
   const rows: Row[] = pil.map((p) => {
     const bytes = readFileSync(join(imageDir, p.file));
-    return { file: p.file, bytes, processed: proc.processSync(bytes), nativeUs: [], pathUs: [], dataUrl: dataUrl(bytes, p.file), pilUs: p.pil_us, smg: { imageUs: [], textUs: [], diffUs: [], preprocessMs: [] } };
+    return { file: p.file, bytes, processed: proc.processSync(bytes), nativeUs: [], pathUs: [], dataUrl: dataUrl(bytes, p.file), pilUs: p.pil_us, smg: { imageUs: [], textUs: [], diffUs: [], preprocessMs: [] }, portico: { imageUs: [], textUs: [], diffUs: [] } };
   });
 
   const info = Model.load(modelDir).info();
@@ -197,12 +203,21 @@ async function main(): Promise<void> {
     return text.replace(/\x1b\[[0-9;]*m/g, '');
   };
   const url = `http://127.0.0.1:${smgPort}`;
+  // Portico as a gateway before the same engine, its image cache off (every image processed), one shard.
+  const porticoPort = basePort + 3;
+  const porticoLog = join(work, 'portico.log');
+  const portico = spawn(process.execPath, [join(ROOT, 'bin/portico.js'), 'serve', '--host', '127.0.0.1', '--http-port', String(porticoPort), '--model-path', modelDir, '--model-name', 'Qwen2.5-VL-tiny', '--worker', `vllm+grpc://127.0.0.1:${engine.port}`, '--mm-processor-cache-gb', '0', '--shards', '1'], { stdio: ['ignore', openSync(porticoLog, 'a'), openSync(porticoLog, 'a')] });
+  const purl = `http://127.0.0.1:${porticoPort}`;
   let decoders = '';
   let smgCounters = '';
   try {
     const model = await waitReady(url, smg, log);
     const text = chatBody(model, null, '');
     const bodies = rows.map((r) => chatBody(model, r.bytes, r.file));
+    await waitReady(purl, portico, porticoLog);
+    const ptext = chatBody('Qwen2.5-VL-tiny', null, '');
+    const pbodies = rows.map((r) => chatBody('Qwen2.5-VL-tiny', r.bytes, r.file));
+    for (const b of [...pbodies, ptext, ptext, ptext]) await post(purl, b);
     // Warm-up: every image once (SMG's processor and decoders load lazily), then text.
     for (const [i, row] of rows.entries()) {
       await post(url, bodies[i]!);
@@ -222,6 +237,11 @@ async function main(): Promise<void> {
         row.smg.textUs.push(t);
         row.smg.imageUs.push(m);
         row.smg.diffUs.push(m - t);
+        const pt = await requestCpuUs(portico.pid!, purl, ptext);
+        const pm = await requestCpuUs(portico.pid!, purl, pbodies[i]!);
+        row.portico.textUs.push(pt);
+        row.portico.imageUs.push(pm);
+        row.portico.diffUs.push(pm - pt);
       }
     }
     // SMG's own count of where it processed the media and how it sent the tensors.
@@ -231,7 +251,8 @@ async function main(): Promise<void> {
     decoders = `JPEG through ${gauge('smg_mm_turbojpeg_available') === '1' ? 'libjpeg-turbo' : 'the pure-Rust decoder (no libturbojpeg on the host)'}, WebP through ${gauge('smg_mm_webp_available') === '1' ? 'libwebp' : 'the pure-Rust decoder'}`;
   } finally {
     smg.kill('SIGTERM');
-    await new Promise((r) => smg.once('exit', r));
+    portico.kill('SIGTERM');
+    await Promise.all([new Promise((r) => smg.once('exit', r)), new Promise((r) => portico.once('exit', r))]);
     await engine.close();
   }
 
@@ -240,13 +261,13 @@ async function main(): Promise<void> {
   console.log(`SMG's decoders: ${decoders}`);
   console.log(`SMG's placeholders: ${placeholderShape}`);
   console.log(`SMG's counters: ${smgCounters}`);
-  console.log('image              tokens  grid (T×H×W)  Portico  Portico+URL+frame  transformers-PIL  SMG image−text  SMG image req  SMG text req  SMG preprocess_ms (wall)  PIL/Portico  SMG/Portico  SMG grid   SMG vs Portico max|Δ|');
+  console.log('image              tokens  grid (T×H×W)  Portico  Portico+URL+frame  Portico image−text  transformers-PIL  SMG image−text  SMG image req  SMG text req  SMG preprocess_ms (wall)  PIL/Portico  SMG/Portico  SMG−text/Portico−text  SMG grid   SMG vs Portico max|Δ|');
   for (const r of rows) {
     const smg = median(r.smg.diffUs);
     const native = median(r.nativeUs);
     const g = r.processed.gridThw!.join('×');
     console.log(
-      `${r.file.padEnd(18)} ${String(r.processed.numTokens).padStart(6)}  ${g.padStart(12)}  ${f(native).padStart(7)}  ${f(median(r.pathUs)).padStart(17)}  ${f(r.pilUs).padStart(16)}  ${f(smg).padStart(14)}  ${f(median(r.smg.imageUs)).padStart(13)}  ${f(median(r.smg.textUs)).padStart(12)}  ${(r.smg.preprocessMs.length ? median(r.smg.preprocessMs).toFixed(1) : 'n/a').padStart(24)}  ${(r.pilUs / native).toFixed(2).padStart(11)}  ${(smg / native).toFixed(2).padStart(11)}  ${(r.smg.grid === g ? 'same' : (r.smg.grid ?? '?')).padStart(8)}  ${r.smg.maxAbsDiff === undefined ? 'n/a' : r.smg.maxAbsDiff.toPrecision(3)}`,
+      `${r.file.padEnd(18)} ${String(r.processed.numTokens).padStart(6)}  ${g.padStart(12)}  ${f(native).padStart(7)}  ${f(median(r.pathUs)).padStart(17)}  ${f(median(r.portico.diffUs)).padStart(18)}  ${f(r.pilUs).padStart(16)}  ${f(smg).padStart(14)}  ${f(median(r.smg.imageUs)).padStart(13)}  ${f(median(r.smg.textUs)).padStart(12)}  ${(r.smg.preprocessMs.length ? median(r.smg.preprocessMs).toFixed(1) : 'n/a').padStart(24)}  ${(r.pilUs / native).toFixed(2).padStart(11)}  ${(smg / native).toFixed(2).padStart(11)}  ${(smg / median(r.portico.diffUs)).toFixed(2).padStart(21)}  ${(r.smg.grid === g ? 'same' : (r.smg.grid ?? '?')).padStart(8)}  ${r.smg.maxAbsDiff === undefined ? 'n/a' : r.smg.maxAbsDiff.toPrecision(3)}`,
     );
   }
   rmSync(work, { recursive: true, force: true });
