@@ -109,7 +109,7 @@ for (const protocol of ['sglang', 'vllm'] as const) {
     test('pixel bytes that do not fill the shape are refused', async () => {
       const { ids, offsets } = qwenPrompt(images);
       const mm = engineMultimodal(images, offsets, IMAGE_PAD);
-      mm.pixelValues = { ...mm.pixelValues, data: mm.pixelValues.data.subarray(4) };
+      mm.pixelValues = { ...mm.pixelValues!, data: mm.pixelValues!.data.subarray(4) };
       await refused(ids, mm, /pixel_values: \d+ bytes for shape/);
     });
 

@@ -19,6 +19,7 @@ import { encodeSglangGenerate, encodeSglangGenerateParts } from '../src/engine/s
 import type { EngineMultimodal, EngineTensor, GenerateParams } from '../src/engine/types.js';
 import { buildVllmGenerateRequest } from '../src/engine/vllm-client.js';
 import { encodeVllmGenerate, encodeVllmGenerateParts } from '../src/engine/vllm-generate-wire.js';
+import { gridOnly } from '../src/engine/disaggregation.js';
 import { ApiError } from '../src/protocol/errors.js';
 
 const ids = (n: number, start = 0) => Uint32Array.from({ length: n }, (_, i) => start + i * 997);
@@ -84,6 +85,7 @@ const cases: Array<[string, GenerateParams]> = [
   // Images: MultimodalInputs (its pixel tensor written with precomputed length prefixes).
   ['two Qwen-VL images', { ...base, inputIds: ids(14, 1), multimodal: qwenImages(16) }],
   ['images, a pixel tensor over 1 MiB, streamed with PD fields', { ...base, stream: true, inputIds: ids(40, 1), multimodal: qwenImages(256), kvTransferParams: '{}', bootstrap: { host: 'h', port: 2, room: 3 } }],
+  ['a decode leg\'s grid-only images (no pixel tensor)', { ...base, inputIds: ids(14, 1), multimodal: gridOnly(qwenImages(16)), kvTransferParams: '{"do_remote_prefill":true}' }],
   ['one CLIP-style image at offset 0, no model tensors', { ...base, multimodal: { pixelValues: f32(48, [1, 3, 4, 4]), modelTensors: [], imTokenId: 0, placeholders: [{ offset: 0, length: 3 }], hashes: ['h'], batchedKeys: ['pixel_values'], flatKeys: [], keepOnCpuKeys: [] } }],
 ];
 
@@ -122,7 +124,7 @@ for (const proto of protocols) {
         const parts = proto.parts(p);
         const joined = Buffer.isBuffer(parts) ? parts : Buffer.concat(parts);
         assert.equal(joined.toString('hex'), proto.reference(p).toString('hex'));
-        const pixels = p.multimodal?.pixelValues.data;
+        const pixels = p.multimodal?.pixelValues?.data;
         if (pixels === undefined) {
           assert.ok(Buffer.isBuffer(parts), 'one buffer without an image');
           continue;

@@ -39,6 +39,9 @@ const hits = new Map<string, number>();
 let engine: MockEngine;
 let textEngine: MockEngine;
 let sglangEngine: MockEngine;
+let prefillEngine: MockEngine;
+let decodeEngine: MockEngine;
+let pdServer: Proc;
 let server: Proc;
 let imageHost: http.Server;
 let hostUrl: string;
@@ -75,12 +78,20 @@ before(async () => {
     '--limit-mm-per-prompt', '{"image": 3}', '--max-image-pixels', '1000000', '--media-fetch-timeout-secs', '5',
   ]);
   openai = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'x', maxRetries: 0 });
+  // A vLLM prefill/decode pair (NIXL-style hand-off) for the same model.
+  const pd = { mode: 'sim' as const, protocol: 'vllm' as const, eosTokenIds: [EOS], vocabSize: 151936, servedModelName: 'vl', eosProbability: 0, stepMs: 0, port: 0 };
+  prefillEngine = await startMockEngine({ ...pd, role: 'prefill' });
+  decodeEngine = await startMockEngine({ ...pd, role: 'decode' });
+  pdServer = await startPortico(['serve', '--http-port', '0', '--host', '127.0.0.1', '--model-path', dir, '--model-name', 'vl', '--prefill-worker', prefillEngine.url, '--decode-worker', decodeEngine.url]);
 });
 after(async () => {
   await server?.stop();
   await engine?.close();
   await textEngine?.close();
   await sglangEngine?.close();
+  await pdServer?.stop();
+  await prefillEngine?.close();
+  await decodeEngine?.close();
   imageHost?.close();
 });
 
@@ -160,6 +171,27 @@ describe('OpenAI chat', () => {
     assert.equal(second.usage!.prompt_tokens, first.usage!.prompt_tokens);
     await ask(dataUrl(C));
     assert.deepEqual(lastReceived().mm_inputs!.mm_hashes, [sha(C)]);
+  });
+});
+
+describe('disaggregated prefill and decode (vLLM protocol)', () => {
+  test('the prefill leg gets the pixels; the decode leg, which receives the prompt\'s KV, only the grids, ranges and hashes', async () => {
+    const pd = new OpenAI({ baseURL: `${pdServer.url}/v1`, apiKey: 'x', maxRetries: 0 });
+    const r = await pd.chat.completions.create({ model: 'vl', max_tokens: 3, messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: dataUrl(A) } }, { type: 'text', text: 'What is it?' }] }] });
+    assert.equal(r.usage!.completion_tokens, 3);
+    type Mm = { pixel_values?: unknown; model_specific_tensors: Record<string, { shape: number[] }>; mm_placeholders: { length: number }[]; mm_hashes: string[]; batched_keys: string[]; flat_keys?: Record<string, string> };
+    const p = prefillEngine.context.received.all()[0]!.json() as { mm_inputs: Mm; kv_transfer_params_json?: string };
+    const d = decodeEngine.context.received.all()[0]!.json() as { mm_inputs: Mm; kv_transfer_params_json: string };
+    assert.ok(p.mm_inputs.pixel_values, 'the prefill leg runs the vision tower');
+    assert.equal(d.mm_inputs.pixel_values, undefined, 'no pixels to the decode leg');
+    assert.equal((JSON.parse(d.kv_transfer_params_json) as { do_remote_prefill: boolean }).do_remote_prefill, true);
+    for (const m of [p.mm_inputs, d.mm_inputs]) {
+      assert.deepEqual(m.model_specific_tensors.image_grid_thw!.shape, [1, 3]);
+      assert.deepEqual(m.mm_placeholders.map((x) => x.length), [tokensOf(A)]);
+      assert.deepEqual(m.mm_hashes, [sha(A)]);
+    }
+    assert.deepEqual(d.mm_inputs.batched_keys, ['image_grid_thw', 'patches_per_image']);
+    assert.equal(d.mm_inputs.flat_keys?.pixel_values, undefined);
   });
 });
 

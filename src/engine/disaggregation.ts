@@ -20,7 +20,7 @@
 import { randomInt, randomUUID } from 'node:crypto';
 
 import { protocolOf } from './factory.js';
-import type { EngineDisaggregation, GenerateParams } from './types.js';
+import type { EngineDisaggregation, EngineMultimodal, GenerateParams } from './types.js';
 
 /** How the two legs meet: 'bootstrap' (SGLang, both at once) or 'relay' (vLLM, prefill first). */
 export type PdHandoff = 'bootstrap' | 'relay';
@@ -111,7 +111,23 @@ export function relayPlan(params: GenerateParams, prefill: PrefillSide): RelayPl
     connector,
     decode(returned) {
       const relayed = decodeFixed ?? (single ? returned : undefined);
-      return relayed === undefined ? params : { ...params, kvTransferParams: relayed };
+      if (relayed === undefined) return params;
+      // The KV comes from the prefill worker: an image's pixels are not sent again.
+      return params.multimodal ? { ...params, kvTransferParams: relayed, multimodal: gridOnly(params.multimodal) } : { ...params, kvTransferParams: relayed };
     },
+  };
+}
+
+/**
+ * The images of a decode leg that receives the prompt's KV: no pixel tensor, the rest kept
+ * (Qwen-VL's grids give the decode worker its M-RoPE positions; ranges and hashes key its
+ * prefix cache). A CLIP-style image has no other tensor: only its identity goes.
+ */
+export function gridOnly(m: EngineMultimodal): EngineMultimodal {
+  return {
+    ...m,
+    pixelValues: null,
+    batchedKeys: m.batchedKeys.filter((k) => k !== 'pixel_values'),
+    flatKeys: m.flatKeys.filter(([k]) => k !== 'pixel_values'),
   };
 }

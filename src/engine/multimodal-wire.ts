@@ -70,6 +70,11 @@ function writeRest(m: EngineMultimodal, protocol: MultimodalProtocol): Buffer {
 /** Writes field `field` (MultimodalInputs) of a GenerateRequest into `w`. */
 export function writeMultimodal(w: ProtoWriter, field: number, m: EngineMultimodal, protocol: MultimodalProtocol): void {
   const rest = writeRest(m, protocol);
+  if (m.pixelValues === null) {
+    w.tag(field, WIRE_LEN).length(rest.length);
+    w.raw(rest);
+    return;
+  }
   const pixField = protocol === 'sglang' ? 4 : 2;
   const head = tensorHeadSize(m.pixelValues);
   const body = 1 + varintSize(head) + head + rest.length;

@@ -191,7 +191,7 @@ export function buildGenerateRequest(p: GenerateParams): GenerateRequest {
       inputIds: Array.from(p.inputIds),
     },
     mmInputs: p.multimodal ? {
-      pixelValues: { data: p.multimodal.pixelValues.data, shape: p.multimodal.pixelValues.shape, dtype: p.multimodal.pixelValues.dtype },
+      pixelValues: p.multimodal.pixelValues === null ? undefined : { data: p.multimodal.pixelValues.data, shape: p.multimodal.pixelValues.shape, dtype: p.multimodal.pixelValues.dtype },
       modelSpecificTensors: Object.fromEntries(p.multimodal.modelTensors.map(([k, t]) => [k, { data: t.data, shape: t.shape, dtype: t.dtype }])),
       imTokenId: p.multimodal.imTokenId,
       mmPlaceholders: p.multimodal.placeholders,

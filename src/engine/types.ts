@@ -95,8 +95,13 @@ export interface EngineTensor {
  * batched tensor belong to the same image.
  */
 export interface EngineMultimodal {
-  /** The encoder input of every image, concatenated along dim 0 (float32). */
-  pixelValues: EngineTensor;
+  /**
+   * The encoder input of every image, concatenated along dim 0 (float32). Null on the decode
+   * leg of a vLLM KV hand-off: the prompt's KV, images included, comes from the prefill
+   * worker, so only the grids (M-RoPE positions), ranges and hashes go (the grid-only form
+   * vLLM's servicer takes there).
+   */
+  pixelValues: EngineTensor | null;
   /** Model-specific tensors, written in this order (image_grid_thw, patches_per_image, image_sizes). */
   modelTensors: [string, EngineTensor][];
   /** The token id each image position carries in inputIds. */

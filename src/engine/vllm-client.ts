@@ -231,7 +231,7 @@ export function buildVllmGenerateRequest(p: GenerateParams): GenerateRequest {
 function vllmMultimodal(m: EngineMultimodal): MessageInitShape<typeof MultimodalInputsSchema> {
   const tensor = (t: EngineTensor) => ({ shape: t.shape, dtype: t.dtype, payload: { case: 'inline' as const, value: t.data } });
   return {
-    pixelValues: tensor(m.pixelValues),
+    pixelValues: m.pixelValues === null ? undefined : tensor(m.pixelValues),
     modelSpecificTensors: Object.fromEntries(m.modelTensors.map(([k, t]) => [k, tensor(t)])),
     imTokenId: m.imTokenId,
     mmPlaceholders: m.placeholders,

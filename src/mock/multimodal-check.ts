@@ -41,12 +41,19 @@ function int64s(t: ReceivedTensor): number[] {
   return Array.from({ length: t.data.length / 8 }, (_, i) => Number(v.getBigInt64(i * 8, true)));
 }
 
-/** The first thing wrong with `mm` for a prompt of `prompt` ids, or null. */
-export function multimodalProblem(prompt: ArrayLike<number>, mm: ReceivedMultimodal): string | null {
+/**
+ * The first thing wrong with `mm` for a prompt of `prompt` ids, or null. `gridOnly`: the
+ * decode leg of a KV hand-off, whose images come without pixel_values (and must).
+ */
+export function multimodalProblem(prompt: ArrayLike<number>, mm: ReceivedMultimodal, gridOnly = false): string | null {
   const px = mm.pixelValues;
-  if (!px) return 'mm_inputs without pixel_values';
-  if (px.dtype !== 'float32') return `pixel_values: dtype ${px.dtype}, want float32`;
-  const bad = tensorProblem('pixel_values', px) ?? Object.entries(mm.tensors).map(([k, t]) => tensorProblem(k, t)).find((e) => e !== null);
+  if (gridOnly) {
+    if (px) return 'pixel_values on the decode leg of a KV hand-off (the prompt\'s KV comes from the prefill worker)';
+  } else {
+    if (!px) return 'mm_inputs without pixel_values';
+    if (px.dtype !== 'float32') return `pixel_values: dtype ${px.dtype}, want float32`;
+  }
+  const bad = (px ? tensorProblem('pixel_values', px) : null) ?? Object.entries(mm.tensors).map(([k, t]) => tensorProblem(k, t)).find((e) => e !== null);
   if (bad) return bad;
   if (mm.imTokenId === undefined) return 'mm_inputs without im_token_id';
   const ph = mm.placeholders;
@@ -75,20 +82,20 @@ export function multimodalProblem(prompt: ArrayLike<number>, mm: ReceivedMultimo
       patches += n;
       if (ph[i]!.length * MERGE * MERGE !== n) return `image ${i}: grid ${g.slice(i * 3, i * 3 + 3)} makes ${n / (MERGE * MERGE)} tokens, its placeholder has ${ph[i]!.length}`;
     }
-    if (px.shape.length !== 2 || px.shape[0] !== patches) return `pixel_values: shape [${px.shape}], the grids make ${patches} patches`;
+    if (px && (px.shape.length !== 2 || px.shape[0] !== patches)) return `pixel_values: shape [${px.shape}], the grids make ${patches} patches`;
     const sizes = mm.tensors['patches_per_image'];
     if (sizes && int64s(sizes).join() !== Array.from({ length: ph.length }, (_, i) => g[i * 3]! * g[i * 3 + 1]! * g[i * 3 + 2]!).join()) return 'patches_per_image does not match image_grid_thw';
-  } else if (px.shape.length !== 4 || px.shape[0] !== ph.length || px.shape[1] !== 3) {
+  } else if (px && (px.shape.length !== 4 || px.shape[0] !== ph.length || px.shape[1] !== 3)) {
     return `pixel_values: shape [${px.shape}], want [${ph.length}, 3, H, W] for ${ph.length} images`;
   }
 
   if (mm.hashes !== undefined) {
     if (mm.hashes.length !== ph.length || mm.hashes.some((h) => h === '')) return `${mm.hashes.length} mm_hashes for ${ph.length} images`;
     for (const [k, sizesKey] of Object.entries(mm.flatKeys ?? {})) {
-      if (k !== 'pixel_values' && !mm.tensors[k]) return `flat_keys names ${k}, which was not sent`;
+      if ((k !== 'pixel_values' || !px) && !mm.tensors[k]) return `flat_keys names ${k}, which was not sent`;
       if (!mm.tensors[sizesKey]) return `flat_keys sizes ${k} by ${sizesKey}, which was not sent`;
     }
-    for (const k of mm.batchedKeys ?? []) if (k !== 'pixel_values' && !mm.tensors[k]) return `batched_keys names ${k}, which was not sent`;
+    for (const k of mm.batchedKeys ?? []) if ((k !== 'pixel_values' || !px) && !mm.tensors[k]) return `batched_keys names ${k}, which was not sent`;
   }
   return null;
 }

@@ -49,7 +49,7 @@ export function vllmRoutes(m: MockContext) {
       hashes: mm.mmHashes,
       batchedKeys: mm.batchedKeys,
       flatKeys: mm.flatKeys,
-    });
+    }, remotePrefill(req.kvTransferParamsJson));
     if (mmBad) throw new ConnectError(`mm_inputs: ${mmBad}`, Code.InvalidArgument);
     const sp = req.samplingParams;
     m.received.record({ requestId: id, protocol: 'vllm', ...traceContextOf(ctx), json: () => toJson(GenerateRequestSchema, req, { useProtoFieldName: true }) as Record<string, unknown> });
@@ -167,4 +167,14 @@ export function vllmRoutes(m: MockContext) {
     });
   };
   return { routes, fast: fastRoutes(m, VllmEngine, GenerateRequestSchema, GenerateResponseSchema, generate) };
+}
+
+/** A decode leg that takes its prompt's KV from a prefill worker (kv_transfer_params do_remote_prefill). */
+function remotePrefill(json: string | undefined): boolean {
+  if (!json) return false;
+  try {
+    return (JSON.parse(json) as { do_remote_prefill?: unknown }).do_remote_prefill === true;
+  } catch {
+    return false;
+  }
 }
