@@ -246,7 +246,7 @@ pub fn vision(data: &[u8]) {
             Err(e) => assert!(e.is_client_error(), "a bad image must be the client's error: {e}"),
             Ok(out) => {
                 let n: u64 = out.shape.iter().map(|&d| d as u64).product();
-                assert_eq!(n as usize, out.pixel_values.len(), "pixels against shape {:?}", out.shape);
+                assert_eq!(n as usize * 4, out.pixel_values.len(), "pixel bytes against shape {:?}", out.shape);
                 assert_eq!(out.hash.len(), 64);
                 match out.grid_thw {
                     Some([t, h, w]) => {

@@ -27,23 +27,10 @@ pub struct ProcessedImage {
     pub hash: String,
 }
 
-/// f32 values as little-endian bytes, one copy.
-fn f32_bytes(v: &[f32]) -> Vec<u8> {
-    #[cfg(target_endian = "little")]
-    {
-        // SAFETY: any f32 bit pattern is a valid [u8; 4]; the slice covers exactly v's memory.
-        unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) }.to_vec()
-    }
-    #[cfg(not(target_endian = "little"))]
-    {
-        v.iter().flat_map(|x| x.to_le_bytes()).collect()
-    }
-}
-
 fn to_js(p: vision::Processed) -> ProcessedImage {
-    let bytes = f32_bytes(&p.pixel_values);
     ProcessedImage {
-        pixel_values: bytes.into(),
+        // The processor wrote the bytes the engine is sent: handed over, not copied.
+        pixel_values: p.pixel_values.into(),
         shape: p.shape,
         grid_thw: p.grid_thw.map(|g| g.to_vec()),
         image_size: p.image_size.to_vec(),

@@ -12,7 +12,8 @@ use super::resample::{resize_window, Window};
 use super::resample::Rgb8;
 
 pub struct ClipOut {
-    pub pixel_values: Vec<f32>,
+    /// Little-endian float32 values, as bytes.
+    pub pixel_values: Vec<u8>,
     /// `[3, H, W]`
     pub shape: [u32; 3],
     pub num_tokens: u32,
@@ -76,16 +77,16 @@ pub fn process(c: &ClipConfig, img: &Rgb8) -> Result<ClipOut, ImageError> {
         }
         Rgb8 { width: win.x1 - win.x0, height: win.y1 - win.y0, data }
     };
-    let lut = Lut::new(&c.common);
+    let lut = Lut::new(&c.common).le_bytes();
     let (ch, cw) = (ch as usize, cw as usize);
     let (py, px) = ((win.y0 as i64 - oy) as usize, (win.x0 as i64 - ox) as usize);
-    let mut out = Vec::with_capacity(3 * ch * cw);
-    for (chan, table) in lut.0.iter().enumerate() {
+    let mut out = Vec::with_capacity(3 * ch * cw * 4);
+    for (chan, table) in lut.iter().enumerate() {
         for y in 0..ch {
             for x in 0..cw {
                 let inside = y >= py && y < py + part.height && x >= px && x < px + part.width;
                 let v = if inside { part.data[((y - py) * part.width + (x - px)) * 3 + chan] } else { 0 };
-                out.push(table[v as usize]);
+                out.extend_from_slice(&table[v as usize]);
             }
         }
     }

@@ -23,8 +23,9 @@ pub use resample::Rgb8;
 /// One preprocessed image, ready for the engine.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Processed {
-    /// Row-major float32 pixels of `shape`.
-    pub pixel_values: Vec<f32>,
+    /// Row-major float32 pixels of `shape`, as their little-endian bytes (what the engine
+    /// is sent: no conversion pass, no copy on the way to JS).
+    pub pixel_values: Vec<u8>,
     /// Qwen-VL: `[patches, C*T*P*P]`; CLIP: `[3, H, W]`.
     pub shape: Vec<u32>,
     /// Qwen-VL's `image_grid_thw` row.

@@ -22,4 +22,16 @@ impl Lut {
         }
         Lut(t)
     }
+
+    /// The same values as the little-endian bytes of each f32: processors write their
+    /// output as the bytes the engine is sent, with no conversion pass after.
+    pub fn le_bytes(&self) -> [[[u8; 4]; 256]; 3] {
+        let mut b = [[[0u8; 4]; 256]; 3];
+        for (ch, row) in self.0.iter().enumerate() {
+            for (v, x) in row.iter().enumerate() {
+                b[ch][v] = x.to_le_bytes();
+            }
+        }
+        b
+    }
 }

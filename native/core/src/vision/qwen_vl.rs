@@ -33,7 +33,8 @@ pub fn smart_resize(height: u64, width: u64, factor: u64, min_pixels: u64, max_p
 }
 
 pub struct QwenOut {
-    pub pixel_values: Vec<f32>,
+    /// Little-endian float32 values, as bytes.
+    pub pixel_values: Vec<u8>,
     /// `[grid_t * grid_h * grid_w, C * T * P * P]`
     pub shape: [u32; 2],
     pub grid_thw: [u32; 3],
@@ -62,25 +63,26 @@ pub fn process(c: &QwenVlConfig, img: &Rgb8) -> Result<QwenOut, ImageError> {
     } else {
         img
     };
-    let lut = Lut::new(&c.common);
+    let lut = Lut::new(&c.common).le_bytes();
     let p = c.patch_size as usize;
     let ms = c.merge_size as usize;
     let t = c.temporal_patch_size as usize;
     let (gh, gw) = (img.height / p, img.width / p);
     let row_len = 3 * t * p * p;
-    let mut out = Vec::with_capacity(gh * gw * row_len);
-    let mut patch = vec![0f32; p * p];
+    let mut out = Vec::with_capacity(gh * gw * row_len * 4);
+    let mut patch = vec![0u8; p * p * 4];
     for bh in 0..gh / ms {
         for bw in 0..gw / ms {
             for mh in 0..ms {
                 for mw in 0..ms {
                     let y0 = (bh * ms + mh) * p;
                     let x0 = (bw * ms + mw) * p;
-                    for (ch, table) in lut.0.iter().enumerate() {
+                    for (ch, table) in lut.iter().enumerate() {
                         for py in 0..p {
                             let line = &img.data[((y0 + py) * img.width + x0) * 3..];
                             for px in 0..p {
-                                patch[py * p + px] = table[line[px * 3 + ch] as usize];
+                                let at = (py * p + px) * 4;
+                                patch[at..at + 4].copy_from_slice(&table[line[px * 3 + ch] as usize]);
                             }
                         }
                         for _ in 0..t {
