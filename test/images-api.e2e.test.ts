@@ -171,6 +171,10 @@ describe('OpenAI chat', () => {
     assert.equal(second.usage!.prompt_tokens, first.usage!.prompt_tokens);
     await ask(dataUrl(C));
     assert.deepEqual(lastReceived().mm_inputs!.mm_hashes, [sha(C)]);
+    // /metrics counts where each image's tensors came from.
+    const m = await (await fetch(`${server.url}/metrics`)).text();
+    const count = (source: string) => Number(new RegExp(`^portico_frontend_images_total\\{model="vl",source="${source}"\\} (\\d+)`, 'm').exec(m)?.[1] ?? 0);
+    assert.ok(count('processed') >= 3 && count('cached') >= 2, m.split('\n').filter((l) => l.includes('images_total')).join('\n'));
   });
 });
 

@@ -75,7 +75,7 @@ export async function startFrontend(o: ServeOptions, natives: ReadonlyMap<string
   const ids = { next: 0 };
   const models = new Map<string, ServedModel>();
   // One store of fetched and processed images for every model of this thread.
-  const images = new ImageStore(o.images);
+  const images = new ImageStore(o.images, (model, source) => metrics.images.labels(model, source).inc());
   const routers: DisaggregatedRouter[] = [];
   const pools: WorkerPool[] = [];
   // --event-plane: one NATS connection for this frontend; each model's KV sources and replica sync use it.

@@ -18,6 +18,7 @@ export class FrontendMetrics {
   readonly migrationsExhausted: Counter;
   readonly migrationSeqLenExceeded: Counter;
   readonly disaggFallback: Counter;
+  readonly images: Counter;
   /** Ended spans by outcome (exported, failed, dropped), with tracing on. */
   readonly traceSpans: Counter;
   readonly workerRole: Gauge;
@@ -71,6 +72,7 @@ export class FrontendMetrics {
     this.migrationSeqLenExceeded = r.add(new Counter(`${prefix}model_migration_max_seq_len_exceeded_total`, 'Requests whose generated ids stopped being kept for migration past --migration-max-seq-len.', ['model']));
     this.prefillQueued = r.add(new Gauge(`${prefix}prefill_queued_requests`, 'Requests waiting in the prefill pool\'s router queue (disaggregated serving).', ['model']));
     this.disaggFallback = r.add(new Counter(`${prefix}disagg_decode_only_total`, 'Requests a decode worker served without a prefill leg: no healthy prefill worker (vLLM decode workers compute the prompt themselves; see --disagg-enforce).', ['model']));
+    this.images = r.add(new Counter(`${prefix}images_total`, 'Images of requests by where their tensors came from: processed (fetched or decoded, then preprocessed) or cached (the same content, already processed for the model: --mm-processor-cache-gb).', ['model', 'source']));
     this.traceSpans = r.add(new Counter(`${prefix}trace_spans_total`, 'Ended trace spans by outcome: exported (the collector took them), failed (the export failed: collector down or refusing), dropped (the export queue was full, OTEL_BSP_MAX_QUEUE_SIZE).', ['outcome']));
     this.workerRole = r.add(new Gauge(`${prefix}worker_role`, 'Each worker\'s role (1 on its role\'s series): aggregated, prefill or decode.', ['model', 'worker', 'role'], 'max'));
     // a gauge in Dynamo (same name, same type)

@@ -52,7 +52,11 @@ export class ImageStore {
   hits = 0;
   misses = 0;
 
-  constructor(readonly settings: ImageSettings = DEFAULT_IMAGE_SETTINGS) {}
+  constructor(
+    readonly settings: ImageSettings = DEFAULT_IMAGE_SETTINGS,
+    /** Told of each image served: processed now, or from the cache (the images_total metric). */
+    private readonly onImage: (model: string, source: 'processed' | 'cached') => void = () => {},
+  ) {}
 
   /** The processed image at `url` for `model`; rejects with a MediaFetchError or the processor's client error. */
   async image(model: VisionModel, url: string): Promise<ProcessedImage> {
@@ -60,7 +64,7 @@ export class ImageStore {
     if (remote) {
       const known = this.urls.get(url);
       if (known !== undefined && known.until > Date.now()) {
-        const hit = this.lookup(`${model.key}\u0000${known.hash}`);
+        const hit = this.lookup(`${model.key}\u0000${known.hash}`, model.key);
         if (hit !== undefined) return hit;
       }
     }
@@ -68,21 +72,23 @@ export class ImageStore {
     const hash = await sha256(bytes);
     if (remote) this.rememberUrl(url, hash);
     const key = `${model.key}\u0000${hash}`;
-    const hit = this.lookup(key);
+    const hit = this.lookup(key, model.key);
     if (hit !== undefined) return hit;
     this.misses++;
+    this.onImage(model.key, 'processed');
     const p = model.processor.process(bytes);
     if (this.settings.cacheBytes > 0) this.keep(key, p);
     return p;
   }
 
-  private lookup(key: string): Promise<ProcessedImage> | undefined {
+  private lookup(key: string, model: string): Promise<ProcessedImage> | undefined {
     const p = this.processed.get(key);
     if (p === undefined) return undefined;
     // Most recently used last.
     this.processed.delete(key);
     this.processed.set(key, p);
     this.hits++;
+    this.onImage(model, 'cached');
     return p;
   }
 
