@@ -9,8 +9,13 @@
 
 import { createHash } from 'node:crypto';
 import { DEFAULT_MEDIA_FETCH, fetchMedia, type MediaFetchPolicy } from './media-fetch.js';
-import type { ProcessedImage } from '../native/vision.js';
-import type { VisionModel } from './vision-model.js';
+import type { ImageProcessor, ProcessedImage } from '../native/vision.js';
+
+/** Whose images: a model's name (its cache namespace) and its processor. */
+export interface ImageOwner {
+  readonly key: string;
+  readonly processor: ImageProcessor;
+}
 
 export interface ImageSettings {
   fetch: MediaFetchPolicy;
@@ -59,7 +64,7 @@ export class ImageStore {
   ) {}
 
   /** The processed image at `url` for `model`; rejects with a MediaFetchError or the processor's client error. */
-  async image(model: VisionModel, url: string): Promise<ProcessedImage> {
+  async image(model: ImageOwner, url: string): Promise<ProcessedImage> {
     const remote = !url.startsWith('data:');
     if (remote) {
       const known = this.urls.get(url);
