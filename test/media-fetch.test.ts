@@ -50,6 +50,10 @@ test('data: URLs decode; bad ones are refused with the reason', async () => {
   assert.deepEqual(decodeDataUrl(`data:;base64,${PNG_MAGIC.toString('base64url')}`, 100), PNG_MAGIC);
   assert.throws(() => decodeDataUrl('data:image/png,rawtext', 100), /must be base64/);
   assert.throws(() => decodeDataUrl('data:image/png;base64,@@@@', 100), /not valid base64/);
+  const b64 = PNG_MAGIC.toString('base64');
+  for (const bad of [`${b64.slice(0, 4)} ${b64.slice(4)}`, `${b64.slice(0, 4)}=${b64.slice(5)}`, `${b64}\n`, `${b64}A`, `${b64.slice(0, 8)}*${b64.slice(9)}`]) {
+    assert.throws(() => decodeDataUrl(`data:image/png;base64,${bad}`, 100), /not valid base64/, JSON.stringify(bad));
+  }
   assert.throws(() => decodeDataUrl('data:image/png;base64', 100), /malformed/);
   assert.throws(() => decodeDataUrl(`data:image/png;base64,${Buffer.alloc(200).toString('base64')}`, 100), /over the 100-byte limit/);
 });
