@@ -10,7 +10,9 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import http from 'node:http';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
@@ -39,6 +41,7 @@ const hits = new Map<string, number>();
 let engine: MockEngine;
 let textEngine: MockEngine;
 let sglangEngine: MockEngine;
+let llavaEngine: MockEngine;
 let prefillEngine: MockEngine;
 let decodeEngine: MockEngine;
 let pdServer: Proc;
@@ -70,10 +73,11 @@ before(async () => {
   hostUrl = `http://127.0.0.1:${(imageHost.address() as AddressInfo).port}`;
   engine = await startMockEngine({ port: 0, mode: 'sim', protocol: 'vllm', eosTokenIds: [EOS], vocabSize: 151936, servedModelName: 'vl', eosProbability: 0, stepMs: 0 });
   textEngine = await startMockEngine({ port: 0, mode: 'sim', protocol: 'vllm', eosTokenIds: [EOS], vocabSize: 151936, servedModelName: 'text', eosProbability: 0, stepMs: 0 });
+  llavaEngine = await startMockEngine({ port: 0, mode: 'sim', protocol: 'sglang', eosTokenIds: [EOS], vocabSize: 151936, servedModelName: 'llava', eosProbability: 0, stepMs: 0 });
   sglangEngine = await startMockEngine({ port: 0, mode: 'sim', protocol: 'sglang', eosTokenIds: [EOS], vocabSize: 151936, servedModelName: 'vl-sglang', eosProbability: 0, stepMs: 0 });
   server = await startPortico([
     'serve', '--http-port', '0', '--host', '127.0.0.1',
-    '--model', `vl=${dir}`, '--model', `text=${QWEN3}`, '--model', `vl-sglang=${dir}`, '--worker', engine.url, '--worker', textEngine.url, '--worker', sglangEngine.url,
+    '--model', `vl=${dir}`, '--model', `text=${QWEN3}`, '--model', `vl-sglang=${dir}`, '--model', `llava=${llavaDir()}`, '--worker', engine.url, '--worker', textEngine.url, '--worker', sglangEngine.url, '--worker', llavaEngine.url,
     '--allowed-media-domains', '127.0.0.1', '--allowed-media-addresses', '127.0.0.1',
     '--limit-mm-per-prompt', '{"image": 3}', '--max-image-pixels', '1000000', '--media-fetch-timeout-secs', '5',
   ]);
@@ -89,6 +93,7 @@ after(async () => {
   await engine?.close();
   await textEngine?.close();
   await sglangEngine?.close();
+  await llavaEngine?.close();
   await pdServer?.stop();
   await prefillEngine?.close();
   await decodeEngine?.close();
@@ -99,6 +104,18 @@ async function tokenizeCount(messages: unknown[]): Promise<number> {
   const r = await fetch(`${server.url}/tokenize`, { method: 'POST', body: JSON.stringify({ model: 'vl', messages }) });
   assert.equal(r.status, 200);
   return ((await r.json()) as { count: number }).count;
+}
+
+/**
+ * A LLaVA-1.5-style folder (CLIP tower: shortest-edge resize, 336 × 336 crop, 576 tokens per
+ * image) over the Qwen3 tokenizer, its image token one of that vocabulary's.
+ */
+function llavaDir(): string {
+  const d = mkdtempSync(join(tmpdir(), 'portico-llava-'));
+  for (const f of readdirSync(QWEN3)) copyFileSync(join(QWEN3, f), join(d, f));
+  copyFileSync(`${ROOT}test/fixtures/images/configs/llava-1.5.json`, join(d, 'preprocessor_config.json'));
+  writeFileSync(join(d, 'config.json'), JSON.stringify({ architectures: ['LlavaForConditionalGeneration'], model_type: 'llava', image_token_index: IMAGE_PAD, vision_config: { model_type: 'clip_vision_model', patch_size: 14, image_size: 336 }, text_config: { model_type: 'qwen3', vocab_size: 151936, max_position_embeddings: 4096 } }));
+  return d;
 }
 
 /** The text-only prompt with the placeholder written out: what the image prompt is before expansion. */
@@ -160,6 +177,16 @@ describe('OpenAI chat', () => {
     assert.deepEqual(got.mm_inputs.mm_placeholders.map((p) => p.length), [tokensOf(A), tokensOf(C)]);
     assert.equal(got.mm_inputs.im_token_id, IMAGE_PAD);
     assert.deepEqual(got.mm_inputs.model_specific_tensors.image_grid_thw!.shape, [2, 3]);
+  });
+
+  test('a LLaVA-style model (CLIP tower): 576 tokens per image, [N, 3, 336, 336] pixels, its own placeholder line for a string template', async () => {
+    const r = await openai.chat.completions.create({ model: 'llava', max_tokens: 2, messages: [{ role: 'user', content: [{ type: 'text', text: 'Two pictures.' }, { type: 'image_url', image_url: { url: dataUrl(A) } }, { type: 'image_url', image_url: { url: dataUrl(B) } }] }] });
+    const got = llavaEngine.context.received.all()[0]!.json() as { tokenized: { input_ids: number[] }; mm_inputs: { pixel_values: { shape: number[] }; mm_placeholders: { length: number }[] } };
+    assert.deepEqual(got.mm_inputs.pixel_values.shape, [2, 3, 336, 336]);
+    assert.deepEqual(got.mm_inputs.mm_placeholders.map((p) => p.length), [576, 576]);
+    const t = await fetch(`${server.url}/tokenize`, { method: 'POST', body: JSON.stringify({ model: 'llava', messages: [{ role: 'user', content: '<|image_pad|>\n<|image_pad|>\nTwo pictures.' }] }) });
+    assert.equal(r.usage!.prompt_tokens, ((await t.json()) as { count: number }).count + 2 * 575);
+    assert.equal(got.tokenized.input_ids.length, r.usage!.prompt_tokens);
   });
 
   test('a remote image is fetched once: the same URL again is served from the cache, and it hashes as the same bytes inline', async () => {
