@@ -31,20 +31,21 @@ function vision(format: 'openai' | 'string', processor?: ImageProcessor, store =
   return { key: 'm', processor: processor ?? ({} as ImageProcessor), imageTokenId: PAD, imageToken: '<pad>', contentFormat: format, placeholder: '<s><pad></s>', store };
 }
 
-test('chat image parts: found only when present, replaced by markers, refused when malformed', () => {
+test('chat image parts (read on the pool): found only when present, replaced by markers, data: URLs decoded, refused when malformed', async () => {
   const body = (messages: unknown) => {
     const text = JSON.stringify({ model: 'm', messages });
     const start = text.indexOf('"messages":') + 11;
     return { buf: Buffer.from(text), span: { start, end: text.length - 1 } };
   };
   const plain = body([{ role: 'user', content: 'say "image_url" please' }]);
-  assert.equal(chatImages(plain.buf, plain.span), null);
-  const two = body([{ role: 'user', content: [{ type: 'text', text: 'a' }, { type: 'image_url', image_url: { url: 'data:x' } }] }, { role: 'user', content: [{ type: 'image_url', image_url: 'https://h/i.png' }] }]);
-  const got = chatImages(two.buf, two.span)!;
-  assert.deepEqual(got.images, [{ url: 'data:x', where: 'messages[0].content[1]' }, { url: 'https://h/i.png', where: 'messages[1].content[0]' }]);
-  assert.deepEqual((got.messages[0] as { content: unknown[] }).content, [{ type: 'text', text: 'a' }, IMAGE_MARKER]);
+  assert.equal(await chatImages(plain.buf, plain.span, 1000), null);
+  const two = body([{ role: 'user', content: [{ type: 'text', text: 'a' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,AAEC' } }, { type: 'image_url', image_url: 'data:,x' }] }, { role: 'user', content: [{ type: 'image_url', image_url: 'https://h/i.png' }] }]);
+  const got = (await chatImages(two.buf, two.span, 1000))!;
+  assert.deepEqual(got.images, [{ where: 'messages[0].content[1]', bytes: Buffer.from([0, 1, 2]) }, { where: 'messages[0].content[2]', error: 'a data: URL image must be base64 (";base64,")' }, { where: 'messages[1].content[0]', url: 'https://h/i.png' }]);
+  const msgs = JSON.parse(got.messagesJson.toString()) as { content: unknown[] }[];
+  assert.deepEqual(msgs[0]!.content, [{ type: 'text', text: 'a' }, IMAGE_MARKER, IMAGE_MARKER]);
   const bad = body([{ role: 'user', content: [{ type: 'image_url', image_url: { url: 3 } }] }]);
-  assert.throws(() => chatImages(bad.buf, bad.span), (e: unknown) => e instanceof ApiError && e.status === 400 && /messages\[0\]\.content\[0\]\.image_url\.url/.test(e.message));
+  await assert.rejects(chatImages(bad.buf, bad.span, 1000), (e: unknown) => e instanceof ApiError && e.status === 400 && e.param === 'messages[0].content[0].image_url.url');
 });
 
 test('placing images: a string template gets placeholders on their own lines before the text; a part template keeps the markers', () => {
@@ -96,7 +97,7 @@ test('the image store: a repeat is a cache hit, concurrent requests share one pr
   // Room for two images' tensors (64 bytes each).
   const store = new ImageStore({ ...DEFAULT_IMAGE_SETTINGS, cacheBytes: 128 });
   const v = vision('openai', processor, store);
-  const url = (s: string) => `data:image/png;base64,${Buffer.from(s).toString('base64')}`;
+  const url = (s: string) => ({ where: 'messages[0].content[0]', url: `data:image/png;base64,${Buffer.from(s).toString('base64')}` });
   const [a1, a2] = await Promise.all([store.image(v, url('a')), store.image(v, url('a'))]);
   assert.equal(calls, 1);
   assert.equal(a1, a2);

@@ -36,7 +36,7 @@ export function chatCompletions(ctx: AppContext) {
     const trace = ex.trace ?? null;
     if (trace !== null) trace.validated(arrived);
     // Image parts are looked for only when the model takes images.
-    const media = model.vision === null ? null : chatImages(ex.body, req.messages);
+    const media = model.vision === null ? null : await chatImages(ex.body, req.messages, model.vision.store.settings.maxBytes);
     let promptIds: Uint32Array;
     let images: ImagePrompt | null = null;
     if (media === null) {
@@ -44,7 +44,7 @@ export function chatCompletions(ctx: AppContext) {
       // Short prompts are tokenized synchronously: no await (and no microtask hop) for them.
       promptIds = prompt instanceof Promise ? await prompt : prompt;
     } else {
-      images = await imagePromptFor(model, model.vision!, ex.body, req, media.images, media.messages);
+      images = await imagePromptFor(model, model.vision!, ex.body, req, media.images, media.messagesJson);
       promptIds = images.ids;
     }
     if (trace !== null) trace.tokenized(promptIds.length);

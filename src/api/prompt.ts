@@ -35,21 +35,25 @@ export function annotationEvents(model: ServedModel, nvext: NvExt, promptIds: Ui
 
 /**
  * The prompt of a request with images: the template input rewritten with the images placed
- * for the model's template (`messages`: the request's messages with image markers, when the
- * caller has them parsed; else read back from the input's span), rendered while the images
- * are processed (image-prompt.ts).
+ * for the model's template (`messagesJson`: the request's messages with image markers, when
+ * the caller has them; else those of the input's span), rendered while the images are
+ * processed (image-prompt.ts).
  */
-export function imagePromptFor(model: ServedModel, vision: VisionModel, body: Buffer, input: TemplateInput, images: readonly ImageInput[], messages: unknown[] | null): Promise<ImagePrompt> {
+export function imagePromptFor(model: ServedModel, vision: VisionModel, body: Buffer, input: TemplateInput, images: readonly ImageInput[], messagesJson: Buffer | null): Promise<ImagePrompt> {
   if (input.useRawPrompt) throw ApiError.badRequest('`nvext.use_raw_prompt` cannot be used with images: they need the chat template', 'nvext.use_raw_prompt');
+  let msgs = messagesJson;
+  // A template that takes a string gets the placeholders written into the text.
+  if (vision.contentFormat === 'string') {
+    const parsed = JSON.parse((msgs ?? body.subarray(input.messages.start, input.messages.end)).toString('utf8')) as unknown[];
+    msgs = Buffer.from(JSON.stringify(placeImages(vision, parsed)));
+  }
   let b = body;
   let t = input;
-  if (messages !== null || vision.contentFormat === 'string') {
-    const list = placeImages(vision, messages ?? (JSON.parse(body.toString('utf8', input.messages.start, input.messages.end)) as unknown[]));
-    const msgJson = Buffer.from(JSON.stringify(list));
+  if (msgs !== null) {
     const head = Buffer.from('{"messages":');
     const tools = input.tools ? body.subarray(input.tools.start, input.tools.end) : null;
-    b = Buffer.concat(tools ? [head, msgJson, Buffer.from(',"tools":'), tools, Buffer.from('}')] : [head, msgJson, Buffer.from('}')]);
-    const end = head.length + msgJson.length;
+    b = Buffer.concat(tools ? [head, msgs, Buffer.from(',"tools":'), tools, Buffer.from('}')] : [head, msgs, Buffer.from('}')]);
+    const end = head.length + msgs.length;
     t = { ...input, messages: { start: head.length, end }, tools: tools ? { start: end + 9, end: end + 9 + tools.length } : null };
   }
   return imagePrompt(vision, images, () => tokenizeChat(model, b, t));

@@ -14,11 +14,11 @@ export function tokenize(ctx: AppContext) {
     const model = modelFor(ctx, req.model);
     let ids: Uint32Array;
     // Chat messages with images (a model that takes them): each expands to its tokens.
-    const media = req.kind === 'chat' && model.vision !== null ? chatImages(ex.body, req.messages) : null;
+    const media = req.kind === 'chat' && model.vision !== null ? await chatImages(ex.body, req.messages, model.vision.store.settings.maxBytes) : null;
     try {
       ids =
         media !== null && req.kind === 'chat'
-          ? (await imagePromptFor(model, model.vision!, ex.body, { messages: req.messages, tools: req.tools, useRawPrompt: false, addGenerationPrompt: req.addGenerationPrompt, templateKwargs: req.templateKwargs, continueFinal: req.continueFinal }, media.images, media.messages)).ids
+          ? (await imagePromptFor(model, model.vision!, ex.body, { messages: req.messages, tools: req.tools, useRawPrompt: false, addGenerationPrompt: req.addGenerationPrompt, templateKwargs: req.templateKwargs, continueFinal: req.continueFinal }, media.images, media.messagesJson)).ids
           : req.kind === 'prompt'
           ? model.native.encode(req.prompt, req.addSpecialTokens)
           : req.continueFinal !== null

@@ -26,7 +26,16 @@ export interface ImageProcessor {
   processSync(bytes: Buffer): ProcessedImage;
 }
 
+/** One image part of a chat request, as the native reader returns it. */
+export interface NativeImagePart {
+  path: string;
+  data: Buffer | null;
+  url: string | null;
+  error: string | null;
+}
+
 interface VisionAddon {
+  chatImages(body: Uint8Array, start: number, end: number, maxBytes: number): Promise<{ messages: Buffer | null; images: NativeImagePart[]; error: string | null; param: string | null } | null>;
   ImageProcessor: {
     fromJson(configJson: string, visionPatchSize?: number | null, maxBytes?: number | null, maxPixels?: number | null): ImageProcessor;
   };
@@ -45,4 +54,13 @@ export interface ImageLimits {
  */
 export function imageProcessorFromJson(configJson: string, visionPatchSize: number | null = null, limits: ImageLimits = {}): ImageProcessor {
   return (nativeAddon as VisionAddon).ImageProcessor.fromJson(configJson, visionPatchSize, limits.maxBytes ?? null, limits.maxPixels ?? null);
+}
+
+/**
+ * The image parts of `body[start, end)` (a chat messages array), read and their `data:`
+ * URLs decoded on libuv's pool: null without any; `error`/`param` for a part of the wrong
+ * shape; else the messages JSON with each image replaced by the marker, and the images.
+ */
+export function nativeChatImages(body: Buffer, start: number, end: number, maxBytes: number) {
+  return (nativeAddon as VisionAddon).chatImages(body, start, end, maxBytes);
 }

@@ -69,7 +69,7 @@ export function processImages(vision: VisionModel, images: readonly ImageInput[]
     const where = images[max]!.where;
     throw ApiError.badRequest(`\`${where}\`: at most ${max} images per request`, where, 'too_many_images');
   }
-  return Promise.all(images.map((im) => vision.store.image(vision, im.url).catch((err: unknown) => Promise.reject(imageError(err, im.where)))));
+  return Promise.all(images.map((im) => vision.store.image(vision, im).catch((err: unknown) => Promise.reject(imageError(err, im.where)))));
 }
 
 /** Rendered prompt ids + processed images → the expanded prompt, the engine's inputs and the routing ids. */

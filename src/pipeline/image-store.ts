@@ -8,7 +8,8 @@
 // Concurrent requests for one image share one fetch and one processing.
 
 import { createHash } from 'node:crypto';
-import { DEFAULT_MEDIA_FETCH, fetchMedia, type MediaFetchPolicy } from './media-fetch.js';
+import { DEFAULT_MEDIA_FETCH, fetchMedia, MediaFetchError, type MediaFetchPolicy } from './media-fetch.js';
+import type { ImageInput } from '../protocol/image-input.js';
 import type { ImageProcessor, ProcessedImage } from '../native/vision.js';
 
 /** Whose images: a model's name (its cache namespace) and its processor. */
@@ -63,9 +64,11 @@ export class ImageStore {
     private readonly onImage: (model: string, source: 'processed' | 'cached') => void = () => {},
   ) {}
 
-  /** The processed image at `url` for `model`; rejects with a MediaFetchError or the processor's client error. */
-  async image(model: ImageOwner, url: string): Promise<ProcessedImage> {
-    const remote = !url.startsWith('data:');
+  /** The processed image of `input` for `model`; rejects with a MediaFetchError or the processor's client error. */
+  async image(model: ImageOwner, input: ImageInput): Promise<ProcessedImage> {
+    if (input.error !== undefined) throw new MediaFetchError(input.error);
+    const url = input.url ?? '';
+    const remote = input.bytes === undefined && !url.startsWith('data:');
     if (remote) {
       const known = this.urls.get(url);
       if (known !== undefined && known.until > Date.now()) {
@@ -73,7 +76,7 @@ export class ImageStore {
         if (hit !== undefined) return hit;
       }
     }
-    const bytes = await fetchMedia(url, { ...this.settings.fetch, maxBytes: this.settings.maxBytes });
+    const bytes = input.bytes ?? (await fetchMedia(url, { ...this.settings.fetch, maxBytes: this.settings.maxBytes }));
     const hash = await sha256(bytes);
     if (remote) this.rememberUrl(url, hash);
     const key = `${model.key}\u0000${hash}`;

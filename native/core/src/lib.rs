@@ -8,6 +8,7 @@ pub mod content_format;
 pub mod detokenizer;
 pub mod error;
 pub mod fast_encode;
+pub mod image_parts;
 pub mod message_shape;
 pub mod messages;
 pub mod messages_cache;

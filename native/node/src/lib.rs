@@ -8,6 +8,7 @@ mod chat_args;
 mod choice;
 mod detokenizer;
 mod errors;
+mod image_parts;
 mod model;
 mod output_flags;
 mod parsers;
@@ -20,6 +21,7 @@ pub use detokenizer::Detokenizer;
 pub use model::{EncodeChatTask, EncodeTask, Model, ModelInfo, PrefixCacheStats};
 pub use choice::choice_output_class;
 pub use sequence::sequence_class;
+pub use image_parts::{chat_images, ChatImagePart, ChatImagesResult, ChatImagesTask};
 pub use vision::{ImageProcessor, ProcessTask, ProcessedImage};
 
 #[global_allocator]
