@@ -51,6 +51,8 @@ const CONNECTION_WINDOW = 16 << 20;
 /** Largest header block we accept (HEADERS + CONTINUATION), and the header list size we advertise. */
 const MAX_HEADER_BLOCK = 256 << 10;
 const MAX_HEADER_LIST = 64 << 10;
+/** The read buffer of an h2c connection: what one socket read can bring (libuv's own read size). */
+const READ_BUFFER = 64 << 10;
 /** How many times a stream the worker never processed (GOAWAY past it, REFUSED_STREAM) is tried again. */
 const MAX_REPLACE = 3;
 
@@ -169,12 +171,24 @@ export class H2Session {
     connectTimeoutMs: number,
   ) {
     const onConnected = () => this.onConnected();
-    this.socket = target.tls
-      ? tls.connect({ host: target.host, port: target.port, ALPNProtocols: ['h2'], servername: net.isIP(target.host) ? undefined : target.host }, onConnected)
-      : net.connect({ host: target.host, port: target.port }, onConnected);
+    if (target.tls) {
+      this.socket = tls.connect({ host: target.host, port: target.port, ALPNProtocols: ['h2'], servername: net.isIP(target.host) ? undefined : target.host }, onConnected);
+      this.socket.on('data', (d: Buffer) => this.onSocketData(d, d.length));
+    } else {
+      // h2c: each socket read lands in this connection's one buffer (net's `onread`), handed
+      // straight to the frame parser: no Buffer allocated per read, no Readable stream (its
+      // push, 'data' event and read-more tick) between the socket and the frames.
+      const onread = {
+        buffer: Buffer.allocUnsafe(READ_BUFFER),
+        callback: (n: number, b: Uint8Array): boolean => {
+          this.onSocketData(b as Buffer, n);
+          return true;
+        },
+      };
+      this.socket = net.connect({ host: target.host, port: target.port, onread }, onConnected);
+    }
     this.socket.setNoDelay(true);
     this.socket.unref();
-    this.socket.on('data', (d: Buffer) => this.onSocketData(d));
     this.socket.on('error', (err) => this.destroy(socketError(err)));
     this.socket.on('close', () => this.destroy(new ConnectError('connection to the worker closed mid-stream', Code.Unavailable)));
     this.connectTimer = setTimeout(() => this.destroy(new ConnectError('connection establishment timed out', Code.Unavailable)), connectTimeoutMs);
@@ -387,15 +401,17 @@ export class H2Session {
     this.connectTimer = undefined;
   }
 
-  private onSocketData(chunk: Buffer): void {
+  /** One socket read: `chunk[0, len)`, valid only during the call (an h2c read buffer is reused). */
+  private onSocketData(chunk: Buffer, len: number): void {
     if (this.state === 'closed') return;
     this.readSince = true;
     let buf = chunk;
+    let n = len;
     if (this.rest) {
-      buf = Buffer.concat([this.rest, chunk]);
+      buf = Buffer.concat([this.rest, chunk.subarray(0, len)]);
+      n = buf.length;
       this.rest = undefined;
     }
-    const n = buf.length;
     let off = 0;
     while (n - off >= F.FRAME_HEADER) {
       const len = (buf[off]! << 16) | (buf[off + 1]! << 8) | buf[off + 2]!;
@@ -443,7 +459,8 @@ export class H2Session {
       }
       if ((this.state as State) === 'closed') return;
     }
-    if (off < n) this.rest = buf.subarray(off);
+    // (A copy: the bytes of the next read go where these are.)
+    if (off < n) this.rest = Buffer.from(buf.subarray(off, n));
     this.flush();
   }
 
