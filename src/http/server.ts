@@ -342,20 +342,43 @@ function guarded(res: HttpResponse, req: HttpRequest, format: ErrorFormat, serve
   }
 }
 
-/** Where a POST body goes once read (or when it grows too large). */
+/**
+ * Where a POST body goes once read (or when it grows too large). A class, not an object
+ * literal: a literal with a getter defines its accessor through a V8 runtime call on every
+ * request.
+ */
+class ExchangeBodySink implements BodySink {
+  constructor(
+    private readonly ex: UwsExchange,
+    private readonly maxBody: number,
+    private readonly format: ErrorFormat,
+    private readonly handler: Handler,
+  ) {}
+
+  get done(): boolean {
+    return this.ex.done;
+  }
+
+  body(body: Buffer): void {
+    this.ex.body = body;
+    run(this.ex, this.handler, this.format);
+  }
+
+  tooLarge(): void {
+    this.ex.refuseBody(413, errorBody(new ApiError(413, `request body is larger than the limit of ${this.maxBody} bytes`, { code: 'payload_too_large' }), this.format));
+  }
+
+  dropped(cut: boolean): void {
+    this.ex.endRefusal(cut);
+  }
+
+  failed(err: unknown): void {
+    fail(this.ex, err, this.format);
+  }
+}
+
 function bodySink(ex: UwsExchange, maxBody: number, format: ErrorFormat, handler: Handler): BodySink {
-  return {
-    get done() {
-      return ex.done;
-    },
-    body(body: Buffer) {
-      ex.body = body;
-      run(ex, handler, format);
-    },
-    tooLarge: () => ex.refuseBody(413, errorBody(new ApiError(413, `request body is larger than the limit of ${maxBody} bytes`, { code: 'payload_too_large' }), format)),
-    dropped: (cut: boolean) => ex.endRefusal(cut),
-    failed: (err: unknown) => fail(ex, err, format),
-  };
+  return new ExchangeBodySink(ex, maxBody, format, handler);
 }
 
 /** Answer 413 at once, drop the body the client is still sending, then close. */
