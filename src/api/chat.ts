@@ -1,7 +1,7 @@
 // POST /v1/chat/completions: read and validate, tokenize natively, pick a worker,
 // generate over gRPC, and answer as one JSON body or as an SSE stream.
 
-import { randomUUID } from 'node:crypto';
+import { randomHexId } from '../protocol/response-id.js';
 import { readChatRequest, type ChatRequest } from '../protocol/chat-request.js';
 import { ChatChunkWriter, chatCompletion, usageOf, type ChatChoice } from '../protocol/chat-response.js';
 import { nvextResponse, type ChoiceOutcome, type Timing } from '../protocol/nvext-response.js';
@@ -79,7 +79,7 @@ export function chatCompletions(ctx: AppContext) {
       images,
     });
     const timing: Timing = { arrived, dispatched: performance.now(), firstToken: null, lastToken: null };
-    const id = `chatcmpl-${randomUUID().replaceAll('-', '')}`;
+    const id = `chatcmpl-${randomHexId()}`;
     const created = Math.floor(Date.now() / 1000);
     // Token names are needed only for logprobs.
     const namer = gr.logprobs ? tokenNamer((t) => model.native.decode(Uint32Array.of(t), false), req.sampling.returnTokensAsTokenIds ?? false, model) : null;

@@ -1,7 +1,7 @@
 // POST /v1/completions: one generation per prompt (strings tokenized natively, or
 // token ids as given), n choices each, merged into one response or SSE stream.
 
-import { randomUUID } from 'node:crypto';
+import { randomHexId } from '../protocol/response-id.js';
 import { ApiError } from '../protocol/errors.js';
 import { readCompletionRequest, type CompletionRequest, type Prompt } from '../protocol/completion-request.js';
 import { CompletionChunkWriter, completion, type CompletionChoice } from '../protocol/completion-response.js';
@@ -75,7 +75,7 @@ export function completions(ctx: AppContext) {
       );
     const echoes = req.echo ? prompts.map((ids) => model.native.decode(ids, req.skipSpecialTokens)) : null;
     const logprobs = sampling.logprobs ? completionLogprobsOf(model, req, books, echoes, perPrompt, prompts) : null;
-    const id = `cmpl-${randomUUID().replaceAll('-', '')}`;
+    const id = `cmpl-${randomHexId()}`;
     const created = Math.floor(Date.now() / 1000);
     const reply = req.stream ? await streamCompletion(ex, req, run, echoes, id, created, logprobs, extras) : await unaryCompletion(req, run, ex, echoes, id, created, logprobs, extras);
     // The next turn of a single-prompt exchange repeats the prompt plus this reply.

@@ -4,7 +4,7 @@
 // reasoning becomes `thinking` blocks and tool calls `tool_use` blocks (stop_reason
 // tool_use); nvext.use_raw_prompt skips the template as on chat completions.
 
-import { randomUUID } from 'node:crypto';
+import { randomHexId } from '../protocol/response-id.js';
 import { readAnthropicRequest, readCountTokensRequest, type AnthropicRequest } from '../protocol/anthropic-request.js';
 import { AnthropicStreamWriter, anthropicMessage, anthropicUsage, stopReasonOf } from '../protocol/anthropic-response.js';
 import { tokenizeChat } from '../pipeline/preprocess.js';
@@ -37,7 +37,7 @@ export function messages(ctx: AppContext) {
     const processor = chatProcessorOf(ctx, model);
     if (processor) return serveMessages(processor.current(), ex, req, turn);
     const run = await startChatTurn(model, ex, arrived, turn);
-    const id = `msg_${randomUUID().replaceAll('-', '')}`;
+    const id = `msg_${randomHexId()}`;
     const reply = req.stream ? await streamMessage(ex, req, run, id) : await unaryMessage(ex, req, run, id);
     endChatTurn(model, ex, turn, run, reply);
   };

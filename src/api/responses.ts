@@ -2,7 +2,7 @@
 // parsers, reasoning becomes `reasoning` output items and tool calls `function_call`
 // items; nvext.use_raw_prompt skips the template as on chat completions.
 
-import { randomUUID } from 'node:crypto';
+import { randomHexId } from '../protocol/response-id.js';
 import { readResponsesRequest } from '../protocol/responses-request.js';
 import { ResponsesStreamWriter, responseObject, responsesUsage, type ResponseState } from '../protocol/responses-response.js';
 import type { ParsedEvent } from '../pipeline/parse-outputs.js';
@@ -38,7 +38,7 @@ export function responses(ctx: AppContext) {
     const processor = chatProcessorOf(ctx, model);
     if (processor) return serveResponses(processor.current(), ex, model, req, turn);
     const run = await startChatTurn(model, ex, arrived, turn);
-    const hex = randomUUID().replaceAll('-', '');
+    const hex = randomHexId();
     const state: ResponseState = { id: `resp_${hex}`, hex, createdAt: Math.floor(Date.now() / 1000), req, store: req.store && !!ctx.responseStore };
     // Stored (durably) before the client sees it complete: the JSON body, or response.completed.
     const save: Save = (response) => persist(ctx, tenant, req, response);

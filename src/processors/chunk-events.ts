@@ -2,7 +2,7 @@
 // reasoning, tool call start / arguments, finish) and the usage they report: what the
 // non-streaming chat answer and the Responses and Anthropic converters are built from.
 
-import { randomUUID } from 'node:crypto';
+import { randomHexId } from '../protocol/response-id.js';
 import { ApiError } from '../protocol/errors.js';
 import type { ChatCompletionChunk } from './contract.js';
 
@@ -59,7 +59,7 @@ export class ChunkReader {
           const key = `${index}:${call}`;
           if (!this.calls.has(key)) {
             this.calls.add(key);
-            out.push({ kind: 'tool_start', index, call, id: typeof t.id === 'string' && t.id ? t.id : `call_${randomUUID().replaceAll('-', '')}`, name: t.function?.name ?? '' });
+            out.push({ kind: 'tool_start', index, call, id: typeof t.id === 'string' && t.id ? t.id : `call_${randomHexId()}`, name: t.function?.name ?? '' });
           }
           const args = t?.function?.arguments;
           if (typeof args === 'string' && args !== '') out.push({ kind: 'tool_args', index, call, text: args });

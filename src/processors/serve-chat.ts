@@ -5,7 +5,7 @@
 // (--stream-precommit-peek-ms, PORTICO_/DYN_HTTP_PRE_COMMIT_ERROR_PEEK_MS), and only
 // until its head goes out.
 
-import { randomUUID } from 'node:crypto';
+import { randomHexId } from '../protocol/response-id.js';
 import { chatCompletion, usageOf, type ChatChoice } from '../protocol/chat-response.js';
 import { ApiError } from '../protocol/errors.js';
 import type { Exchange } from '../api/exchange.js';
@@ -36,7 +36,7 @@ export async function serveChat(engine: ChatEngine, ex: Exchange, request: ChatC
 }
 
 async function streamChat(ex: Exchange, ctx: ProcessorContext, chunks: AsyncIterable<ChatCompletionChunk>, model: string, peek: boolean): Promise<void> {
-  const id = `chatcmpl-${randomUUID().replaceAll('-', '')}`;
+  const id = `chatcmpl-${randomHexId()}`;
   const created = Math.floor(Date.now() / 1000);
   await streamEvents(
     ex,
@@ -78,5 +78,5 @@ async function unaryChat(ex: Exchange, ctx: ProcessorContext, chunks: AsyncItera
   for (const c of list) c.toolCalls = c.toolCalls.filter(Boolean);
   const u = reader.usage ?? { promptTokens: 0, completionTokens: 0, cachedTokens: 0 };
   ctx.commit();
-  ex.sendJson(200, chatCompletion(reader.id ?? `chatcmpl-${randomUUID().replaceAll('-', '')}`, model, reader.created ?? Math.floor(Date.now() / 1000), list, usageOf(u.promptTokens, u.completionTokens, u.cachedTokens)));
+  ex.sendJson(200, chatCompletion(reader.id ?? `chatcmpl-${randomHexId()}`, model, reader.created ?? Math.floor(Date.now() / 1000), list, usageOf(u.promptTokens, u.completionTokens, u.cachedTokens)));
 }

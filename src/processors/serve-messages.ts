@@ -2,7 +2,7 @@
 // to the engine as a chat completion request; its chunks come back as an Anthropic
 // message (or its event stream). Processor headers are never carried here (spec 002).
 
-import { randomUUID } from 'node:crypto';
+import { randomHexId } from '../protocol/response-id.js';
 import type { ChatTurn } from '../api/chat-turn.js';
 import type { Exchange } from '../api/exchange.js';
 import { precommitPeekConfigured, streamEvents } from '../api/sse.js';
@@ -26,7 +26,7 @@ function add(c: AnthropicContent, ev: TurnEvent): string {
 export async function serveMessages(engine: ChatEngine, ex: Exchange, req: AnthropicRequest, turn: ChatTurn): Promise<void> {
   const ctx = new ProcessorContext(ex, '/v1/messages', false);
   const events = turnEvents(guardedChunks(engine, chatRequestOfTurn(req.model, turn, req.stream), ctx));
-  const id = `msg_${randomUUID().replaceAll('-', '')}`;
+  const id = `msg_${randomHexId()}`;
   const c = new AnthropicContent(req.stream);
   let stop: AnthropicStopReason = stopReasonOf('stop', null);
   if (!req.stream) {

@@ -2,7 +2,7 @@
 // to the engine as a chat completion request; its chunks come back as a response object
 // (or its event stream). Processor headers are never carried here (spec 002).
 
-import { randomUUID } from 'node:crypto';
+import { randomHexId } from '../protocol/response-id.js';
 import type { ChatTurn } from '../api/chat-turn.js';
 import type { Exchange } from '../api/exchange.js';
 import { precommitPeekConfigured, streamEvents } from '../api/sse.js';
@@ -35,7 +35,7 @@ function usageOf(model: ServedModel, o: ResponseOutput, u: ChunkUsage) {
 export async function serveResponses(engine: ChatEngine, ex: Exchange, model: ServedModel, req: ResponsesRequest, turn: ChatTurn): Promise<void> {
   const ctx = new ProcessorContext(ex, '/v1/responses', false);
   const events = turnEvents(guardedChunks(engine, chatRequestOfTurn(req.model, turn, req.stream), ctx));
-  const hex = randomUUID().replaceAll('-', '');
+  const hex = randomHexId();
   const s: ResponseState = { id: `resp_${hex}`, hex, createdAt: Math.floor(Date.now() / 1000), req };
   let finish = 'stop';
   if (!req.stream) {
