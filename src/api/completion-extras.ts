@@ -23,7 +23,8 @@ export class CompletionExtras {
   ) {
     this.asked = req.nvext.extraFields.size > 0;
     this.timing = { arrived, dispatched: arrived, firstToken: null, lastToken: null };
-    this.workers = Array.from({ length: prompts }, () => ({ workerId: -1, dpRank: undefined }));
+    this.workers = [];
+    for (let k = 0; k < prompts; k++) this.workers.push({ workerId: -1, dpRank: undefined });
   }
 
   /** Prompt k's generation left the router for its worker. */
