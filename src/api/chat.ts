@@ -1,7 +1,7 @@
 // POST /v1/chat/completions: read and validate, tokenize natively, pick a worker,
 // generate over gRPC, and answer as one JSON body or as an SSE stream.
 
-import { randomHexId } from '../protocol/response-id.js';
+import { randomHexId } from '../protocol/random-ids.js';
 import { readChatRequest, type ChatRequest } from '../protocol/chat-request.js';
 import { ChatChunkWriter, chatCompletion, usageOf, type ChatChoice } from '../protocol/chat-response.js';
 import { nvextResponse, type ChoiceOutcome, type Timing } from '../protocol/nvext-response.js';

@@ -1,7 +1,7 @@
 // POST /v1/completions: one generation per prompt (strings tokenized natively, or
 // token ids as given), n choices each, merged into one response or SSE stream.
 
-import { randomHexId } from '../protocol/response-id.js';
+import { randomHexId } from '../protocol/random-ids.js';
 import { ApiError } from '../protocol/errors.js';
 import { readCompletionRequest, type CompletionRequest, type Prompt } from '../protocol/completion-request.js';
 import { CompletionChunkWriter, completion, type CompletionChoice } from '../protocol/completion-response.js';

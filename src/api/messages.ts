@@ -4,7 +4,7 @@
 // reasoning becomes `thinking` blocks and tool calls `tool_use` blocks (stop_reason
 // tool_use); nvext.use_raw_prompt skips the template as on chat completions.
 
-import { randomHexId } from '../protocol/response-id.js';
+import { randomHexId } from '../protocol/random-ids.js';
 import { readAnthropicRequest, readCountTokensRequest, type AnthropicRequest } from '../protocol/anthropic-request.js';
 import { AnthropicStreamWriter, anthropicMessage, anthropicUsage, stopReasonOf } from '../protocol/anthropic-response.js';
 import { tokenizeChat } from '../pipeline/preprocess.js';

@@ -2,7 +2,7 @@
 // parsers, reasoning becomes `reasoning` output items and tool calls `function_call`
 // items; nvext.use_raw_prompt skips the template as on chat completions.
 
-import { randomHexId } from '../protocol/response-id.js';
+import { randomHexId } from '../protocol/random-ids.js';
 import { readResponsesRequest } from '../protocol/responses-request.js';
 import { ResponsesStreamWriter, responseObject, responsesUsage, type ResponseState } from '../protocol/responses-response.js';
 import type { ParsedEvent } from '../pipeline/parse-outputs.js';

@@ -3,7 +3,8 @@
 // (admitted by the request loop), graceful drain, and the one place where a thrown error
 // becomes an HTTP response.
 
-import { randomUUID, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
+import { randomUuid } from '../protocol/random-ids.js';
 import { uws, type HttpRequest, type HttpResponse, type us_listen_socket } from './uws.js';
 import { UwsExchange, headerIn, type ExchangeOwner } from './exchange.js';
 import { dropBody, framingOf, readBody, type BodySink } from './body-reader.js';
@@ -308,7 +309,7 @@ function exchangeFor(res: HttpResponse, req: HttpRequest): UwsExchange {
   const headers: string[] = (collecting = []);
   req.forEach(collectHeader);
   const given = headerIn(headers, 'x-request-id');
-  const id = given && REQUEST_ID_RE.test(given) ? given : randomUUID();
+  const id = given && REQUEST_ID_RE.test(given) ? given : randomUuid();
   const ex = new UwsExchange(res, headers, id);
   ex.query = req.getQuery() ?? '';
   res.onAborted(() => {

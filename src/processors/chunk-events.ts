@@ -2,7 +2,7 @@
 // reasoning, tool call start / arguments, finish) and the usage they report: what the
 // non-streaming chat answer and the Responses and Anthropic converters are built from.
 
-import { randomHexId } from '../protocol/response-id.js';
+import { randomHexId } from '../protocol/random-ids.js';
 import { ApiError } from '../protocol/errors.js';
 import type { ChatCompletionChunk } from './contract.js';
 

@@ -5,7 +5,7 @@
 // (--stream-precommit-peek-ms, PORTICO_/DYN_HTTP_PRE_COMMIT_ERROR_PEEK_MS), and only
 // until its head goes out.
 
-import { randomHexId } from '../protocol/response-id.js';
+import { randomHexId } from '../protocol/random-ids.js';
 import { chatCompletion, usageOf, type ChatChoice } from '../protocol/chat-response.js';
 import { ApiError } from '../protocol/errors.js';
 import type { Exchange } from '../api/exchange.js';

@@ -2,7 +2,7 @@
 // to the engine as a chat completion request; its chunks come back as a response object
 // (or its event stream). Processor headers are never carried here (spec 002).
 
-import { randomHexId } from '../protocol/response-id.js';
+import { randomHexId } from '../protocol/random-ids.js';
 import type { ChatTurn } from '../api/chat-turn.js';
 import type { Exchange } from '../api/exchange.js';
 import { precommitPeekConfigured, streamEvents } from '../api/sse.js';
