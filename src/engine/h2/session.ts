@@ -19,34 +19,15 @@ import { Code, ConnectError } from '@connectrpc/connect';
 
 import * as F from './frames.js';
 import { HpackDecoder } from './hpack.js';
+import { bodyLength, FrameQueue, pushSlices } from './outgoing.js';
+import { socketError } from './socket-error.js';
 
-/** Above this many bytes a flush is one writev of its buffers instead of a copy into one. */
-const LARGE_FLUSH = 64 * 1024;
+import { H2Stream, STREAM_WINDOW } from './stream.js';
 
-/** A request body: one buffer, or parts sent one after the other. */
-export type RequestBody = Buffer | readonly Buffer[];
+export type { RequestBody } from './outgoing.js';
+export { H2Stream, STREAM_WINDOW, type H2StreamHandler } from './stream.js';
 
-function bodyLength(b: RequestBody): number {
-  if (Buffer.isBuffer(b)) return b.length;
-  let n = 0;
-  for (const p of b) n += p.length;
-  return n;
-}
-
-/** What a stream's owner is told (all from the socket's data callback or a close). */
-export interface H2StreamHandler {
-  /** The response headers (with `endStream`: a trailers-only response). Flat [name, value, ...]. */
-  onHeaders(fields: string[], endStream: boolean): void;
-  /** The trailers: a header block after the response headers (it ends the stream). */
-  onTrailers(fields: string[]): void;
-  /** Payload bytes of one DATA frame, `buf[start, end)`, valid only during the call. */
-  onData(buf: Buffer, start: number, end: number): void;
-  /** The stream is over: `err` undefined when the worker ended it (its status is in the trailers); else why it failed. Called once. */
-  onClose(err: ConnectError | undefined): void;
-}
-
-/** Our receive windows: per stream (what a paused stream may leave unread), and the connection's. */
-export const STREAM_WINDOW = 256 << 10;
+/** Our receive window per connection (a stream's: STREAM_WINDOW, stream.ts). */
 const CONNECTION_WINDOW = 16 << 20;
 /** Largest header block we accept (HEADERS + CONTINUATION), and the header list size we advertise. */
 const MAX_HEADER_BLOCK = 256 << 10;
@@ -71,58 +52,6 @@ export interface SessionEvents {
   onClosed(s: H2Session, err: ConnectError | undefined): void;
   /** The count of open streams went 0 → 1 (true) or 1 → 0 (false). */
   onActive(s: H2Session, active: boolean): void;
-}
-
-export class H2Stream {
-  /** 0 until its HEADERS are sent. */
-  id = 0;
-  closed = false;
-  /** The RST_STREAM code the worker sent, if it reset the stream. */
-  rstCode = 0;
-  /** @internal */ session: H2Session | undefined;
-  /** @internal */ sendWindow = 0;
-  /** @internal */ recvUnacked = 0;
-  /** @internal */ recvWindow = STREAM_WINDOW;
-  /** @internal */ paused = false;
-  /** @internal */ bodyOff = 0;
-  /** @internal */ localEnded = false;
-  /** @internal */ remoteEnded = false;
-  /** @internal */ gotHeaders = false;
-  /** @internal */ blocked = false;
-  /** @internal */ replaced = 0;
-
-  constructor(
-    /** @internal */ readonly headerBlock: Buffer,
-    /**
-     * @internal The whole request body (sent up to `bodyOff`), kept until the stream closes:
-     * a stream placed again (GOAWAY past it, REFUSED_STREAM) sends it again. In parts when
-     * some of it is written from buffers it does not own (an image's pixel tensor).
-     */
-    public body: RequestBody | undefined,
-    readonly handler: H2StreamHandler,
-  ) {}
-
-  /** Stop acknowledging what arrives (the worker stops once the stream's window is used). */
-  pause(): void {
-    this.paused = true;
-  }
-
-  /** Acknowledge what arrived while paused, and go on. */
-  resume(): void {
-    if (!this.paused) return;
-    this.paused = false;
-    if (!this.closed && this.session) this.session.ack(this);
-  }
-
-  /** RST_STREAM CANCEL (or, not sent yet, never send it). onClose is called with Canceled. */
-  cancel(): void {
-    if (this.closed) return;
-    if (this.session) this.session.reset(this, F.CANCEL, new ConnectError('stream cancelled by the client', Code.Canceled));
-    else {
-      this.closed = true;
-      this.handler.onClose(new ConnectError('stream cancelled by the client', Code.Canceled));
-    }
-  }
 }
 
 type State = 'open' | 'draining' | 'closed';
@@ -154,8 +83,7 @@ export class H2Session {
   private hdrBytes = 0;
   /** Bytes of a frame cut by the end of a socket read. */
   private rest: Buffer | undefined;
-  private out: Buffer[] = [];
-  private flushQueued = false;
+  private readonly frames: FrameQueue;
   /** Set by every socket read; the keep-alive clears it (client.ts). */
   readSince = false;
   /** The PING we sent and wait for, if any. */
@@ -188,6 +116,7 @@ export class H2Session {
       this.socket = net.connect({ host: target.host, port: target.port, onread }, onConnected);
     }
     this.socket.setNoDelay(true);
+    this.frames = new FrameQueue(this.socket);
     this.socket.unref();
     this.socket.on('error', (err) => this.destroy(socketError(err)));
     this.socket.on('close', () => this.destroy(new ConnectError('connection to the worker closed mid-stream', Code.Unavailable)));
@@ -271,30 +200,13 @@ export class H2Session {
       F.writeFrameHeader(h, 0, n, F.DATA, last ? F.FLAG_END_STREAM : 0, s.id);
       this.write(h);
       if (Buffer.isBuffer(body)) this.write(body.subarray(s.bodyOff, s.bodyOff + n));
-      else this.writeSlices(body, s.bodyOff, n);
+      else pushSlices(body, s.bodyOff, n, (b) => this.write(b));
       s.bodyOff += n;
       s.sendWindow -= n;
       this.connSendWindow -= n;
     }
     s.localEnded = true;
     if (s.remoteEnded) this.closeStream(s, undefined);
-  }
-
-  /** Bytes [off, off + n) of a body in parts, as slices of the parts (no copy). */
-  private writeSlices(parts: readonly Buffer[], off: number, n: number): void {
-    let base = 0;
-    for (const p of parts) {
-      const end = base + p.length;
-      if (end > off && n > 0) {
-        const from = Math.max(off - base, 0);
-        const take = Math.min(p.length - from, n);
-        this.write(p.subarray(from, from + take));
-        off += take;
-        n -= take;
-      }
-      if (n === 0) return;
-      base = end;
-    }
   }
 
   private sendBlocked(): void {
@@ -730,37 +642,12 @@ export class H2Session {
 
   /** Queue `b`; everything queued in one tick goes out in one socket write. */
   private write(b: Buffer): void {
-    this.out.push(b);
-    if (!this.flushQueued) {
-      this.flushQueued = true;
-      process.nextTick(flushSession, this);
-    }
+    this.frames.push(b);
   }
 
   /** @internal */
   flush(): void {
-    this.flushQueued = false;
-    const out = this.out;
-    if (out.length === 0 || this.socket.destroyed) {
-      out.length = 0;
-      return;
-    }
-    this.out = [];
-    if (out.length === 1) {
-      this.socket.write(out[0]!);
-      return;
-    }
-    let total = 0;
-    for (const b of out) total += b.length;
-    if (total <= LARGE_FLUSH) {
-      this.socket.write(Buffer.concat(out, total));
-      return;
-    }
-    // A large request body (an image's tensors): one writev of the frames, the body's
-    // slices not copied.
-    this.socket.cork();
-    for (const b of out) this.socket.write(b);
-    this.socket.uncork();
+    this.frames.flush();
   }
 
   /** @internal (client.ts) */
@@ -768,26 +655,4 @@ export class H2Session {
     if (on) this.socket.ref();
     else this.socket.unref();
   }
-}
-
-function flushSession(s: H2Session): void {
-  s.flush();
-}
-
-/** A socket failure as the ConnectError a gRPC client reports for it (the codes connect-node gives them). */
-function socketError(err: unknown): ConnectError {
-  const codes: string[] = [];
-  for (let e: unknown = err, i = 0; e instanceof Error && i < 8; e = (e as { cause?: unknown }).cause, i++) {
-    const c = (e as { code?: unknown }).code;
-    if (typeof c === 'string') codes.push(c);
-  }
-  let code = Code.Internal;
-  if (codes.some((c) => c === 'ECONNREFUSED' || c === 'ETIMEDOUT' || c === 'ENOTFOUND' || c === 'EAI_AGAIN' || c === 'EHOSTUNREACH' || c === 'ENETUNREACH' || c === 'EPIPE')) {
-    code = Code.Unavailable;
-  } else if (codes.some((c) => c === 'ECONNRESET')) {
-    code = Code.Aborted;
-  }
-  const ce = ConnectError.from(err, code);
-  if (ce !== err) ce.cause = err;
-  return ce;
 }
