@@ -165,16 +165,20 @@ test('garbage on the event plane is ignored; a restarted nats-server is reconnec
   await nc.close();
   await eventually(async () => (await sumB()) === 0, "B drops the probe's load");
 
+  const preAway = [await metric(b, 'worker_kv_blocks', 0), await metric(b, 'worker_kv_blocks', 1)];
   await nats.stop();
   await eventually(async () => ((await (await fetch(`${b.url}/health`)).json()) as any).event_plane.connected === false, '/health reports NATS lost');
   // Still serving from what it knows.
-  await complete(a, prompt('while away'));
+  const away = await complete(a, prompt('while away'));
   await nats.start();
   await eventually(async () => {
     const e = ((await (await fetch(`${b.url}/health`)).json()) as any).event_plane;
     return e.connected === true && e.reconnects >= 1;
   }, 'B reconnects to the restarted nats-server');
-  // Events flow again (the engine's publisher retried in order; B's consumer resumed).
+  // Events flow again (the engine's publisher retried in order; B's consumer resumed): first
+  // the blocks stored while NATS was away. (Read before they arrive, the count below would
+  // rise with them and not with the next prompt's.)
+  await eventually(async () => (await metric(b, 'worker_kv_blocks', away.worker)) > preAway[away.worker]!, 'B hears the blocks stored while NATS was away');
   const p = prompt('after restart');
   const before = [await metric(b, 'worker_kv_blocks', 0), await metric(b, 'worker_kv_blocks', 1)];
   const r = await complete(a, p);
