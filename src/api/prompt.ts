@@ -8,6 +8,7 @@ import { tokenizeChat, type TemplateInput } from '../pipeline/preprocess.js';
 import type { ServedModel } from '../pipeline/served-model.js';
 import type { VisionModel } from '../pipeline/vision-model.js';
 import type { ImageInput } from '../protocol/image-input.js';
+import { templateSpans } from '../protocol/template-body.js';
 import { imagePrompt, placeImages, type ImagePrompt } from '../pipeline/image-prompt.js';
 
 /** The prompt ids, or a promise of them when they are tokenized off the event loop. */
@@ -50,11 +51,9 @@ export function imagePromptFor(model: ServedModel, vision: VisionModel, body: Bu
   let b = body;
   let t = input;
   if (msgs !== null) {
-    const head = Buffer.from('{"messages":');
-    const tools = input.tools ? body.subarray(input.tools.start, input.tools.end) : null;
-    b = Buffer.concat(tools ? [head, msgs, Buffer.from(',"tools":'), tools, Buffer.from('}')] : [head, msgs, Buffer.from('}')]);
-    const end = head.length + msgs.length;
-    t = { ...input, messages: { start: head.length, end }, tools: tools ? { start: end + 9, end: end + 9 + tools.length } : null };
+    const spans = templateSpans(msgs, input.tools ? body.subarray(input.tools.start, input.tools.end) : null);
+    b = spans.body;
+    t = { ...input, messages: spans.messages, tools: spans.tools };
   }
   return imagePrompt(vision, images, () => tokenizeChat(model, b, t));
 }

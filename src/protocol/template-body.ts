@@ -21,12 +21,19 @@ export interface TemplateBody {
 }
 
 export function templateBody(messages: object[], tools: object[] | null, templateKwargs: string | null = null, reasoningEffort: string | null = null, continueFinal: string | null = null, images: ImageInput[] = []): TemplateBody {
-  const msgJson = JSON.stringify(messages);
-  const toolsJson = tools && tools.length > 0 ? JSON.stringify(tools) : null;
-  const text = toolsJson ? `{"messages":${msgJson},"tools":${toolsJson}}` : `{"messages":${msgJson}}`;
-  const body = Buffer.from(text);
-  const start = Buffer.byteLength('{"messages":');
-  const end = start + Buffer.byteLength(msgJson);
-  const tools_ = toolsJson ? { start: end + Buffer.byteLength(',"tools":'), end: body.length - 1 } : null;
-  return { body, messages: { start, end }, tools: tools_, useRawPrompt: false, addGenerationPrompt: continueFinal === null, continueFinal, templateKwargs, reasoningEffort, images };
+  const toolsJson = tools && tools.length > 0 ? Buffer.from(JSON.stringify(tools)) : null;
+  const spans = templateSpans(Buffer.from(JSON.stringify(messages)), toolsJson);
+  return { ...spans, useRawPrompt: false, addGenerationPrompt: continueFinal === null, continueFinal, templateKwargs, reasoningEffort, images };
+}
+
+const HEAD = Buffer.from('{"messages":');
+const TOOLS = Buffer.from(',"tools":');
+const TAIL = Buffer.from('}');
+
+/** `{"messages":M,"tools":T}` (or without tools) from the arrays' JSON, with the spans of both. */
+export function templateSpans(messagesJson: Buffer, toolsJson: Buffer | null): { body: Buffer; messages: Span; tools: Span | null } {
+  const end = HEAD.length + messagesJson.length;
+  if (toolsJson === null) return { body: Buffer.concat([HEAD, messagesJson, TAIL]), messages: { start: HEAD.length, end }, tools: null };
+  const t = end + TOOLS.length;
+  return { body: Buffer.concat([HEAD, messagesJson, TOOLS, toolsJson, TAIL]), messages: { start: HEAD.length, end }, tools: { start: t, end: t + toolsJson.length } };
 }
