@@ -8,14 +8,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 VENV="${PORTICO_INTEROP_VENV:-/tmp/portico-interop-venv}"
-if [ ! -x "$VENV/bin/python" ]; then
-  python3 -m venv "$VENV" || exit 1
-fi
-for attempt in 1 2 3; do
-  "$VENV/bin/pip" install -q --disable-pip-version-check smg-grpc-proto==0.4.28 grpcio msgspec pyzmq smg 'tritonclient[grpc]==2.73.0' && break
-  [ "$attempt" = 3 ] && exit 1
-  sleep 5
-done
+bash test/interop/install.sh || exit 1
 # The upstream .proto files compare_protos.py checks proto/ against: the ones the installed
 # smg-grpc-proto package ships (its wheel carries them beside the generated stubs).
 UPSTREAM_PROTO="$("$VENV/bin/python" -c 'import os, smg_grpc_proto; print(os.path.join(os.path.dirname(smg_grpc_proto.__file__), "proto"))')" || exit 1
