@@ -830,6 +830,28 @@ describe('HTTP/2 client: keep-alive and connection policy', () => {
     assert.equal(srv.sessions.length, 2);
   });
 
+  test('idle close counts from the last stream: a stream inside the limit pushes the close back', T, async (t) => {
+    const IDLE_MS = 300;
+    const srv = await nodeServer(t, (st) => {
+      st.respond({ ':status': 200 });
+      st.end('ok');
+    });
+    const c = client(t, srv.url, { idleConnectionTimeoutMs: IDLE_MS });
+    const closedAt = new Map<http2.Http2Session, number>();
+    const watch = (s: http2.Http2Session) => closedAt.has(s) || s.once('close', () => closedAt.set(s, performance.now()));
+    await ok(send(c, '/i', 'one'));
+    watch(srv.sessions[0]!);
+    await sleep(IDLE_MS / 2); // the idle timer armed after the first stream is half-way
+    await ok(send(c, '/i', 'two'));
+    const lastEnd = performance.now();
+    // (On a host slow enough, the first connection closed before the second stream: the
+    // second's connection is the one measured.)
+    const session = srv.sessions.at(-1)!;
+    if (session !== srv.sessions[0]) watch(session);
+    await eventually(() => closedAt.has(session), 'the connection closed once idle');
+    assert.ok(closedAt.get(session)! - lastEnd >= IDLE_MS - 5, `closed ${Math.round(closedAt.get(session)! - lastEnd)} ms after its last stream ended, not before ${IDLE_MS}`);
+  });
+
   test('connection refused: Unavailable', T, async (t) => {
     const probe = net.createServer();
     await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));

@@ -19,6 +19,7 @@ import { Code, ConnectError } from '@connectrpc/connect';
 import { codeFromHttpStatus, findTrailerError, grpcStatusOk, parseContentType } from '@connectrpc/connect/protocol-grpc';
 
 import type { H2Client } from './h2/client.js';
+import { FixedDeadlines, type Deadline } from './deadlines.js';
 import type { H2Stream, H2StreamHandler } from './h2/session.js';
 
 /** The trailers that carry a call's status. */
@@ -183,7 +184,7 @@ class H2ServerStream<T> implements ServerStream<T>, H2StreamHandler {
   private paused = false;
   private waiter: { resolve: (r: IteratorResult<T>) => void; reject: (e: unknown) => void } | undefined;
   /** The first-response deadline, until the first byte of a response message (or the end). */
-  private firstTimer: ReturnType<typeof setTimeout> | undefined;
+  private firstDeadline: Deadline<H2ServerStream<unknown>> | undefined;
   /** Push mode (listen): where messages go, whether the consumer holds them, whether the end or failure went out. */
   private listener: StreamListener<T> | undefined;
   private held = false;
@@ -198,11 +199,7 @@ class H2ServerStream<T> implements ServerStream<T>, H2StreamHandler {
     firstResponseMs: number,
     metadata: readonly string[] | undefined,
   ) {
-    if (firstResponseMs > 0) {
-      const t = setTimeout(onFirstResponseTimeout, firstResponseMs, this as unknown as H2ServerStream<unknown>, firstResponseMs);
-      t.unref();
-      this.firstTimer = t;
-    }
+    if (firstResponseMs > 0) this.firstDeadline = firstResponseDeadlines(firstResponseMs).add(this as unknown as H2ServerStream<unknown>);
     this.stream = metadata === undefined ? client.request(path, body, this) : client.requestWithExtraHeaders(path, metadata, body, this);
   }
 
@@ -358,7 +355,7 @@ class H2ServerStream<T> implements ServerStream<T>, H2StreamHandler {
 
   /** @internal (the first-response deadline passed) */
   noAnswer(afterMs: number): void {
-    this.firstTimer = undefined;
+    this.firstDeadline = undefined;
     if (this.ended || this.failure || this.cancelled) return;
     this.cancelled = true;
     this.queue.length = 0;
@@ -368,14 +365,15 @@ class H2ServerStream<T> implements ServerStream<T>, H2StreamHandler {
   }
 
   private clearFirstTimer(): void {
-    if (this.firstTimer === undefined) return;
-    clearTimeout(this.firstTimer);
-    this.firstTimer = undefined;
+    const d = this.firstDeadline;
+    if (d === undefined) return;
+    d.list.cancel(d);
+    this.firstDeadline = undefined;
   }
 
   /** @internal One DATA frame's payload, `d[start, end)`. */
   onData(d: Buffer, start: number, end: number): void {
-    if (this.firstTimer !== undefined) this.clearFirstTimer();
+    if (this.firstDeadline !== undefined) this.clearFirstTimer();
     if (this.detached || this.failure) return;
     let buf = d;
     let off = start;
@@ -431,7 +429,7 @@ class H2ServerStream<T> implements ServerStream<T>, H2StreamHandler {
 
   /** @internal The stream is over: `err` when it failed (reset, connection lost, protocol error). */
   onClose(err: ConnectError | undefined): void {
-    if (this.firstTimer !== undefined) this.clearFirstTimer();
+    if (this.firstDeadline !== undefined) this.clearFirstTimer();
     if (this.ended || this.failure) return;
     if (err) {
       this.fail(err);
@@ -465,7 +463,7 @@ class H2ServerStream<T> implements ServerStream<T>, H2StreamHandler {
 
   /** @internal */
   fail(err: ConnectError): void {
-    if (this.firstTimer !== undefined) this.clearFirstTimer();
+    if (this.firstDeadline !== undefined) this.clearFirstTimer();
     if (this.failure || this.ended) return;
     this.failure = err;
     if (this.listener) {
@@ -482,8 +480,12 @@ class H2ServerStream<T> implements ServerStream<T>, H2StreamHandler {
   }
 }
 
-function onFirstResponseTimeout(s: H2ServerStream<unknown>, afterMs: number): void {
-  s.noAnswer(afterMs);
+/** This thread's first-response deadlines of `ms` (one list and one timer per duration). */
+const firstResponse = new Map<number, FixedDeadlines<H2ServerStream<unknown>>>();
+function firstResponseDeadlines(ms: number): FixedDeadlines<H2ServerStream<unknown>> {
+  let l = firstResponse.get(ms);
+  if (l === undefined) firstResponse.set(ms, (l = new FixedDeadlines(ms, (s) => s.noAnswer(ms))));
+  return l;
 }
 
 /** The first value of header `name` in a flat [name, value, ...] list. */

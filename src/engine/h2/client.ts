@@ -193,25 +193,35 @@ export class H2Client implements SessionEvents {
     }
   }
 
+  // Both timers are lazy: a stream count going 0 -> 1 -> 0 (every lone request) arms and clears
+  // nothing once they are armed. The keep-alive timer left armed while idle finds no stream when
+  // it fires and stops; the idle timer left armed while active finds the connection busy and
+  // stops, or idle for less than the limit and waits out the rest. (A timer armed and cleared
+  // per request made and dropped one of Node's timer lists each time.)
   onActive(ses: H2Session, active: boolean): void {
     const t = this.timers.get(ses);
     if (!t) return;
     ses.refSocket(active);
     if (active) {
-      clearTimeout(t.idle);
-      t.idle = undefined;
       t.idleSince = 0;
       // (Not while a keep-alive PING is out: its answer re-arms. Arming here too ran two timers,
       // two PINGs overlapped, and the deadline of the one overwritten failed the connection.)
       if (!t.keepAlive && !t.pingDeadline && Number.isFinite(this.pingIntervalMs)) this.armKeepAlive(ses, t);
       return;
     }
-    clearTimeout(t.keepAlive);
-    t.keepAlive = undefined;
     t.idleSince = Date.now();
+    if (!t.idle) this.armIdle(ses, t, this.opts.idleConnectionTimeoutMs);
+  }
+
+  /** Close the connection once it has had no stream for idleConnectionTimeoutMs. */
+  private armIdle(ses: H2Session, t: SessionTimers, ms: number): void {
     t.idle = setTimeout(() => {
-      if (ses.streamCount === 0) ses.close(new ConnectError('idle connection closed', Code.Canceled));
-    }, this.opts.idleConnectionTimeoutMs);
+      t.idle = undefined;
+      if (ses.streamCount > 0 || t.idleSince === 0) return; // busy: its next idle spell arms again
+      const left = t.idleSince + this.opts.idleConnectionTimeoutMs - Date.now();
+      if (left > 0) this.armIdle(ses, t, left);
+      else ses.close(new ConnectError('idle connection closed', Code.Canceled));
+    }, ms);
     t.idle.unref();
   }
 
