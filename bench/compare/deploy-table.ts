@@ -18,8 +18,9 @@ export function renderDeployTable(cells: DeployCells, names: string[], rates: nu
     rows.push([`r${r}.cpuUs`, `${r} req/s: CPU per 1-token request (µs)`, 0], [`r${r}.p50`, `${r} req/s: e2e p50 (ms)`, 2], [`r${r}.p99`, `${r} req/s: e2e p99 (ms)`, 2], [`r${r}.rps`, `${r} req/s: served req/s`, 0]);
   }
   rows.push(['stream.cpuUsPerToken', 'streams: CPU per streamed token (µs)', 1], ['stream.ttftP50', 'streams: TTFT p50 (ms)', 2], ['stream.ttftP99', 'streams: TTFT p99 (ms)', 2]);
-  const ratios = [['Portico', 'SMG'], ['Portico', 'floor'], ...names.filter((n) => n.startsWith('Portico@')).map((n) => [n, 'Portico'])].filter(([a, b]) => names.includes(a!) && names.includes(b!));
-  const lines = [o.header, '', `Median over rounds (range when rounds differ).`, '', `| measure | ${names.join(' | ')} | ${ratios.map(([a, b]) => `${a}/${b}`).join(' | ')} |`, `|---|${names.map(() => '---:').join('|')}|${ratios.map(() => '---:').join('|')}|`];
+  const ratios = [['Portico', 'SMG'], ['Portico', 'floor'], ...names.filter((n) => n.startsWith('Portico@') || n.startsWith('Portico^')).map((n) => [n, 'Portico'])].filter(([a, b]) => names.includes(a!) && names.includes(b!));
+  const cols = (xs: string[]) => xs.map((x) => ` ${x} |`).join('');
+  const lines = [o.header, '', `Median over rounds (range when rounds differ).`, '', `| measure |${cols(names)}${cols(ratios.map(([a, b]) => `${a}/${b}`))}`, `|---|${cols([...names, ...ratios].map(() => '---:'))}`];
   for (const [key, title, digits] of rows) {
     const byName = cells[key];
     if (!byName) continue;
@@ -31,7 +32,7 @@ export function renderDeployTable(cells: DeployCells, names: string[], rates: nu
       return lo === hi ? m : `${m} (${lo}–${hi})`;
     };
     const ratio = ([a, b]: string[]) => (byName[a!]?.length && byName[b!]?.length ? (median(byName[a!]!) / median(byName[b!]!)).toFixed(2) : '—');
-    lines.push(`| ${title} | ${names.map((n) => fmt(byName[n])).join(' | ')} | ${ratios.map(ratio).join(' | ')} |`);
+    lines.push(`| ${title} |${cols(names.map((n) => fmt(byName[n])))}${cols(ratios.map(ratio))}`);
   }
   const failed = names.map((n) => [n, Object.entries(cells).filter(([k]) => k.endsWith('.failed')).reduce((a, [, v]) => a + (v[n] ?? []).reduce((x, y) => x + y, 0), 0)] as const);
   lines.push('', `Failed requests: ${failed.map(([n, f]) => `${n} ${f}`).join(', ')}.`);

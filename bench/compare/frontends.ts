@@ -27,6 +27,8 @@ export interface Env {
   engineCpus?: string;
   /** Extra `portico serve` arguments. */
   porticoArgs?: string[];
+  /** Node options Portico's process starts with (before bin/portico.js), for A/Bs of V8 flags. */
+  nodeArgs?: string[];
 }
 
 /** Tool-call parser of each frontend for the Qwen3 model (its hermes-style <tool_call> JSON): Portico's and Dynamo's `hermes`, SMG's `qwen`. */
@@ -81,7 +83,7 @@ export async function waitReady(url: string, child: ChildProcess, log: string, t
 export async function startPortico(e: Env, port: number, tools = false): Promise<Running> {
   const log = `${e.logDir}/portico.log`;
   const parser = tools ? ['--tool-call-parser', TOOL_PARSERS.portico] : [];
-  const c = start(process.execPath, [`${e.root}/bin/portico.js`, 'serve', '--host', '127.0.0.1', '--http-port', String(port), '--model-path', e.modelDir, '--worker', e.worker, '--log-level', 'error', ...(e.porticoArgs ?? []), ...parser], log, {}, e.cpus);
+  const c = start(process.execPath, [...(e.nodeArgs ?? []), `${e.root}/bin/portico.js`, 'serve', '--host', '127.0.0.1', '--http-port', String(port), '--model-path', e.modelDir, '--worker', e.worker, '--log-level', 'error', ...(e.porticoArgs ?? []), ...parser], log, {}, e.cpus);
   const url = `http://127.0.0.1:${port}`;
   await waitReady(url, c, log);
   return { name: 'Portico', url, pid: c.pid!, stop: () => stopChild(c) };
