@@ -36,7 +36,7 @@ export function chatCompletions(ctx: AppContext) {
     const trace = ex.trace ?? null;
     if (trace !== null) trace.validated(arrived);
     // Image parts are looked for only when the model takes images.
-    const media = model.vision === null ? null : await chatImages(ex.body, req.messages, model.vision.store.settings.maxBytes);
+    const media = model.vision === null ? null : await chatImages(ex.body, req.messages, model.vision.store.settings.fetch.maxBytes);
     let promptIds: Uint32Array;
     let images: ImagePrompt | null = null;
     if (media === null) {

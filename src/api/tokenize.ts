@@ -14,7 +14,7 @@ export function tokenize(ctx: AppContext) {
     const model = modelFor(ctx, req.model);
     let ids: Uint32Array;
     // Chat messages with images (a model that takes them): each expands to its tokens.
-    const media = req.kind === 'chat' && model.vision !== null ? await chatImages(ex.body, req.messages, model.vision.store.settings.maxBytes) : null;
+    const media = req.kind === 'chat' && model.vision !== null ? await chatImages(ex.body, req.messages, model.vision.store.settings.fetch.maxBytes) : null;
     try {
       ids =
         media !== null && req.kind === 'chat'

@@ -144,7 +144,6 @@ async function serveCommand(args: string[]): Promise<void> {
 /** The image flags (group Images) as the image store's settings. */
 function imageSettings(v: Record<string, unknown>): ImageSettings {
   const domains = v['allowed-media-domains'] as string[];
-  const maxBytes = v['max-image-bytes'] as number;
   let limit: unknown;
   try {
     limit = JSON.parse(v['limit-mm-per-prompt'] as string);
@@ -165,11 +164,10 @@ function imageSettings(v: Record<string, unknown>): ImageSettings {
       remote: domains.length > 0,
       allowedDomains: domains.includes('*') ? [] : domains,
       allowedAddresses: addresses,
-      maxBytes,
+      maxBytes: v['max-image-bytes'] as number,
       timeoutMs: (v['media-fetch-timeout-secs'] as number) * 1000,
       maxRedirects: DEFAULT_MEDIA_FETCH.maxRedirects,
     },
-    maxBytes,
     maxPixels: v['max-image-pixels'] as number,
     maxPerRequest: perRequest as number,
     cacheBytes: Math.round((v['mm-processor-cache-gb'] as number) * 2 ** 30),

@@ -19,9 +19,8 @@ export interface ImageOwner {
 }
 
 export interface ImageSettings {
+  /** Fetching and decoding image URLs; its maxBytes is the limit of encoded bytes per image, however it came. */
   fetch: MediaFetchPolicy;
-  /** Encoded bytes per image (also the fetch limit). */
-  maxBytes: number;
   /** Decoded width × height per image (decompression bombs are refused from the header). */
   maxPixels: number;
   /** Images per request. */
@@ -32,7 +31,6 @@ export interface ImageSettings {
 
 export const DEFAULT_IMAGE_SETTINGS: ImageSettings = {
   fetch: DEFAULT_MEDIA_FETCH,
-  maxBytes: DEFAULT_MEDIA_FETCH.maxBytes,
   maxPixels: 64 << 20,
   maxPerRequest: 16,
   cacheBytes: 4 << 30,
@@ -76,7 +74,7 @@ export class ImageStore {
         if (hit !== undefined) return hit;
       }
     }
-    const bytes = input.bytes ?? (await fetchMedia(url, { ...this.settings.fetch, maxBytes: this.settings.maxBytes }));
+    const bytes = input.bytes ?? (await fetchMedia(url, this.settings.fetch));
     const hash = await sha256(bytes);
     if (remote) this.rememberUrl(url, hash);
     const key = `${model.key}\u0000${hash}`;

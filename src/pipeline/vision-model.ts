@@ -47,7 +47,7 @@ export function loadVisionModel(name: string, dir: string | undefined, native: M
   const patch = typeof vision.patch_size === 'number' ? vision.patch_size : null;
   let processor: ImageProcessor;
   try {
-    processor = imageProcessorFromJson(readFileSync(ppPath, 'utf8'), patch, { maxBytes: store.settings.maxBytes, maxPixels: store.settings.maxPixels });
+    processor = imageProcessorFromJson(readFileSync(ppPath, 'utf8'), patch, { maxBytes: store.settings.fetch.maxBytes, maxPixels: store.settings.maxPixels });
   } catch (err) {
     throw fail(`preprocessor_config.json: ${(err as Error).message}`);
   }
