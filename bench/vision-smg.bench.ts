@@ -140,9 +140,9 @@ const VISION_END = 151653;
  * written as the client sends it (the tensor by reference). The socket write is not in it:
  * the Portico image−text column, measured like SMG's, has everything.
  */
-async function porticoPathUs(proc: ImageProcessor, row: Row): Promise<number> {
-  const t0 = process.cpuUsage(); // the process's, so the pool thread's decode counts too
-  const img = proc.processSync(await decodeDataUrl(row.dataUrl, 20 << 20));
+function porticoPathUs(proc: ImageProcessor, row: Row): number {
+  const t0 = process.cpuUsage();
+  const img = proc.processSync(decodeDataUrl(row.dataUrl, 20 << 20));
   const ids = [872, 198, VISION_START, ...new Array<number>(img.numTokens).fill(IMAGE_PAD), VISION_END, 198];
   const frame = encodeVllmGenerateParts({ requestId: 'bench', inputIds: Uint32Array.from(ids), multimodal: engineMultimodal([img], [3], IMAGE_PAD), maxNewTokens: 1, stream: false });
   const d = process.cpuUsage(t0);
@@ -229,7 +229,7 @@ async function main(): Promise<void> {
     for (let r = 0; r < rounds; r++) {
       for (const [i, row] of rows.entries()) {
         row.nativeUs.push(nativeCpuUs(proc, row.bytes, 1));
-        row.pathUs.push(await porticoPathUs(proc, row));
+        row.pathUs.push(porticoPathUs(proc, row));
         const t = await requestCpuUs(smg.pid!, url, text);
         const m = await requestCpuUs(smg.pid!, url, bodies[i]!);
         const pre = [...newLog().matchAll(/smg_mm_timing process_multimodal_plan .*?preprocess_ms=([\d.]+)/g)].pop();

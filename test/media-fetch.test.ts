@@ -45,19 +45,17 @@ const local: MediaFetchPolicy = { ...DEFAULT_MEDIA_FETCH, remote: true, allowedA
 
 const refuses = (p: Promise<unknown>, why: RegExp) => assert.rejects(p, (e: unknown) => e instanceof MediaFetchError && why.test(e.message));
 
-test('data: URLs decode (off the event loop, by the decoder chat images use); bad ones are refused with the reason', async () => {
+test('data: URLs decode; bad ones are refused with the reason', async () => {
   assert.deepEqual(await fetchMedia(`data:image/png;base64,${PNG_MAGIC.toString('base64')}`, DEFAULT_MEDIA_FETCH), PNG_MAGIC);
-  assert.deepEqual(await decodeDataUrl(`data:;base64,${PNG_MAGIC.toString('base64url')}`, 100), PNG_MAGIC);
-  assert.deepEqual(await decodeDataUrl(`data:image/png;base64,${PNG_MAGIC.toString('base64').replace(/=+$/, '')}`, 100), PNG_MAGIC, 'unpadded');
-  await refuses(decodeDataUrl('data:image/png,rawtext', 100), /must be base64/);
-  await refuses(decodeDataUrl('data:image/png;base64,@@@@', 100), /not valid base64/);
+  assert.deepEqual(decodeDataUrl(`data:;base64,${PNG_MAGIC.toString('base64url')}`, 100), PNG_MAGIC);
+  assert.throws(() => decodeDataUrl('data:image/png,rawtext', 100), /must be base64/);
+  assert.throws(() => decodeDataUrl('data:image/png;base64,@@@@', 100), /not valid base64/);
   const b64 = PNG_MAGIC.toString('base64');
   for (const bad of [`${b64.slice(0, 4)} ${b64.slice(4)}`, `${b64.slice(0, 4)}=${b64.slice(5)}`, `${b64}\n`, `${b64}A`, `${b64.slice(0, 8)}*${b64.slice(9)}`]) {
-    await refuses(decodeDataUrl(`data:image/png;base64,${bad}`, 100), /not valid base64/);
+    assert.throws(() => decodeDataUrl(`data:image/png;base64,${bad}`, 100), /not valid base64/, JSON.stringify(bad));
   }
-  await refuses(decodeDataUrl('data:image/png;base64', 100), /malformed/);
-  await refuses(decodeDataUrl(`data:image/png;base64,${Buffer.alloc(200).toString('base64')}`, 100), /over the 100-byte limit/);
-  await refuses(fetchMedia(`data:image/png;base64,${Buffer.alloc(200).toString('base64')}`, { ...DEFAULT_MEDIA_FETCH, maxBytes: 100 }), /over the 100-byte limit/);
+  assert.throws(() => decodeDataUrl('data:image/png;base64', 100), /malformed/);
+  assert.throws(() => decodeDataUrl(`data:image/png;base64,${Buffer.alloc(200).toString('base64')}`, 100), /over the 100-byte limit/);
 });
 
 test('remote URLs are refused unless enabled', async () => {

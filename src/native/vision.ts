@@ -36,7 +36,6 @@ export interface NativeImagePart {
 
 interface VisionAddon {
   chatImages(body: Uint8Array, start: number, end: number, maxBytes: number): Promise<{ messages: Buffer | null; images: NativeImagePart[]; error: string | null; param: string | null } | null>;
-  decodeDataUrl(url: string, maxBytes: number): Promise<Buffer>;
   ImageProcessor: {
     fromJson(configJson: string, visionPatchSize?: number | null, maxBytes?: number | null, maxPixels?: number | null): ImageProcessor;
   };
@@ -64,13 +63,4 @@ export function imageProcessorFromJson(configJson: string, visionPatchSize: numb
  */
 export function nativeChatImages(body: Buffer, start: number, end: number, maxBytes: number) {
   return (nativeAddon as VisionAddon).chatImages(body, start, end, maxBytes);
-}
-
-/**
- * A `data:` URL's bytes, decoded on libuv's pool by the decoder chat requests' images go
- * through (portico-core `decode_data_url`); rejects with the client's reason (code
- * "InvalidArg") for one that is not base64 or is over `maxBytes`.
- */
-export function nativeDecodeDataUrl(url: string, maxBytes: number): Promise<Buffer> {
-  return (nativeAddon as VisionAddon).decodeDataUrl(url, maxBytes);
 }

@@ -1,4 +1,4 @@
-// Image bytes from a URL, safely: `data:` URLs decoded (natively, off the event loop); `http(s):` URLs only when
+// Image bytes from a URL, safely: `data:` URLs decoded in place; `http(s):` URLs only when
 // remote fetching is enabled, only from allowed domains, never from loopback, private,
 // link-local (cloud metadata), multicast or reserved addresses unless exempted — checked
 // on the addresses DNS returns, at connect time (the connection uses the address that was
@@ -10,7 +10,6 @@ import { lookup as dnsLookup } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
-import { nativeDecodeDataUrl } from '../native/vision.js';
 
 export interface MediaFetchPolicy {
   /** Remote (http/https) URLs at all; `data:` URLs are always accepted. */
@@ -86,13 +85,21 @@ function domainAllowed(host: string, allowed: string[]): boolean {
   });
 }
 
-/** `data:[type][;base64],payload` → bytes (base64 only: images are binary), decoded off the event loop. */
-export async function decodeDataUrl(url: string, maxBytes: number): Promise<Buffer> {
-  try {
-    return await nativeDecodeDataUrl(url, maxBytes);
-  } catch (err) {
-    throw new MediaFetchError((err as Error).message);
-  }
+/** `data:[type][;base64],payload` → bytes (base64 only: images are binary). */
+export function decodeDataUrl(url: string, maxBytes: number): Buffer {
+  const comma = url.indexOf(',');
+  if (!url.startsWith('data:') || comma < 0) throw new MediaFetchError('malformed data: URL');
+  if (!/;base64$/i.test(url.slice(5, comma))) throw new MediaFetchError('a data: URL image must be base64 (";base64,")');
+  const n = url.length - comma - 1;
+  if (Math.floor((n * 3) / 4) > maxBytes + 3) throw new MediaFetchError(`image is over the ${maxBytes}-byte limit`);
+  // Node's decoder skips what is not base64 (or base64url) instead of failing: a payload with
+  // any such byte, or padding anywhere but the end, decodes to fewer bytes than its length
+  // implies. (A pattern test first cost as much as the decode itself: ~1 ms per MB.)
+  const pad = url.endsWith('==') ? 2 : url.endsWith('=') ? 1 : 0;
+  const bytes = Buffer.from(url.slice(comma + 1), 'base64');
+  if (n % 4 === 1 || bytes.length !== Math.floor(((n - pad) * 3) / 4)) throw new MediaFetchError('data: URL payload is not valid base64');
+  if (bytes.length > maxBytes) throw new MediaFetchError(`image is over the ${maxBytes}-byte limit`);
+  return bytes;
 }
 
 /** A DNS lookup that fails unless every address the name resolves to is public (or exempt). */
@@ -151,7 +158,7 @@ function getOnce(url: URL, policy: MediaFetchPolicy, exempt: BlockList, signal: 
 
 /** The bytes of an image URL under `policy`. */
 export async function fetchMedia(url: string, policy: MediaFetchPolicy, signal?: AbortSignal): Promise<Buffer> {
-  if (url.startsWith('data:')) return await decodeDataUrl(url, policy.maxBytes);
+  if (url.startsWith('data:')) return decodeDataUrl(url, policy.maxBytes);
   if (!policy.remote) throw new MediaFetchError('remote image URLs are not enabled on this server (use a data: URL)');
   const exempt = exemptions(policy.allowedAddresses);
   const deadline = AbortSignal.timeout(policy.timeoutMs);

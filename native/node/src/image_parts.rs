@@ -1,7 +1,6 @@
 //! The image parts of a chat request's messages (portico-core `image_parts`), read on the
 //! libuv pool: a `data:` image is megabytes of JSON and base64 the event loop should not
-//! parse. And one `data:` URL decoded there, for the faces whose bodies are read in JS
-//! (Anthropic's base64 sources, Responses' input_image): one decoder for every face.
+//! parse.
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
@@ -76,29 +75,4 @@ pub fn chat_images(body: &[u8], msg_start: i64, msg_end: i64, max_bytes: f64) ->
         return Err(Error::new(Status::InvalidArg, "messages span outside the body".to_owned()));
     }
     Ok(AsyncTask::new(ChatImagesTask { messages: body[s..e].to_vec(), max_bytes: max_bytes as usize }))
-}
-
-pub struct DataUrlTask {
-    url: String,
-    max_bytes: usize,
-}
-
-impl Task for DataUrlTask {
-    type Output = Vec<u8>;
-    type JsValue = Buffer;
-
-    fn compute(&mut self) -> Result<Self::Output> {
-        image_parts::decode_data_url(&self.url, self.max_bytes).map_err(|e| Error::new(Status::InvalidArg, e))
-    }
-
-    fn resolve(&mut self, _env: Env, out: Self::Output) -> Result<Self::JsValue> {
-        Ok(out.into())
-    }
-}
-
-/// A `data:` URL's bytes, decoded on the libuv pool (at most `maxBytes`); rejects with code
-/// "InvalidArg" and the client's reason for one that is not base64 or too large.
-#[napi(ts_return_type = "Promise<Buffer>")]
-pub fn decode_data_url(url: String, max_bytes: f64) -> AsyncTask<DataUrlTask> {
-    AsyncTask::new(DataUrlTask { url, max_bytes: max_bytes as usize })
 }

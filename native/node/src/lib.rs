@@ -21,7 +21,7 @@ pub use detokenizer::Detokenizer;
 pub use model::{EncodeChatTask, EncodeTask, Model, ModelInfo, PrefixCacheStats};
 pub use choice::choice_output_class;
 pub use sequence::sequence_class;
-pub use image_parts::{chat_images, decode_data_url, ChatImagePart, ChatImagesResult, ChatImagesTask, DataUrlTask};
+pub use image_parts::{chat_images, ChatImagePart, ChatImagesResult, ChatImagesTask};
 pub use vision::{ImageProcessor, ProcessTask, ProcessedImage};
 
 #[global_allocator]
