@@ -86,7 +86,7 @@ export async function startPortico(e: Env, port: number, tools = false): Promise
   const c = start(process.execPath, [...(e.nodeArgs ?? []), `${e.root}/bin/portico.js`, 'serve', '--host', '127.0.0.1', '--http-port', String(port), '--model-path', e.modelDir, '--worker', e.worker, '--log-level', 'error', ...(e.porticoArgs ?? []), ...parser], log, {}, e.cpus);
   const url = `http://127.0.0.1:${port}`;
   await waitReady(url, c, log);
-  return { name: 'Portico', url, pid: c.pid!, stop: () => stopChild(c) };
+  return { name: e.nodeArgs?.length ? `Portico^${e.nodeArgs.join(' ')}` : 'Portico', url, pid: c.pid!, stop: () => stopChild(c) };
 }
 
 export async function startSmg(e: Env, port: number, tools = false): Promise<Running> {

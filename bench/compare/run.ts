@@ -2,7 +2,7 @@
 // one run, interleaved (round r runs every frontend once, in turn). Every load comes from
 // `portico bench`; CPU and RSS of the frontend's process tree come from /proc.
 //   node dist/bench/compare/run.js --venv DIR [--rounds N] [--port P] [--results bench/RESULTS.md]
-//     [--only unary,stream,...] [--frontends Portico,SMG,Dynamo] [--portico-args="--shards 2"]
+//     [--only unary,stream,...] [--frontends Portico,SMG,Dynamo,Portico^NODE-FLAGS] [--portico-args="--shards 2"]
 // (bench/compare/run.sh makes the venv and calls this; `npm run bench:compare`.)
 
 import { spawn } from 'node:child_process';
@@ -92,6 +92,11 @@ async function main(): Promise<void> {
     ['Portico', startPortico],
     ['SMG', startSmg],
     ['Dynamo 1.6.1', startDynamo],
+    // `Portico^FLAGS` in --frontends: Portico started with node options FLAGS (space-separated), for A/Bs of V8 flags.
+    ...(values.frontends?.split(',').filter((n) => n.startsWith('Portico^')) ?? []).map((n): [string, (e: Env, port: number, tools?: boolean) => Promise<Running>] => [
+      n,
+      (e, port, tools) => startPortico({ ...e, nodeArgs: n.slice('Portico^'.length).split(' ').filter(Boolean) }, port, tools),
+    ]),
   ];
   const results = new Map<string, Record<string, Cell>[]>();
   const selected = WORKLOADS.filter((w) => !values.only || values.only.split(',').includes(w.key));
@@ -100,7 +105,7 @@ async function main(): Promise<void> {
   try {
     for (let r = 0; r < rounds; r++) {
       for (const [i, [name, startFe]] of starters.entries()) {
-        if (failures.has(name) || (values.frontends && !values.frontends.split(',').includes(name.split(' ')[0]))) continue;
+        if (failures.has(name) || (values.frontends && !values.frontends.split(',').includes(name.startsWith('Portico^') ? name : name.split(' ')[0]))) continue;
         // Every workload but the tool-calling one runs against the frontend as started
         // without a tool-call parser; then it is restarted with its parser for that one.
         const cells: Record<string, Cell> = {};
