@@ -26,7 +26,7 @@ import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { CLK_TCK, sampleTree } from './procfs.js';
 import { runPorticoBench, type BenchFigures } from './bench-summary.js';
-import { startDynamo, startFloor, startPortico, startSmg, type Env, type Running } from './frontends.js';
+import { nodeFlagsOf, startDynamo, startFloor, startPortico, startSmg, type Env, type Running } from './frontends.js';
 import { makeModelDir } from './model-dir.js';
 import { renderDeployTable, replaceDeploySection, type DeployCells } from './deploy-table.js';
 
@@ -63,12 +63,12 @@ const STARTERS: Record<string, Starter> = { Portico: startPortico, SMG: startSmg
 // (either form) Portico started with node options FLAGS (space-separated), for A/Bs in this shape.
 const names = values.frontends.split(',');
 const starterOf = (name: string): Starter => {
-  const [build, flags] = name.split('^');
-  const [kind, dir] = build!.split('@');
+  const [kind, dir] = name.split('^')[0]!.split('@');
+  const nodeArgs = nodeFlagsOf(name);
   const s = STARTERS[kind!];
-  if (!s || ((dir || flags) && kind !== 'Portico')) throw new Error(`unknown frontend ${name} (${Object.keys(STARTERS).join(', ')}, or Portico@DIR, Portico^NODE-FLAGS)`);
-  if (!dir && !flags) return s;
-  return (e, port) => startPortico({ ...e, ...(dir ? { root: dir.endsWith('/') ? dir : `${dir}/` } : {}), ...(flags ? { nodeArgs: flags.split(' ').filter(Boolean) } : {}) }, port);
+  if (!s || ((dir || nodeArgs.length) && kind !== 'Portico')) throw new Error(`unknown frontend ${name} (${Object.keys(STARTERS).join(', ')}, or Portico@DIR, Portico^NODE-FLAGS)`);
+  if (!dir && !nodeArgs.length) return s;
+  return (e, port) => startPortico({ ...e, ...(dir ? { root: dir.endsWith('/') ? dir : `${dir}/` } : {}), nodeArgs }, port);
 };
 names.forEach(starterOf);
 

@@ -31,6 +31,12 @@ export interface Env {
   nodeArgs?: string[];
 }
 
+/** The node options of a `Portico^FLAGS` frontend name (FLAGS space-separated); none for any other name. */
+export function nodeFlagsOf(name: string): string[] {
+  const i = name.indexOf('^');
+  return i < 0 ? [] : name.slice(i + 1).split(' ').filter(Boolean);
+}
+
 /** Tool-call parser of each frontend for the Qwen3 model (its hermes-style <tool_call> JSON): Portico's and Dynamo's `hermes`, SMG's `qwen`. */
 export const TOOL_PARSERS = { portico: 'hermes', smg: 'qwen', dynamo: 'hermes' } as const;
 

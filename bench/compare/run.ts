@@ -13,7 +13,7 @@ import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { CLK_TCK, sampleTree } from './procfs.js';
 import { runPorticoBench, type BenchFigures } from './bench-summary.js';
-import { startDynamo, startPortico, startSmg, type Env, type Running } from './frontends.js';
+import { nodeFlagsOf, startDynamo, startPortico, startSmg, type Env, type Running } from './frontends.js';
 import { WORKLOADS, rateArgs, type Workload } from './workloads.js';
 import { DEFAULT_SEARCH, searchRate } from './rate-search.js';
 import { writeToolsDataset } from './tools-body.js';
@@ -95,7 +95,7 @@ async function main(): Promise<void> {
     // `Portico^FLAGS` in --frontends: Portico started with node options FLAGS (space-separated), for A/Bs of V8 flags.
     ...(values.frontends?.split(',').filter((n) => n.startsWith('Portico^')) ?? []).map((n): [string, (e: Env, port: number, tools?: boolean) => Promise<Running>] => [
       n,
-      (e, port, tools) => startPortico({ ...e, nodeArgs: n.slice('Portico^'.length).split(' ').filter(Boolean) }, port, tools),
+      (e, port, tools) => startPortico({ ...e, nodeArgs: nodeFlagsOf(n) }, port, tools),
     ]),
   ];
   const results = new Map<string, Record<string, Cell>[]>();

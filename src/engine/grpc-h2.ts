@@ -364,7 +364,7 @@ class H2ServerStream<T> implements ServerStream<T>, H2StreamHandler {
     this.reset();
   }
 
-  private clearFirstTimer(): void {
+  private clearFirstDeadline(): void {
     const d = this.firstDeadline;
     if (d === undefined) return;
     d.list.cancel(d);
@@ -373,7 +373,7 @@ class H2ServerStream<T> implements ServerStream<T>, H2StreamHandler {
 
   /** @internal One DATA frame's payload, `d[start, end)`. */
   onData(d: Buffer, start: number, end: number): void {
-    if (this.firstDeadline !== undefined) this.clearFirstTimer();
+    if (this.firstDeadline !== undefined) this.clearFirstDeadline();
     if (this.detached || this.failure) return;
     let buf = d;
     let off = start;
@@ -429,7 +429,7 @@ class H2ServerStream<T> implements ServerStream<T>, H2StreamHandler {
 
   /** @internal The stream is over: `err` when it failed (reset, connection lost, protocol error). */
   onClose(err: ConnectError | undefined): void {
-    if (this.firstDeadline !== undefined) this.clearFirstTimer();
+    if (this.firstDeadline !== undefined) this.clearFirstDeadline();
     if (this.ended || this.failure) return;
     if (err) {
       this.fail(err);
@@ -463,7 +463,7 @@ class H2ServerStream<T> implements ServerStream<T>, H2StreamHandler {
 
   /** @internal */
   fail(err: ConnectError): void {
-    if (this.firstDeadline !== undefined) this.clearFirstTimer();
+    if (this.firstDeadline !== undefined) this.clearFirstDeadline();
     if (this.failure || this.ended) return;
     this.failure = err;
     if (this.listener) {
