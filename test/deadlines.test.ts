@@ -6,6 +6,20 @@ import { test } from 'node:test';
 
 import { FixedDeadlines } from '../src/engine/deadlines.js';
 
+/**
+ * `p`, with the event loop held open until it settles: the list's timer is unref'd (it keeps no
+ * process alive, the last test checks that), and Node 20's test runner cancels a test whose
+ * promise waits on nothing else.
+ */
+async function held<T>(p: Promise<T>): Promise<T> {
+  const hold = setInterval(() => undefined, 60_000);
+  try {
+    return await p;
+  } finally {
+    clearInterval(hold);
+  }
+}
+
 /** A list whose expiries are recorded (with when they fired) and awaitable one by one. */
 function recorded(ms: number) {
   const fired: Array<{ owner: string; at: number }> = [];
@@ -26,7 +40,7 @@ test('deadlines expire in the order they were added, never before their time, an
   const c = list.add('c');
   list.cancel(b);
   assert.equal(list.size, 2);
-  await Promise.all(waits);
+  await held(Promise.all(waits));
   assert.deepEqual(fired.map((f) => f.owner), ['a', 'c'], 'b was cancelled; a and c in order');
   assert.ok(fired[0]!.at >= a.at && fired[1]!.at >= c.at, 'none fired before its deadline');
   assert.equal(list.size, 0);
@@ -42,7 +56,7 @@ test('cancelling the oldest: the timer fires for it anyway, finds a later one, a
   const second = list.add('second');
   assert.ok(second.at > first.at);
   list.cancel(first);
-  await wait;
+  await held(wait);
   assert.deepEqual(fired.map((f) => f.owner), ['second']);
   assert.ok(fired[0]!.at >= second.at, `fired at ${fired[0]!.at}, due at ${second.at}`);
 });
@@ -57,11 +71,11 @@ test('a deadline added from an expiry, or after the list went empty, still expir
     else done();
   });
   list.add('one');
-  await finished;
+  await held(finished);
   assert.deepEqual(fired, ['one', 'two']);
   const again = new Promise<void>((r) => (done = r));
   list.add('three'); // the list is empty and its timer gone: this one arms a new one
-  await again;
+  await held(again);
   assert.deepEqual(fired, ['one', 'two', 'three']);
 });
 
