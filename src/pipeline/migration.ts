@@ -106,7 +106,9 @@ class MigratingEvents implements EngineEvents {
     this.n = Math.max(1, params.n ?? 1);
     const ids: number[][] = (this.ids = new Array<number[]>(this.n));
     for (let i = 0; i < this.n; i++) ids[i] = [];
-    this.finished = new Array<boolean>(this.n).fill(false);
+    // (Assigned in a loop: fill() is a runtime call, and push() would grow a 16-slot store.)
+    const finished: boolean[] = (this.finished = new Array<boolean>(this.n));
+    for (let i = 0; i < this.n; i++) finished[i] = false;
     this.unfinished = this.n;
     this.kept = params.inputIds.length;
     if (s.maxSeqLen > 0 && this.kept > s.maxSeqLen) this.keeping = false;

@@ -40,18 +40,18 @@ class TextOutput {
     readonly index: number,
     readonly text: string,
     readonly tokenIds: readonly number[],
-    private readonly counts: () => TokenCounts,
+    private readonly outputs: ChoiceOutputs,
   ) {}
 
   private frozen: TokenCounts | null = null;
 
   get usage(): TokenCounts {
-    return this.frozen ?? this.counts();
+    return this.frozen ?? this.outputs.counts();
   }
 
   /** Keep the usage as of now (more events of the same engine message follow it). */
   freeze(): void {
-    this.frozen = this.counts();
+    this.frozen = this.outputs.counts();
   }
 }
 
@@ -68,11 +68,6 @@ export class ChoiceOutputs {
   remaining: number;
   private promptTokens = 0;
   private cachedTokens = 0;
-  readonly counts = (): TokenCounts => ({
-    promptTokens: this.promptTokens,
-    completionTokens: this.decoders.reduce((s, x) => s + (x?.completionTokens ?? 0), 0),
-    cachedTokens: this.cachedTokens,
-  });
   private last = -1;
   /**
    * Whether every choice that Portico ended before the engine did ended on a rule the engine
@@ -86,8 +81,18 @@ export class ChoiceOutputs {
     private readonly opts: OutputOptions,
   ) {
     this.ids = opts.collectTokenIds ? Array.from({ length: opts.n }, () => []) : null;
-    this.finished = new Array<boolean>(opts.n).fill(false);
+    // (Assigned in a loop: fill() is a runtime call, and push() would grow a 16-slot store.)
+    const finished: boolean[] = (this.finished = new Array<boolean>(opts.n));
+    for (let i = 0; i < opts.n; i++) finished[i] = false;
     this.remaining = opts.n;
+  }
+
+  /** The usage as of now. */
+  counts(): TokenCounts {
+    let completionTokens = 0;
+    const decoders = this.decoders;
+    for (let i = 0; i < decoders.length; i++) completionTokens += decoders[i]?.completionTokens ?? 0;
+    return { promptTokens: this.promptTokens, completionTokens, cachedTokens: this.cachedTokens };
   }
 
   /** The ids choice `index` generated so far (opts.collectTokenIds), else none. */
@@ -108,13 +113,12 @@ export class ChoiceOutputs {
   private queueDeltas(out: ParsedEvent[], index: number, flat: (string | number)[], ids: readonly number[]): void {
     // The usage as of this message (the same for every event it makes).
     let usage: TokenCounts | null = null;
-    const counts = (): TokenCounts => (usage ??= this.counts());
     for (let i = 1; i < flat.length; ) {
       switch (flat[i]) {
         case 0: {
           const text = flat[i + 1] as string;
           if (text) {
-            const t = new TextOutput(index, text, ids, this.counts);
+            const t = new TextOutput(index, text, ids, this);
             t.freeze();
             out.push(t);
             ids = NO_IDS;
@@ -123,15 +127,15 @@ export class ChoiceOutputs {
           break;
         }
         case 1:
-          if (flat[i + 1]) out.push({ kind: 'reasoning', index, text: flat[i + 1] as string, usage: counts() });
+          if (flat[i + 1]) out.push({ kind: 'reasoning', index, text: flat[i + 1] as string, usage: (usage ??= this.counts()) });
           i += 2;
           break;
         case 2:
-          out.push({ kind: 'tool_start', index, call: flat[i + 1] as number, id: flat[i + 2] as string, name: flat[i + 3] as string, usage: counts() });
+          out.push({ kind: 'tool_start', index, call: flat[i + 1] as number, id: flat[i + 2] as string, name: flat[i + 3] as string, usage: (usage ??= this.counts()) });
           i += 4;
           break;
         default:
-          out.push({ kind: 'tool_args', index, call: flat[i + 1] as number, text: flat[i + 2] as string, usage: counts() });
+          out.push({ kind: 'tool_args', index, call: flat[i + 1] as number, text: flat[i + 2] as string, usage: (usage ??= this.counts()) });
           i += 3;
           break;
       }
@@ -197,7 +201,7 @@ export class ChoiceOutputs {
       if (this.finished[c.index]) return null; // a stop already ended this choice here
       const r = dec.push(c.tokenIds);
       if (this.ids) this.ids[c.index].push(...c.tokenIds);
-      if (typeof r === 'string') return r ? new TextOutput(c.index, r, c.tokenIds, this.counts) : null;
+      if (typeof r === 'string') return r ? new TextOutput(c.index, r, c.tokenIds, this) : null;
       this.queueDeltas(out, c.index, r, c.tokenIds);
       if (!dec.finished) return null;
       // A stop string, stop token or the token limit ended the choice before the engine did.

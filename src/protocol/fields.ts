@@ -22,6 +22,9 @@ export interface Span {
 
 const MAX_MEMBERS = 512;
 
+/** Up to this many members, a field is found by a walk over the records (see Fields.slot). */
+const WALK_MAX = 16;
+
 /**
  * The gate writes every scan's records here; a Fields keeps a copy of only the records it
  * got (a few hundred bytes) instead of a fresh 32 KiB array per object scanned. scan() is
@@ -82,7 +85,10 @@ export class Fields<N extends string> {
   // Plain arrays, not typed ones: these are made per object scanned (a few per request), and a
   // typed array past 64 bytes is an off-heap allocation (~300 ns each, and work for V8's
   // ArrayBuffer sweeper) where an array of numbers is ~40-115 ns (bench/fields-scan.bench.ts).
-  private readonly slot: number[]; // table index -> record offset in out, or -1
+  // Table index -> record offset in out (or -1), only for objects of many members: the few
+  // members of a usual request are found by a walk over the records, and a lone request does
+  // not pay for an array as long as the table (~45 names for chat) and its fill.
+  private readonly slot: number[] | null = null;
   private readonly out: number[];
   readonly unknown: string[] = [];
   readonly count: number;
@@ -96,12 +102,16 @@ export class Fields<N extends string> {
   ) {
     this.out = out;
     this.count = count;
-    this.slot = new Array<number>(table.names.length).fill(-1);
+    let slot: number[] | null = null;
+    if (count > WALK_MAX) {
+      slot = this.slot = [];
+      for (let i = 0; i < table.names.length; i++) slot.push(-1);
+    }
     for (let i = 0; i < count; i++) {
       const o = i * STRIDE;
       const idx = out[o];
       if (idx >= 0) {
-        this.slot[idx] = o; // the last occurrence wins, as with JSON.parse
+        if (slot !== null) slot[idx] = o; // the last occurrence wins, as with JSON.parse
       } else {
         this.unknown.push(this.decodeKey(o));
       }
@@ -137,7 +147,12 @@ export class Fields<N extends string> {
   }
 
   private rec(name: N): number {
-    return this.slot[this.table.indexOf(name)];
+    const idx = this.table.indexOf(name);
+    if (this.slot !== null) return this.slot[idx];
+    // The last occurrence wins, as with JSON.parse.
+    const out = this.out;
+    for (let o = (this.count - 1) * STRIDE; o >= 0; o -= STRIDE) if (out[o] === idx) return o;
+    return -1;
   }
 
   has(name: N): boolean {
