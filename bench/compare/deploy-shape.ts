@@ -5,8 +5,10 @@
 //
 // Round by round (interleaved, the order rotating each round), each frontend is started pinned
 // to FRONTEND_CPUS in front of one `portico mock-engine` (sim, no delays) pinned with the load
-// to LOAD_CPUS, warmed up (closed loop, JIT and caches hot, as a serving process is), left
-// idle for 5 s (its idle CPU), then measured cell by cell:
+// to LOAD_CPUS, warmed up (closed loop, JIT and caches hot), then served at the lowest rate
+// for --settle seconds (V8's optimized code settles on what lone requests run: the JIT keeps
+// re-optimizing for ~40 s after the shift from closed-loop traffic, see docs/architecture.md,
+// "What a lone request costs"), left idle for 5 s (its idle CPU), then measured cell by cell:
 //   rate R      1-token unary chats at R req/s for --seconds: CPU per request served (the
 //               frontend's process tree, utime + stime from /proc), e2e p50/p99.
 //   stream      64-token streams at --stream-rate streams/s: CPU per streamed token, TTFT p50/p99.
@@ -14,12 +16,12 @@
 // runs the unary cells too, as what the architecture costs before any of Portico's work.
 //
 //   node dist/bench/compare/deploy-shape.js [--venv DIR] [--rounds 2] [--port 28100]
-//     [--rates 100,400,1000] [--stream-rate 40] [--seconds 8] [--frontends Portico,SMG,Dynamo,floor,Portico@DIR,Portico^NODE-FLAGS]
+//     [--rates 100,400,1000] [--stream-rate 40] [--seconds 8] [--settle 40] [--frontends Portico,SMG,Dynamo,floor,Portico@DIR,Portico^NODE-FLAGS]
 //     [--frontend-cpus 0] [--load-cpus 1] [--portico-args="--shards 1"] [--results bench/RESULTS.md]
 // (`npm run bench:compare` runs it after the closed-loop table, `PARTS=deploy` alone; bench/compare/run.sh makes the venv.)
 
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -39,6 +41,7 @@ const { values } = parseArgs({
     rates: { type: 'string', default: '100,400,1000' },
     'stream-rate': { type: 'string', default: '40' },
     seconds: { type: 'string', default: '8' },
+    settle: { type: 'string', default: '40' },
     frontends: { type: 'string', default: 'Portico,SMG,Dynamo,floor' },
     'frontend-cpus': { type: 'string', default: '0' },
     'load-cpus': { type: 'string', default: '1' },
@@ -51,6 +54,7 @@ const basePort = Number(values.port);
 const rates = values.rates.split(',').map(Number);
 const streamRate = Number(values['stream-rate']);
 const seconds = Number(values.seconds);
+const settleS = Number(values.settle);
 const loadCpus = values['load-cpus'];
 const IDLE_S = 5;
 const STREAM_TOKENS = 64;
@@ -76,10 +80,15 @@ const bench = (fe: Running, args: string[]): Promise<BenchFigures> => runPortico
 const cpuTicks = (fe: Running) => sampleTree(fe.pid).cpuTicks;
 const unary = (rate: number) => ['--rate', String(rate), '--duration', String(seconds), '--warmup', '0', '--input-tokens', '32', '--output-tokens', '1', '--max-concurrency', '256'];
 
-/** Closed-loop traffic until the JIT and caches are as warm as a serving process's. */
+/**
+ * Traffic until the JIT and caches are as warm as a serving process's: closed loop first,
+ * then the deployment shape itself (open loop at the lowest rate), whose lone requests take
+ * paths and types the closed loop did not, so V8 deoptimizes and optimizes again for a while.
+ */
 async function warmUp(fe: Running, streams: boolean): Promise<void> {
   await bench(fe, ['--concurrency', '16', '--requests', '4000', '--warmup', '0', '--input-tokens', '32', '--output-tokens', '1']);
   if (streams) await bench(fe, ['--concurrency', '8', '--requests', '200', '--warmup', '0', '--input-tokens', '32', '--output-tokens', String(STREAM_TOKENS), '--stream']);
+  if (settleS > 0) await bench(fe, ['--rate', String(Math.min(...rates)), '--duration', String(settleS), '--warmup', '0', '--input-tokens', '32', '--output-tokens', '1', '--max-concurrency', '256']);
 }
 
 async function measure(name: string, fe: Running, into: DeployCells): Promise<void> {
@@ -140,11 +149,11 @@ async function main(): Promise<void> {
   }
   const table = renderDeployTable(cells, names, rates, {
     failures,
-    header: `Frontend on CPU ${values['frontend-cpus']}, \`portico bench\` and the mock engine (sim, no delays) on CPU ${loadCpus}; ${rounds} rounds, interleaved; each frontend warmed up (4,000 closed-loop requests${names.some((n) => n !== 'floor') ? ', 200 streams' : ''}) then idle ${IDLE_S} s, then ${seconds} s per cell of open-loop Poisson arrivals (1-token unary chats at each rate; ${STREAM_TOKENS}-token streams at ${streamRate}/s). CPU: the frontend's process tree, utime + stime from /proc. ${cpus().length} cores, load average ${loadStart.toFixed(1)} at the start, ${loadavg()[0].toFixed(1)} at the end.${env.porticoArgs?.length ? ` Portico with \`${env.porticoArgs.join(' ')}\`.` : ''}`,
+    header: `Frontend on CPU ${values['frontend-cpus']}, \`portico bench\` and the mock engine (sim, no delays) on CPU ${loadCpus}; ${rounds} rounds, interleaved; each frontend warmed up (4,000 closed-loop requests${names.some((n) => n !== 'floor') ? ', 200 streams' : ''}) then ${settleS} s of open-loop arrivals at ${Math.min(...rates)} req/s, then idle ${IDLE_S} s, then ${seconds} s per cell of open-loop Poisson arrivals (1-token unary chats at each rate; ${STREAM_TOKENS}-token streams at ${streamRate}/s). CPU: the frontend's process tree, utime + stime from /proc. ${cpus().length} cores, load average ${loadStart.toFixed(1)} at the start, ${loadavg()[0].toFixed(1)} at the end.${env.porticoArgs?.length ? ` Portico with \`${env.porticoArgs.join(' ')}\`.` : ''}`,
   });
   process.stdout.write(table);
   writeFileSync(join(logDir, 'cells.json'), `${JSON.stringify(cells, null, 2)}\n`);
-  if (values.results) writeFileSync(values.results, replaceDeploySection(readFileSync(values.results, 'utf8'), table));
+  if (values.results) writeFileSync(values.results, replaceDeploySection(existsSync(values.results) ? readFileSync(values.results, 'utf8') : '', table));
   process.stderr.write(`logs: ${logDir}\n`);
 }
 
