@@ -12,11 +12,13 @@
 //   rate R      1-token unary chats at R req/s for --seconds: CPU per request served (the
 //               frontend's process tree, utime + stime from /proc), e2e p50/p99.
 //   stream      64-token streams at --stream-rate streams/s: CPU per streamed token, TTFT p50/p99.
+// Each cell's client first sends --lead-in seconds of the same traffic unmeasured (its own
+// start-up stalls would otherwise set an 8-s cell's p99); CPU covers lead-in and cell alike.
 // The floor (bench/floor-servers.ts uws-h2: uWS and one gRPC call per request, nothing else)
 // runs the unary cells too, as what the architecture costs before any of Portico's work.
 //
 //   node dist/bench/compare/deploy-shape.js [--venv DIR] [--rounds 2] [--port 28100]
-//     [--rates 100,400,1000] [--stream-rate 40] [--seconds 8] [--settle 40] [--frontends Portico,SMG,Dynamo,floor,Portico@DIR,Portico^NODE-FLAGS]
+//     [--rates 100,400,1000] [--stream-rate 40] [--seconds 8] [--lead-in 3] [--settle 40] [--frontends Portico,SMG,Dynamo,floor,Portico@DIR,Portico^NODE-FLAGS]
 //     [--frontend-cpus 0] [--load-cpus 1] [--portico-args="--shards 1"] [--results bench/RESULTS.md]
 // (`npm run bench:compare` runs it after the closed-loop table, `PARTS=deploy` alone; bench/compare/run.sh makes the venv.)
 
@@ -28,7 +30,7 @@ import { fileURLToPath } from 'node:url';
 import { CLK_TCK, sampleTree } from './procfs.js';
 import { runPorticoBench, type BenchFigures } from './bench-summary.js';
 import { nodeFlagsOf, startDynamo, startFloor, startPortico, startSimEngine, startSmg, type Env, type Running } from './frontends.js';
-import { CLOSED_LOOP_WARM_UP, STREAM_TOKENS, STREAM_WARM_UP, streamsAt, unaryAt } from './deploy-load.js';
+import { CLIENT_LEAD_IN_S, CLOSED_LOOP_WARM_UP, STREAM_TOKENS, STREAM_WARM_UP, leadInRequests, streamsAt, unaryAt } from './deploy-load.js';
 import { makeModelDir } from './model-dir.js';
 import { renderDeployTable, replaceDeploySection, type DeployCells } from './deploy-table.js';
 
@@ -41,6 +43,7 @@ const { values } = parseArgs({
     rates: { type: 'string', default: '100,400,1000' },
     'stream-rate': { type: 'string', default: '40' },
     seconds: { type: 'string', default: '8' },
+    'lead-in': { type: 'string', default: String(CLIENT_LEAD_IN_S) },
     settle: { type: 'string', default: '40' },
     frontends: { type: 'string', default: 'Portico,SMG,Dynamo,floor' },
     'frontend-cpus': { type: 'string', default: '0' },
@@ -55,6 +58,7 @@ const rates = values.rates.split(',').map(Number);
 const lowestRate = Math.min(...rates);
 const streamRate = Number(values['stream-rate']);
 const seconds = Number(values.seconds);
+const leadInS = Number(values['lead-in']);
 const settleS = Number(values.settle);
 const loadCpus = values['load-cpus'];
 const IDLE_S = 5;
@@ -99,19 +103,21 @@ async function measure(name: string, fe: Running, into: DeployCells): Promise<vo
   put('idle.cpuMsPerS', ((cpuTicks(fe) - idle0) / CLK_TCK) * 1000 / IDLE_S);
   for (const rate of rates) {
     const before = cpuTicks(fe);
-    const f = await bench(fe, unaryAt(rate, seconds));
+    const f = await bench(fe, unaryAt(rate, seconds, leadInS));
     const ok = f.requests - f.failed;
-    put(`r${rate}.cpuUs`, ((cpuTicks(fe) - before) / CLK_TCK) * 1e6 / Math.max(ok, 1));
+    const served = ok + leadInRequests(rate, leadInS);
+    put(`r${rate}.cpuUs`, ((cpuTicks(fe) - before) / CLK_TCK) * 1e6 / Math.max(served, 1));
     put(`r${rate}.rps`, f.requestsPerS);
     put(`r${rate}.p50`, f.e2eP50);
     put(`r${rate}.p99`, f.e2eP99);
     put(`r${rate}.failed`, f.failed);
-    process.stderr.write(`${name} ${rate} req/s: ${ok} ok, ${f.failed} failed, ${(((cpuTicks(fe) - before) / CLK_TCK) * 1e6 / Math.max(ok, 1)).toFixed(0)} µs CPU/request, e2e p50 ${f.e2eP50.toFixed(2)} p99 ${f.e2eP99.toFixed(2)} ms${f.firstError ? `, first error: ${f.firstError}` : ''}\n`);
+    process.stderr.write(`${name} ${rate} req/s: ${ok} ok, ${f.failed} failed, ${(((cpuTicks(fe) - before) / CLK_TCK) * 1e6 / Math.max(served, 1)).toFixed(0)} µs CPU/request, e2e p50 ${f.e2eP50.toFixed(2)} p99 ${f.e2eP99.toFixed(2)} ms${f.firstError ? `, first error: ${f.firstError}` : ''}\n`);
   }
   if (!streams) return;
   const before = cpuTicks(fe);
-  const f = await bench(fe, streamsAt(streamRate, seconds));
-  put('stream.cpuUsPerToken', ((cpuTicks(fe) - before) / CLK_TCK) * 1e6 / Math.max(f.outputTokens, 1));
+  const f = await bench(fe, streamsAt(streamRate, seconds, leadInS));
+  const tokens = f.outputTokens + leadInRequests(streamRate, leadInS) * STREAM_TOKENS;
+  put('stream.cpuUsPerToken', ((cpuTicks(fe) - before) / CLK_TCK) * 1e6 / Math.max(tokens, 1));
   put('stream.ttftP50', f.ttftP50 ?? NaN);
   put('stream.ttftP99', f.ttftP99 ?? NaN);
   put('stream.failed', f.failed);
@@ -147,7 +153,7 @@ async function main(): Promise<void> {
   }
   const table = renderDeployTable(cells, names, rates, {
     failures,
-    header: `Frontend on CPU ${values['frontend-cpus']}, \`portico bench\` and the mock engine (sim, no delays) on CPU ${loadCpus}; ${rounds} rounds, interleaved; each frontend warmed up (4,000 closed-loop requests${names.some((n) => n !== 'floor') ? ', 200 streams' : ''}) then ${settleS} s of open-loop arrivals at ${lowestRate} req/s, then idle ${IDLE_S} s, then ${seconds} s per cell of open-loop Poisson arrivals (1-token unary chats at each rate; ${STREAM_TOKENS}-token streams at ${streamRate}/s). CPU: the frontend's process tree, utime + stime from /proc. ${cpus().length} cores, load average ${loadStart.toFixed(1)} at the start, ${loadavg()[0].toFixed(1)} at the end.${env.porticoArgs?.length ? ` Portico with \`${env.porticoArgs.join(' ')}\`.` : ''}`,
+    header: `Frontend on CPU ${values['frontend-cpus']}, \`portico bench\` and the mock engine (sim, no delays) on CPU ${loadCpus}; ${rounds} rounds, interleaved; each frontend warmed up (4,000 closed-loop requests${names.some((n) => n !== 'floor') ? ', 200 streams' : ''}) then ${settleS} s of open-loop arrivals at ${lowestRate} req/s, then idle ${IDLE_S} s, then ${seconds} s per cell of open-loop Poisson arrivals after ${leadInS} s of the same unmeasured by a freshly started client (1-token unary chats at each rate; ${STREAM_TOKENS}-token streams at ${streamRate}/s). CPU: the frontend's process tree, utime + stime from /proc. ${cpus().length} cores, load average ${loadStart.toFixed(1)} at the start, ${loadavg()[0].toFixed(1)} at the end.${env.porticoArgs?.length ? ` Portico with \`${env.porticoArgs.join(' ')}\`.` : ''}`,
   });
   process.stdout.write(table);
   writeFileSync(join(logDir, 'cells.json'), `${JSON.stringify(cells, null, 2)}\n`);
