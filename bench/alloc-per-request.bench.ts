@@ -5,7 +5,9 @@
 // nearest Portico function on each allocation's stack (so Node's and the libraries' objects
 // are charged to the code that asked for them). Bytes are deterministic enough to compare
 // builds one after the other; CPU is not read here. ALLOC_SAMPLE_LIVE=1: only what is still
-// alive after the last request (what requests leave behind: caches, indexes, leaks).
+// alive after the last request (what requests leave behind: caches, indexes, leaks);
+// ALLOC_SAMPLE_SURVIVORS=1: what a scavenge found alive (what makes scavenges cost: copied or
+// promoted, whether a full GC took it later or not).
 //
 // Usage: npm run build:ts && node dist/bench/alloc-per-request.bench.js [requests=2000] [warmup=6000] [top=25]
 
@@ -20,7 +22,9 @@ const top = Number(process.argv[4] ?? 25);
 const out = join(tmpdir(), `portico-alloc-${process.pid}.json`);
 process.env.ALLOC_SAMPLE_OUT = out;
 
-const pair = await startPair(['--mode', 'sim', '--speedup-ratio', '1000000', '--eos-probability', '0'], [], ['--import', `${ROOT}dist/bench/alloc-sampler.js`]);
+// ALLOC_NODE_ARGS: node options for the server (space-separated), for A/Bs of V8 flags.
+const nodeArgs = (process.env.ALLOC_NODE_ARGS ?? '').split(' ').filter(Boolean);
+const pair = await startPair(['--mode', 'sim', '--speedup-ratio', '1000000', '--eos-probability', '0'], [], [...nodeArgs, '--import', `${ROOT}dist/bench/alloc-sampler.js`]);
 const words = ['river', 'stone', 'lamp', 'orbit', 'cedar', 'quartz', 'harbor', 'meadow', 'signal', 'copper', 'window', 'thunder'];
 const bodyOf = (i: number) =>
   JSON.stringify({ model: 'm', messages: [{ role: 'user', content: Array.from({ length: 24 }, (_, k) => words[(i * 7 + k * 5) % words.length]).join(' ') }], max_tokens: 1, ignore_eos: true });
@@ -66,7 +70,7 @@ const table = (title: string, m: Map<string, number>) => {
   console.log(`\n${title}`);
   for (const [k, v] of [...m].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`${(v / requests).toFixed(0).padStart(7)}  ${k}`);
 };
-const what = process.env.ALLOC_SAMPLE_LIVE === '1' ? 'still alive after the last request' : 'allocated';
+const what = process.env.ALLOC_SAMPLE_LIVE === '1' ? 'still alive after the last request' : process.env.ALLOC_SAMPLE_SURVIVORS === '1' ? 'found alive by a scavenge' : 'allocated';
 console.log(`${requests} requests one at a time after ${warmup} warm-up: ${(bytes / requests).toFixed(0)} bytes ${what} per request (sampling interval ${process.env.ALLOC_SAMPLE_INTERVAL ?? 256} B)`);
 table('bytes/request by allocating function', self);
 table('bytes/request charged to the nearest Portico function', charged);
