@@ -57,13 +57,18 @@ class Running implements RunningGeneration {
     return this.choices?.generated(index) ?? NO_IDS;
   }
 
-  /** Set by runGeneration once the engine stream is open. */
-  halt: (() => void) | null = null;
+  /**
+   * The run to stop, set by runGeneration once the engine stream is open. The run itself, not
+   * a closure over it: on Node 24, V8's Maglev code for generate() kept such a closure's
+   * context, and through it ~7.5 KB of every generation, alive through scavenges until a
+   * full GC (bench/RESULTS.md, "What survives a scavenge on Node 24").
+   */
+  halt: { stop(): void } | null = null;
 
   stop(): void {
     if (this.stopped) return;
     this.stopped = true;
-    this.halt?.();
+    this.halt?.stop();
   }
 }
 
@@ -115,7 +120,7 @@ async function generate(req: GenerationRequest, sink: GenerationSink): Promise<v
   }
   const done = new Promise<void>((resolve, reject) => {
     const run = new PushedRun(req, sink, g, turn, events, resolve, reject);
-    g.halt = () => run.stop();
+    g.halt = run;
     events.pipe(run);
   });
   return traced === null ? done : done.then(() => traced.settled(), (err: unknown) => {
