@@ -5,6 +5,7 @@
 export const STREAM_TOKENS = 64;
 
 const ONE_TOKEN = ['--input-tokens', '32', '--output-tokens', '1'];
+const STREAMS = ['--input-tokens', '32', '--output-tokens', String(STREAM_TOKENS), '--stream'];
 
 /**
  * Seconds of each open-loop cell that the client sends at the cell's own rate before it
@@ -25,14 +26,19 @@ export function leadInRequests(rate: number, leadInS: number): number {
 export const CLOSED_LOOP_WARM_UP = ['--concurrency', '16', '--requests', '4000', '--warmup', '0', ...ONE_TOKEN];
 
 /** Closed-loop streams, 8 in flight: the streaming path hot too. */
-export const STREAM_WARM_UP = ['--concurrency', '8', '--requests', '200', '--warmup', '0', '--input-tokens', '32', '--output-tokens', String(STREAM_TOKENS), '--stream'];
+export const STREAM_WARM_UP = ['--concurrency', '8', '--requests', '200', '--warmup', '0', ...STREAMS];
 
-/** Open-loop Poisson arrivals of 1-token chats at `rate` per second for `seconds`, after `leadInS` s of the same unmeasured. */
-export function unaryAt(rate: number, seconds: number, leadInS = 0): string[] {
-  return ['--rate', String(rate), '--duration', String(seconds), '--warmup', String(leadInRequests(rate, leadInS)), ...ONE_TOKEN, '--max-concurrency', '256'];
+/** Open-loop Poisson arrivals of `requests` at `rate` per second for `seconds`, after `leadInS` s of the same unmeasured. */
+function openLoop(rate: number, seconds: number, leadInS: number, requests: string[]): string[] {
+  return ['--rate', String(rate), '--duration', String(seconds), '--warmup', String(leadInRequests(rate, leadInS)), ...requests, '--max-concurrency', '256'];
 }
 
-/** Open-loop Poisson arrivals of streams at `rate` per second for `seconds`, after `leadInS` s of the same unmeasured. */
+/** Open-loop 1-token chats (see openLoop). */
+export function unaryAt(rate: number, seconds: number, leadInS = 0): string[] {
+  return openLoop(rate, seconds, leadInS, ONE_TOKEN);
+}
+
+/** Open-loop streams (see openLoop). */
 export function streamsAt(rate: number, seconds: number, leadInS = 0): string[] {
-  return ['--rate', String(rate), '--duration', String(seconds), '--warmup', String(leadInRequests(rate, leadInS)), '--input-tokens', '32', '--output-tokens', String(STREAM_TOKENS), '--stream', '--max-concurrency', '256'];
+  return openLoop(rate, seconds, leadInS, STREAMS);
 }
