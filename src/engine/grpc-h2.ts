@@ -236,7 +236,9 @@ class H2ServerStream<T> implements ServerStream<T>, H2StreamHandler {
 
   /** After messages were taken: reset an emptied queue, resume a paused stream that fell below half the high water. */
   private drained(): void {
-    if (this.head === this.queue.length) {
+    // (Emptied only when something was queued: setting an array's length is a runtime call,
+    // and in push mode the queue is usually never used.)
+    if (this.head !== 0 && this.head === this.queue.length) {
       this.queue.length = 0;
       this.head = 0;
     }
@@ -316,7 +318,8 @@ class H2ServerStream<T> implements ServerStream<T>, H2StreamHandler {
     }
     const ct = field(fields, 'content-type');
     // (Connect's gRPC content-type check; a +json response is not ours to decode.)
-    if (parseContentType(ct ?? null)?.binary !== true) {
+    // (The two usual values are taken as they are: Connect's parser is a RegExp match per response.)
+    if (ct !== 'application/grpc' && ct !== 'application/grpc+proto' && parseContentType(ct ?? null)?.binary !== true) {
       this.fail(new ConnectError(`unexpected content-type ${JSON.stringify(String(ct ?? ''))} from the worker`, Code.Internal));
       return;
     }

@@ -51,7 +51,7 @@ export class ProtoWriter {
   /** Start a new message (after room for the gRPC prefix). */
   begin(): this {
     this.pos = GRPC_PREFIX;
-    this.forks.length = 0;
+    if (this.forks.length !== 0) this.forks.length = 0; // (a runtime call: only after a message left unbalanced)
     if (this.ext.length > 0) {
       this.ext = [];
       this.extBytes = 0;

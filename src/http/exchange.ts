@@ -423,7 +423,8 @@ function flushEach(queue: UwsExchange[]): void {
     ex.queued = false;
     ex.flushEvents();
   }
-  queue.length = 0;
+  // Emptied by pops: `queue.length = 0` is a runtime call and gives the store up each turn.
+  while (queue.length !== 0) queue.pop();
 }
 
 const EMPTY = Buffer.alloc(0);
