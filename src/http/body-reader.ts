@@ -14,8 +14,22 @@ import type { HttpResponse } from './uws.js';
 /** How a request's body is framed, or why it cannot be served. */
 export type Framing = { ok: true; length: number | null } | { ok: false; status: number; code: string; message: string };
 
-/** RFC 9110 §8.6: Content-Length = 1*DIGIT. 15 digits keep every value an exact JS number. */
-const DIGITS = /^[0-9]{1,15}$/;
+/**
+ * RFC 9110 §8.6: Content-Length = 1*DIGIT; 15 digits at most keep every value an exact JS
+ * number. -1 for anything else. A loop, not a RegExp test and Number(): both leave
+ * optimized code for V8's runtime, once per request.
+ */
+function decimalOf(v: string): number {
+  const len = v.length;
+  if (len === 0 || len > 15) return -1;
+  let n = 0;
+  for (let i = 0; i < len; i++) {
+    const d = v.charCodeAt(i) - 48;
+    if (d < 0 || d > 9) return -1;
+    n = n * 10 + d;
+  }
+  return n;
+}
 
 /**
  * Read the framing headers of a request with a body. `headers` is the flat
@@ -31,12 +45,14 @@ export function framingOf(headers: readonly string[], maxBody: number): Framing 
     if (name === 'content-length') {
       // A line may hold a list ("5, 5"); every element of every line must be the same number.
       const value = headers[i + 1]!;
-      for (const part of value.includes(',') ? value.split(',') : [value]) {
-        const v = part.trim();
-        if (!DIGITS.test(v)) return bad(400, 'invalid_content_length', `invalid Content-Length header: ${JSON.stringify(headers[i + 1]!.slice(0, 40))} (expected one decimal number of bytes)`);
-        const n = Number(v);
+      for (let from = 0; ; ) {
+        const comma = value.indexOf(',', from);
+        const n = decimalOf((comma < 0 ? value.slice(from) : value.slice(from, comma)).trim());
+        if (n < 0) return bad(400, 'invalid_content_length', `invalid Content-Length header: ${JSON.stringify(value.slice(0, 40))} (expected one decimal number of bytes)`);
         if (length >= 0 && n !== length) return bad(400, 'invalid_content_length', 'conflicting Content-Length headers');
         length = n;
+        if (comma < 0) break;
+        from = comma + 1;
       }
     } else if (name === 'transfer-encoding') {
       te = te === null ? headers[i + 1]! : `${te},${headers[i + 1]!}`;
