@@ -246,15 +246,24 @@ export function readNvext(
 }
 
 function prefillHeaders(header: Header): PrefillHeaders | undefined {
+  // (Plain loops: this runs for every request, and a request without these headers should
+  // allocate nothing here.)
   let out: PrefillHeaders | undefined;
-  for (const [names, key] of [[PREFILL_ID_HEADERS, 'id'], [PREFILL_DP_HEADERS, 'rank']] as const) {
-    for (const name of names) {
-      const v = header(name);
-      if (v === '') continue;
-      out ??= { names: [] };
-      out.names.push(name);
-      out[key] ??= [name, v];
-    }
+  for (let i = 0; i < PREFILL_ID_HEADERS.length; i++) {
+    const name = PREFILL_ID_HEADERS[i]!;
+    const v = header(name);
+    if (v === '') continue;
+    out ??= { names: [] };
+    out.names.push(name);
+    out.id ??= [name, v];
+  }
+  for (let i = 0; i < PREFILL_DP_HEADERS.length; i++) {
+    const name = PREFILL_DP_HEADERS[i]!;
+    const v = header(name);
+    if (v === '') continue;
+    out ??= { names: [] };
+    out.names.push(name);
+    out.rank ??= [name, v];
   }
   return out;
 }
