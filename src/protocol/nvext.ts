@@ -246,24 +246,20 @@ export function readNvext(
 }
 
 function prefillHeaders(header: Header): PrefillHeaders | undefined {
-  // (Plain loops: this runs for every request, and a request without these headers should
-  // allocate nothing here.)
-  let out: PrefillHeaders | undefined;
-  for (let i = 0; i < PREFILL_ID_HEADERS.length; i++) {
-    const name = PREFILL_ID_HEADERS[i]!;
+  // (No literal of the two lists per call, no iterator: this runs for every request, and one
+  // without these headers allocates nothing here.)
+  return prefillHeaderList(header, PREFILL_DP_HEADERS, 'rank', prefillHeaderList(header, PREFILL_ID_HEADERS, 'id', undefined));
+}
+
+/** The headers of `names` that are present, added to `out` (made at the first); `key` keeps the first one's value. */
+function prefillHeaderList(header: Header, names: readonly string[], key: 'id' | 'rank', out: PrefillHeaders | undefined): PrefillHeaders | undefined {
+  for (let i = 0; i < names.length; i++) {
+    const name = names[i]!;
     const v = header(name);
     if (v === '') continue;
     out ??= { names: [] };
     out.names.push(name);
-    out.id ??= [name, v];
-  }
-  for (let i = 0; i < PREFILL_DP_HEADERS.length; i++) {
-    const name = PREFILL_DP_HEADERS[i]!;
-    const v = header(name);
-    if (v === '') continue;
-    out ??= { names: [] };
-    out.names.push(name);
-    out.rank ??= [name, v];
+    out[key] ??= [name, v];
   }
   return out;
 }
