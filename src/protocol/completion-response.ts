@@ -1,6 +1,7 @@
 // OpenAI text completion bodies (object "text_completion"), streaming and not.
 
-import type { Usage } from './chat-response.js';
+import { usageJson, type Usage } from './chat-response.js';
+import { jsonString } from './json-text.js';
 import type { CompletionLogprobs } from './logprobs-response.js';
 
 export interface CompletionChoice {
@@ -32,20 +33,20 @@ export class CompletionChunkWriter {
   private readonly textHeads: string[] = [];
 
   constructor(id: string, model: string, created: number) {
-    this.head = `data: {"id":${JSON.stringify(id)},"object":"text_completion","created":${created},"model":${JSON.stringify(model)},"choices":[`;
+    this.head = `data: {"id":${jsonString(id)},"object":"text_completion","created":${created},"model":${jsonString(model)},"choices":[`;
   }
 
   /** `logprobs`: JSON text of the delta's logprobs object (see logprobs-response.ts). */
   text(index: number, text: string, usage: Usage | null, logprobs = 'null'): string {
     // The per-token case in three pieces (see ChatChunkWriter.content).
-    if (usage === null && logprobs === 'null') return (this.textHeads[index] ??= `${this.head}{"index":${index},"text":`) + JSON.stringify(text) + TEXT_TAIL;
-    const u = usage ? `,"usage":${JSON.stringify(usage)}` : '';
-    return `${this.head}{"index":${index},"text":${JSON.stringify(text)},"logprobs":${logprobs},"finish_reason":null}]${u}}\n\n`;
+    if (usage === null && logprobs === 'null') return (this.textHeads[index] ??= `${this.head}{"index":${index},"text":`) + jsonString(text) + TEXT_TAIL;
+    const u = usage ? `,"usage":${usageJson(usage)}` : '';
+    return `${this.head}{"index":${index},"text":${jsonString(text)},"logprobs":${logprobs},"finish_reason":null}]${u}}\n\n`;
   }
 
   finish(index: number, reason: string, usage: Usage | null, logprobs = 'null'): string {
-    const u = usage ? `,"usage":${JSON.stringify(usage)}` : '';
-    return `${this.head}{"index":${index},"text":"","logprobs":${logprobs},"finish_reason":${JSON.stringify(reason)}}]${u}}\n\n`;
+    const u = usage ? `,"usage":${usageJson(usage)}` : '';
+    return `${this.head}{"index":${index},"text":"","logprobs":${logprobs},"finish_reason":${jsonString(reason)}}]${u}}\n\n`;
   }
 
   /** A chunk with no choices carrying the response `nvext` (asked for with nvext.extra_fields). */
@@ -54,6 +55,6 @@ export class CompletionChunkWriter {
   }
 
   usage(usage: Usage): string {
-    return `${this.head}],"usage":${JSON.stringify(usage)}}\n\n`;
+    return `${this.head}],"usage":${usageJson(usage)}}\n\n`;
   }
 }

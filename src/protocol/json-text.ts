@@ -1,5 +1,6 @@
 // JSON text of the short strings an answer is made of (ids, model names, finish reasons, a
-// token's text): written as is when no character needs escaping, else by JSON.stringify.
+// token's text, for the chat, completion and Responses writers): written as is when no
+// character needs escaping, else by JSON.stringify.
 // Each JSON.stringify call enters V8's C++ runtime; the seven of a unary chat answer were
 // ~1 % of a lone request's CPU in a 100 req/s profile, and a streamed token paid one more.
 // The output is byte for byte what JSON.stringify gives (test/json-text.test.ts).

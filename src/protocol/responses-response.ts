@@ -4,6 +4,7 @@
 // by sequence_number.
 
 import type { ApiError } from './errors.js';
+import { jsonString } from './json-text.js';
 import { responsesError } from './error-wire.js';
 import type { ResponsesRequest } from './responses-request.js';
 import type { EventWriter, OutputItem } from './responses-output.js';
@@ -84,7 +85,7 @@ export class ResponsesStreamWriter implements EventWriter {
   /** A per-token delta event (see EventWriter.delta). */
   delta(type: string, itemId: string, outputIndex: number, contentIndex: number | null, delta: string, logprobs: string | null): string {
     const content = contentIndex === null ? '' : `"content_index":${contentIndex},`;
-    return `event: ${type}\ndata: {"type":"${type}","sequence_number":${this.seq++},"item_id":"${itemId}","output_index":${outputIndex},${content}"delta":${JSON.stringify(delta)}${logprobs === null ? '' : `,"logprobs":${logprobs}`}}\n\n`;
+    return `event: ${type}\ndata: {"type":"${type}","sequence_number":${this.seq++},"item_id":"${itemId}","output_index":${outputIndex},${content}"delta":${jsonString(delta)}${logprobs === null ? '' : `,"logprobs":${logprobs}`}}\n\n`;
   }
 
   start(): string {
